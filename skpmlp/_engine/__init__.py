@@ -1,0 +1,25 @@
+"""The fused population engine (torch and numpy only, never scikit-learn).
+
+Public to the rest of the package: the dataclasses describing a population
+(:class:`PopulationSpec`, :class:`TrainConfig`, :class:`TrainResult`),
+:func:`train_population`, :func:`population_outputs` and
+:func:`mlp_forward`, and the activation tables.
+"""
+
+from ._activations import ACTIVATION_CODES, ACTIVATION_NAMES, ACTIVATIONS, canonical_activation
+from ._predict import mlp_forward
+from ._spec import PopulationSpec, TrainConfig, TrainResult
+from ._train import population_outputs, train_population
+
+__all__ = [
+    "ACTIVATIONS",
+    "ACTIVATION_CODES",
+    "ACTIVATION_NAMES",
+    "PopulationSpec",
+    "TrainConfig",
+    "TrainResult",
+    "canonical_activation",
+    "mlp_forward",
+    "population_outputs",
+    "train_population",
+]

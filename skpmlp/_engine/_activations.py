@@ -1,0 +1,55 @@
+"""Activation functions of the fused engine, as lookup tables.
+
+One table maps every accepted name to its canonical name (``sigmoid`` is an
+alias of ``logistic``, as in the paper), one maps canonical names to torch
+functions. The training loop and the standalone models both use these
+tables, so a model computes the same function inside and outside a
+population.
+"""
+
+import torch
+import torch.nn.functional as F
+
+ACTIVATIONS = {
+    "identity": lambda x: x,
+    "logistic": torch.sigmoid,
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "elu": F.elu,
+    "selu": F.selu,
+    "gelu": F.gelu,
+    "leaky_relu": F.leaky_relu,
+    "hardshrink": F.hardshrink,
+    "mish": F.mish,
+}
+
+ACTIVATION_ALIASES = {"sigmoid": "logistic"}
+
+#: Every name a user may pass, canonical names first.
+ACTIVATION_NAMES = tuple(ACTIVATIONS) + tuple(ACTIVATION_ALIASES)
+
+#: Stable integer code of each canonical name; part of a model's seed, so it
+#: must never be reordered.
+ACTIVATION_CODES = {name: code for code, name in enumerate(ACTIVATIONS)}
+
+#: Glorot-uniform factor per activation, as scikit-learn's MLP uses
+#: (``sqrt(factor / (fan_in + fan_out))`` bounds the initial weights).
+INIT_FACTORS = {name: (2.0 if name == "logistic" else 6.0) for name in ACTIVATIONS}
+
+
+def canonical_activation(name):
+    """Return the canonical name of activation ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known activation; the message lists the allowed
+        names.
+    """
+    name = ACTIVATION_ALIASES.get(name, name)
+    if name not in ACTIVATIONS:
+        raise ValueError(
+            f"Unknown activation {name!r}; allowed activations are "
+            f"{', '.join(map(repr, ACTIVATION_NAMES))}."
+        )
+    return name

@@ -1,0 +1,39 @@
+"""Initial weights of one model, from its own seed only.
+
+A model's start must not depend on which population it is trained in, so
+every model draws its weights from its own generator, seeded by entropy the
+search layer derives from the random state, the model's hyperparameters and
+its repeat index. The scheme is scikit-learn MLP's Glorot-uniform one.
+"""
+
+import numpy as np
+
+from ._activations import INIT_FACTORS
+
+
+def initial_weights(hidden_layer_sizes, activation, seed, n_features, n_outputs):
+    """Draw the initial weights of one MLP.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int
+    activation : str
+        Canonical activation name (sets the Glorot factor).
+    seed : tuple of int
+        Entropy for :func:`numpy.random.default_rng`.
+    n_features, n_outputs : int
+
+    Returns
+    -------
+    coefs : list of ndarray of shape (fan_in, fan_out)
+    intercepts : list of ndarray of shape (fan_out,)
+    """
+    rng = np.random.default_rng(list(seed))
+    sizes = [n_features, *hidden_layer_sizes, n_outputs]
+    factor = INIT_FACTORS[activation]
+    coefs, intercepts = [], []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = np.sqrt(factor / (fan_in + fan_out))
+        coefs.append(rng.uniform(-bound, bound, (fan_in, fan_out)))
+        intercepts.append(rng.uniform(-bound, bound, fan_out))
+    return coefs, intercepts

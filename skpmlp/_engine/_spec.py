@@ -1,0 +1,155 @@
+"""Dataclasses that describe a population and how to train it.
+
+The engine knows models only through these: the search layer above turns
+estimator parameters into a :class:`PopulationSpec` and a
+:class:`TrainConfig`, and receives a :class:`TrainResult` back.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PopulationSpec:
+    """The models of a population, one entry per model.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : list of tuple of int
+        Hidden widths of every model, e.g. ``(64,)`` or ``(64, 32)``.
+    activations : list of str
+        Canonical activation name of every model.
+    learning_rates : ndarray of shape (n_models,)
+        Learning rate of every model.
+    alphas : ndarray of shape (n_models,)
+        L2 penalty of every model.
+    init_seeds : list of tuple of int
+        Entropy of every model's initial weights. It must depend only on the
+        search's random state and the model's own hyperparameters and repeat
+        index, never on the model's position in the population.
+    """
+
+    hidden_layer_sizes: list
+    activations: list
+    learning_rates: np.ndarray
+    alphas: np.ndarray
+    init_seeds: list
+
+    def __post_init__(self):
+        n = len(self.hidden_layer_sizes)
+        assert len(self.activations) == n
+        assert len(self.learning_rates) == n and len(self.alphas) == n
+        assert len(self.init_seeds) == n
+
+    @property
+    def n_models(self):
+        return len(self.hidden_layer_sizes)
+
+    def subset(self, indices):
+        """Return the spec restricted to the models at ``indices``."""
+        indices = list(indices)
+        return PopulationSpec(
+            hidden_layer_sizes=[self.hidden_layer_sizes[i] for i in indices],
+            activations=[self.activations[i] for i in indices],
+            learning_rates=np.asarray(self.learning_rates)[indices],
+            alphas=np.asarray(self.alphas)[indices],
+            init_seeds=[self.init_seeds[i] for i in indices],
+        )
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How every model of a population is trained.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}
+        Softmax cross-entropy or squared-error loss.
+    n_outputs : int
+        Number of classes (classification) or targets (regression).
+    solver : {"adam", "sgd"}
+    batch_size : int
+    max_iter : int
+        Maximum number of epochs.
+    tol, n_iter_no_change :
+        Per-model stopping rule, as in scikit-learn's MLP: a model stops when
+        its monitored quantity has not improved by ``tol`` for more than
+        ``n_iter_no_change`` consecutive epochs.
+    early_stopping : bool
+        Monitor the validation score (and keep the best weights) instead of
+        the training loss.
+    momentum, nesterovs_momentum :
+        SGD momentum, as in scikit-learn's MLP.
+    beta_1, beta_2, epsilon :
+        Adam's coefficients.
+    shuffle_seed : int
+        Seed of the minibatch order; the same for every model.
+    dtype : {"float32", "float64"}
+    device : str
+        A torch device string.
+    max_padding : float
+        Largest fraction of padded (wasted) hidden units accepted when models
+        of different widths share one batched matmul.
+    """
+
+    task: str
+    n_outputs: int
+    solver: str = "adam"
+    batch_size: int = 200
+    max_iter: int = 200
+    tol: float = 1e-4
+    n_iter_no_change: int = 10
+    early_stopping: bool = False
+    momentum: float = 0.9
+    nesterovs_momentum: bool = True
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-8
+    shuffle_seed: int = 0
+    dtype: str = "float32"
+    device: str = "cpu"
+    max_padding: float = 0.25
+
+    def __post_init__(self):
+        assert self.task in ("classification", "regression")
+        assert self.solver in ("adam", "sgd")
+
+
+@dataclass
+class TrainResult:
+    """What training a population returns; numpy only.
+
+    Attributes
+    ----------
+    coefs : list of list of ndarray
+        ``coefs[i][l]`` is model i's weight matrix of layer l, of shape
+        (fan_in, fan_out), as scikit-learn's ``coefs_``.
+    intercepts : list of list of ndarray
+        ``intercepts[i][l]`` of shape (fan_out,).
+    loss_curves : ndarray of shape (n_models, n_epochs)
+        Mean training loss (L2 term included) per epoch; NaN after a model
+        stopped.
+    validation_scores : ndarray of shape (n_models, n_epochs) or None
+        Accuracy (classification) or R^2 (regression) on the validation
+        data per epoch; NaN after a model stopped.
+    n_iter : ndarray of shape (n_models,)
+        Epochs each model trained for.
+    converged : ndarray of bool of shape (n_models,)
+        Whether each model stopped by its stopping rule before ``max_iter``.
+    diverged : ndarray of bool of shape (n_models,)
+        Whether each model's loss became NaN or infinite; such a model was
+        frozen when it was detected.
+    train_time : float
+        Wall time of the fused training, in seconds.
+    """
+
+    coefs: list
+    intercepts: list
+    loss_curves: np.ndarray
+    validation_scores: np.ndarray = None
+    n_iter: np.ndarray = None
+    converged: np.ndarray = None
+    diverged: np.ndarray = None
+    train_time: float = 0.0
+    extra: dict = field(default_factory=dict)

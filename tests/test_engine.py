@@ -1,0 +1,230 @@
+"""The fused engine: the independence invariant, in float64.
+
+A model trained inside a population must equal the same model trained alone,
+and a plain ``torch.nn.Sequential`` trained from the same initial weights on
+the same batches with torch's own optimizer.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from skpmlp._engine import (
+    ACTIVATIONS,
+    PopulationSpec,
+    TrainConfig,
+    mlp_forward,
+    population_outputs,
+    train_population,
+)
+from skpmlp._engine._init import initial_weights
+
+TORCH_ACTIVATIONS = {
+    "identity": torch.nn.Identity,
+    "logistic": torch.nn.Sigmoid,
+    "tanh": torch.nn.Tanh,
+    "relu": torch.nn.ReLU,
+    "elu": torch.nn.ELU,
+    "selu": torch.nn.SELU,
+    "gelu": torch.nn.GELU,
+    "leaky_relu": torch.nn.LeakyReLU,
+    "hardshrink": torch.nn.Hardshrink,
+    "mish": torch.nn.Mish,
+}
+
+
+def make_data(task, n=120, n_features=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    if task == "classification":
+        y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int) + (X[:, 2] > 1)
+        return X, y, 3
+    y = np.c_[X[:, 0] - 2 * X[:, 1], np.sin(X[:, 2])]
+    return X, y, 2
+
+
+def make_spec(models, seed=0):
+    """models: list of (hidden_layer_sizes, activation, lr, alpha, repeat)."""
+    return PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models],
+        activations=[m[1] for m in models],
+        learning_rates=np.array([m[2] for m in models], dtype=float),
+        alphas=np.array([m[3] for m in models], dtype=float),
+        init_seeds=[(seed, m[4], len(m[0]), *m[0]) for m in models],
+    )
+
+
+POPULATION = [
+    ((3,), "relu", 1e-2, 1e-4, 0),
+    ((7,), "tanh", 3e-2, 1e-3, 0),
+    ((5,), "logistic", 1e-2, 0.0, 0),
+    ((5,), "logistic", 1e-2, 0.0, 1),
+    ((16,), "mish", 5e-3, 1e-2, 0),
+    ((6, 4), "elu", 1e-2, 1e-4, 0),
+    ((6, 9), "gelu", 2e-2, 1e-4, 0),
+    ((4, 4, 3), "selu", 1e-2, 1e-4, 0),
+    ((12,), "leaky_relu", 1e-2, 1e-4, 0),
+    ((10,), "hardshrink", 1e-2, 1e-4, 0),
+    ((9,), "identity", 1e-2, 1e-4, 0),
+]
+
+
+def config(task, n_outputs, solver="adam", **kw):
+    kw.setdefault("max_iter", 8)
+    kw.setdefault("n_iter_no_change", 1000)
+    return TrainConfig(
+        task=task, n_outputs=n_outputs, solver=solver, batch_size=32, dtype="float64",
+        shuffle_seed=7, **kw
+    )
+
+
+def predictions(result, index, X):
+    return mlp_forward(result.coefs[index], result.intercepts[index], "relu", X)
+
+
+def torch_reference(model, X, y, task, n_outputs, cfg):
+    """Train one model as a plain nn.Sequential with torch.optim."""
+    arch, act, lr, alpha, repeat = model
+    coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), X.shape[1], n_outputs)
+    layers = []
+    for i, (W, b) in enumerate(zip(coefs, intercepts)):
+        lin = torch.nn.Linear(*W.shape).double()
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(W.T))
+            lin.bias.copy_(torch.from_numpy(b))
+        layers.append(lin)
+        if i < len(coefs) - 1:
+            layers.append(TORCH_ACTIVATIONS[act]())
+    net = torch.nn.Sequential(*layers)
+    if cfg.solver == "adam":
+        opt = torch.optim.Adam(net.parameters(), lr=lr)
+    else:
+        opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=cfg.momentum, nesterov=cfg.nesterovs_momentum)
+    X_t = torch.from_numpy(X)
+    y_t = torch.from_numpy(y) if task == "classification" else torch.from_numpy(y.reshape(len(y), -1))
+    gen = torch.Generator().manual_seed(cfg.shuffle_seed)
+    for _ in range(cfg.max_iter):
+        order = torch.randperm(len(X), generator=gen)
+        for begin in range(0, len(X), cfg.batch_size):
+            idx = order[begin : begin + cfg.batch_size]
+            out = net(X_t[idx])
+            if task == "classification":
+                loss = torch.nn.functional.cross_entropy(out, y_t[idx])
+            else:
+                loss = 0.5 * ((out - y_t[idx]) ** 2).mean()
+            l2 = sum((m.weight**2).sum() for m in net if isinstance(m, torch.nn.Linear))
+            loss = loss + 0.5 * alpha * l2 / len(idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        return net(X_t).numpy()
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+def test_population_equals_alone_equals_plain_torch(task, solver):
+    X, y, n_outputs = make_data(task)
+    cfg = config(task, n_outputs, solver)
+    population = train_population(make_spec(POPULATION), cfg, X, y)
+    for i, model in enumerate(POPULATION):
+        alone = train_population(make_spec([model]), cfg, X, y)
+        act = model[1]
+        in_population = mlp_forward(population.coefs[i], population.intercepts[i], act, X)
+        trained_alone = mlp_forward(alone.coefs[0], alone.intercepts[0], act, X)
+        reference = torch_reference(model, X, y, task, n_outputs, cfg)
+        np.testing.assert_allclose(in_population, trained_alone, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(in_population, reference, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(population.loss_curves[i], alone.loss_curves[0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_every_activation_matches_torch_module(activation):
+    X, y, n_outputs = make_data("classification", n=64)
+    model = ((5,), activation, 1e-2, 1e-4, 0)
+    cfg = config("classification", n_outputs, max_iter=3)
+    result = train_population(make_spec([model, ((8,), "relu", 1e-2, 1e-4, 0)]), cfg, X, y)
+    ours = mlp_forward(result.coefs[0], result.intercepts[0], activation, X)
+    np.testing.assert_allclose(ours, torch_reference(model, X, y, "classification", n_outputs, cfg), atol=1e-6)
+
+
+def test_padding_never_changes_a_model():
+    """Grouping with or without padding gives the same models."""
+    X, y, n_outputs = make_data("classification")
+    spec = make_spec(POPULATION)
+    padded = train_population(spec, config("classification", n_outputs, max_padding=10.0), X, y)
+    exact = train_population(spec, config("classification", n_outputs, max_padding=0.0), X, y)
+    for i, model in enumerate(POPULATION):
+        a = mlp_forward(padded.coefs[i], padded.intercepts[i], model[1], X)
+        b = mlp_forward(exact.coefs[i], exact.intercepts[i], model[1], X)
+        np.testing.assert_allclose(a, b, atol=1e-9)
+        assert [c.shape for c in padded.coefs[i]] == [c.shape for c in exact.coefs[i]]
+
+
+def test_stopping_rule_is_per_model_and_freezes():
+    """A model that stops early is unchanged by epochs others keep training."""
+    X, y, n_outputs = make_data("classification")
+    models = [((8,), "relu", 1e-2, 1e-4, 0), ((8,), "tanh", 1e-6, 1e-4, 0)]
+    cfg = config("classification", n_outputs, max_iter=40, tol=1e-3, n_iter_no_change=2)
+    both = train_population(make_spec(models), cfg, X, y)
+    assert both.n_iter[1] < both.n_iter[0]
+    assert both.converged[1]
+    assert np.isnan(both.loss_curves[1, both.n_iter[1]:]).all()
+    alone = train_population(make_spec(models[1:]), cfg, X, y)
+    assert alone.n_iter[0] == both.n_iter[1]
+    np.testing.assert_allclose(
+        mlp_forward(both.coefs[1], both.intercepts[1], "tanh", X),
+        mlp_forward(alone.coefs[0], alone.intercepts[0], "tanh", X),
+        atol=1e-9,
+    )
+
+
+def test_diverging_model_does_not_touch_others():
+    X, y, n_outputs = make_data("regression")
+    good = [((8,), "relu", 1e-3, 1e-4, 0), ((4, 4), "tanh", 1e-3, 1e-4, 0)]
+    bad = [((8,), "identity", 1e6, 0.0, 0)]
+    cfg = config("regression", n_outputs, solver="sgd", max_iter=5)
+    mixed = train_population(make_spec(good + bad), cfg, X, y)
+    clean = train_population(make_spec(good), cfg, X, y)
+    assert mixed.diverged.tolist() == [False, False, True]
+    assert not clean.diverged.any()
+    assert mixed.n_iter[2] < cfg.max_iter
+    for i in range(len(good)):
+        for layer in range(len(good[i][0]) + 1):
+            np.testing.assert_array_equal(mixed.coefs[i][layer], clean.coefs[i][layer])
+        np.testing.assert_array_equal(mixed.loss_curves[i], clean.loss_curves[i])
+
+
+def test_early_stopping_keeps_best_weights():
+    X, y, n_outputs = make_data("classification", n=200)
+    models = [((8,), "relu", 5e-2, 1e-4, 0), ((16,), "tanh", 1e-2, 1e-4, 0)]
+    cfg = config("classification", n_outputs, max_iter=60, early_stopping=True, n_iter_no_change=3)
+    result = train_population(make_spec(models), cfg, X[:150], y[:150], X[150:], y[150:])
+    for i, model in enumerate(models):
+        kept = mlp_forward(result.coefs[i], result.intercepts[i], model[1], X[150:])
+        score = (kept.argmax(1) == y[150:]).mean()
+        assert score == pytest.approx(np.nanmax(result.validation_scores[i]))
+
+
+def test_population_outputs_match_single_forward():
+    X, y, n_outputs = make_data("classification")
+    result = train_population(make_spec(POPULATION), config("classification", n_outputs, max_iter=2), X, y)
+    acts = [m[1] for m in POPULATION]
+    cfg = config("classification", n_outputs)
+    fused = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
+    for i, act in enumerate(acts):
+        np.testing.assert_allclose(fused[i], mlp_forward(result.coefs[i], result.intercepts[i], act, X), atol=1e-10)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu_float64():
+    X, y, n_outputs = make_data("classification")
+    spec = make_spec(POPULATION)
+    cpu = train_population(spec, config("classification", n_outputs), X, y)
+    gpu = train_population(spec, config("classification", n_outputs, device="cuda"), X, y)
+    for i, model in enumerate(POPULATION):
+        np.testing.assert_allclose(
+            mlp_forward(cpu.coefs[i], cpu.intercepts[i], model[1], X),
+            mlp_forward(gpu.coefs[i], gpu.intercepts[i], model[1], X),
+            atol=1e-6,
+        )
