@@ -7,6 +7,8 @@ Public to the rest of the package: the dataclasses describing a population
 """
 
 from ._activations import ACTIVATION_CODES, ACTIVATION_NAMES, ACTIVATIONS, canonical_activation
+from ._device import resolve_device
+from ._losses import MONITOR_SCORES
 from ._predict import mlp_forward
 from ._spec import PopulationSpec, TrainConfig, TrainResult
 from ._train import population_outputs, train_population
@@ -15,11 +17,13 @@ __all__ = [
     "ACTIVATIONS",
     "ACTIVATION_CODES",
     "ACTIVATION_NAMES",
+    "MONITOR_SCORES",
     "PopulationSpec",
     "TrainConfig",
     "TrainResult",
     "canonical_activation",
     "mlp_forward",
     "population_outputs",
+    "resolve_device",
     "train_population",
 ]

@@ -1,0 +1,91 @@
+"""Parameter and attribute text shared by the two population estimators."""
+
+PARAMETERS = """
+    hidden_layer_sizes : int, tuple of int, list or None, default=None
+        Architectures to train. An int is one hidden layer of that width, a
+        tuple such as ``(64, 32)`` ONE architecture, a list (e.g.
+        ``[(32,), (64, 64)]``) several. None trains ``(32,)``, ``(64,)``,
+        ``(128,)`` and ``(64, 64)``.
+    activation : str, tuple or list of str, default=("relu", "tanh", "logistic")
+        Hidden activations to try: identity, logistic (alias sigmoid), tanh,
+        relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
+    solver : {"adam", "sgd"}, default="adam"
+        Optimizer of every model (SGD with momentum as scikit-learn's MLP).
+    learning_rate_init : float, tuple or list of float, default=(0.001, 0.003, 0.01)
+        Learning rates to try; each model keeps its own inside the fused
+        optimizer step.
+    alpha : float, tuple or list of float, default=0.0001
+        L2 penalties to try, as scikit-learn's MLP applies them.
+    batch_size : int or "auto", default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
+        sees the same batches.
+    max_iter : int, default=200
+        Maximum number of epochs.
+    n_repeats : int, default=1
+        Number of independently initialised repeats of every configuration.
+    early_stopping : bool, default=False
+        Stop each model when its validation score has not improved by
+        ``tol`` for more than ``n_iter_no_change`` epochs, and keep its best
+        weights. Otherwise each model stops on a training-loss plateau.
+    validation_fraction : float, default=0.1
+        Fraction of the rows held out (stratified for classifiers) to score
+        and select models.
+    n_iter_no_change : int, default=10
+        Patience of the per-model stopping rule, in epochs.
+    tol : float, default=1e-4
+        Improvement that resets a model's patience.
+    momentum : float, default=0.9
+        SGD momentum.
+    nesterovs_momentum : bool, default=True
+        Use Nesterov's momentum with SGD.
+    scoring : str, callable or None, default=None
+        scikit-learn scorer used to rank models on the validation data; None
+        uses <default_score>.
+    refit : bool, default=True
+        Expose the best model as ``best_estimator_`` and predict with it.
+        With held-out validation the best model is the trained one, not a
+        retrained copy. ``refit=False`` leaves ``best_estimator_`` unset and
+        prediction unavailable, as GridSearchCV does.
+    dtype : {"float32", "float64"}, default="float32"
+        Training precision.
+    device : str, default="auto"
+        Torch device; ``"auto"`` uses CUDA when available. Fitted state is
+        kept as numpy arrays, so a fitted estimator loads without a GPU.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split, the minibatch order and, with each
+        model's own hyperparameters and repeat index, its initial weights.
+    verbose : int, default=0
+        Print one line per epoch when positive.
+"""
+
+ATTRIBUTES = """
+    n_models_ : int
+        Number of models trained.
+    cv_results_ : dict of ndarray
+        One row per model, in GridSearchCV's schema (``params``,
+        ``param_<name>``, ``param_repeat``, ``split0_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
+        ``mean_fit_time``, ...). Models are trained together, so each row's
+        fit time is an equal share of the fused run's wall time.
+        ``pandas.DataFrame(cv_results_)`` gives a table.
+    best_index_ : int
+        Row of the best model.
+    best_params_ : dict
+        Its hyperparameters (valid estimator parameters; the repeat index
+        is in ``cv_results_["param_repeat"]``).
+    best_score_ : float
+        Its validation score.
+    best_estimator_ : <single>
+        The best model, standalone. Only with ``refit=True``.
+    scorer_ : callable
+        The scorer used to rank models.
+    loss_curves_ : ndarray of shape (n_models, n_epochs)
+        Training loss per epoch; NaN after a model stopped.
+    validation_scores_ : ndarray of shape (n_models, n_epochs)
+        Validation <default_score> per epoch; NaN after a model stopped.
+    n_iter_ : ndarray of shape (n_models,)
+        Epochs each model trained for.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.
+"""

@@ -1,0 +1,63 @@
+"""Parameter constraints and training settings shared by all estimators."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._engine import TrainConfig, resolve_device
+
+#: Parameters that say how each model trains (not what it is); an exported
+#: model carries the values of the search it came from.
+TRAINING_PARAMS = (
+    "solver",
+    "batch_size",
+    "max_iter",
+    "tol",
+    "n_iter_no_change",
+    "momentum",
+    "nesterovs_momentum",
+    "dtype",
+    "device",
+)
+
+TRAINING_CONSTRAINTS = {
+    "solver": [StrOptions({"adam", "sgd"})],
+    "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "momentum": [Interval(Real, 0, 1, closed="both")],
+    "nesterovs_momentum": ["boolean"],
+    "dtype": [StrOptions({"float32", "float64"})],
+    "device": [str],
+    "random_state": ["random_state"],
+}
+
+
+def resolve_seed(random_state):
+    """An int seed: ``random_state`` itself if an int, else one drawn from it."""
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def train_config(estimator, *, task, n_outputs, n_samples, seed, early_stopping=False):
+    """The engine's :class:`TrainConfig` from an estimator's parameters."""
+    batch_size = 200 if estimator.batch_size == "auto" else estimator.batch_size
+    return TrainConfig(
+        task=task,
+        n_outputs=n_outputs,
+        solver=estimator.solver,
+        batch_size=min(batch_size, n_samples),
+        max_iter=estimator.max_iter,
+        tol=estimator.tol,
+        n_iter_no_change=estimator.n_iter_no_change,
+        early_stopping=early_stopping,
+        momentum=estimator.momentum,
+        nesterovs_momentum=estimator.nesterovs_momentum,
+        shuffle_seed=seed,
+        dtype=estimator.dtype,
+        device=resolve_device(estimator.device),
+    )

@@ -1,0 +1,150 @@
+"""The search space as a table of models (pure Python / numpy).
+
+A population is the cross product of the estimator's list-valued
+hyperparameters, in :class:`sklearn.model_selection.ParameterGrid` order,
+times ``n_repeats``. Each row's ``params`` holds one valid value per
+estimator parameter, so it can be passed back to the estimator; the repeat
+index is kept apart.
+"""
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.model_selection import ParameterGrid
+
+from ._engine import ACTIVATION_CODES, PopulationSpec, canonical_activation
+
+#: Architectures trained when ``hidden_layer_sizes=None``.
+DEFAULT_HIDDEN_LAYER_SIZES = ((32,), (64,), (128,), (64, 64))
+
+#: The hyperparameters a population varies, in cv_results_ column order.
+SEARCHED_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
+
+
+def _as_list(value, name):
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise ValueError(f"{name} must hold at least one value; got an empty {type(value).__name__}.")
+    return values
+
+
+def _architecture(value):
+    if isinstance(value, Integral) and not isinstance(value, bool):
+        value = (value,)
+    if not isinstance(value, (tuple, list)) or not value:
+        raise ValueError(
+            f"hidden_layer_sizes entries must be a positive int or a non-empty tuple of "
+            f"positive ints; got {value!r}."
+        )
+    for width in value:
+        if not isinstance(width, Integral) or isinstance(width, bool) or width < 1:
+            raise ValueError(f"hidden layer widths must be positive ints; got {value!r}.")
+    return tuple(int(w) for w in value)
+
+
+def architectures(hidden_layer_sizes):
+    """Normalise ``hidden_layer_sizes`` to a list of architectures.
+
+    An int is one one-layer architecture, a tuple of ints one architecture,
+    a list (or a tuple of tuples) several.
+    """
+    value = DEFAULT_HIDDEN_LAYER_SIZES if hidden_layer_sizes is None else hidden_layer_sizes
+    if isinstance(value, tuple) and value and all(isinstance(v, Integral) for v in value):
+        return [_architecture(value)]
+    return [_architecture(v) for v in _as_list(value, "hidden_layer_sizes")]
+
+
+def _positive_numbers(value, name, *, allow_zero):
+    numbers = _as_list(value, name)
+    for number in numbers:
+        ok = isinstance(number, Real) and not isinstance(number, bool) and np.isfinite(number)
+        if not ok or number < 0 or (number == 0 and not allow_zero):
+            kind = "non-negative" if allow_zero else "positive"
+            raise ValueError(f"{name} values must be finite {kind} numbers; got {number!r}.")
+    return [float(n) for n in numbers]
+
+
+def _activations(value):
+    names = _as_list(value, "activation")
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"activation values must be strings; got {name!r}.")
+        canonical_activation(name)
+    return names
+
+
+def _unique(values, name):
+    seen = []
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{name} lists {v!r} more than once.")
+        seen.append(v)
+    return values
+
+
+@dataclass(frozen=True)
+class Population:
+    """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i."""
+
+    params: list
+    repeats: np.ndarray
+
+    @property
+    def n_models(self):
+        return len(self.params)
+
+    def column(self, name):
+        return [p[name] for p in self.params]
+
+    def spec(self, seed):
+        """The engine's :class:`PopulationSpec`, seeded by int ``seed``.
+
+        A model's initial weights depend on ``seed``, its architecture, its
+        activation and its repeat index only, never on its row.
+        """
+        archs = self.column("hidden_layer_sizes")
+        acts = [canonical_activation(a) for a in self.column("activation")]
+        return PopulationSpec(
+            hidden_layer_sizes=[tuple(a) for a in archs],
+            activations=acts,
+            learning_rates=np.array(self.column("learning_rate_init"), dtype=float),
+            alphas=np.array(self.column("alpha"), dtype=float),
+            init_seeds=[
+                model_seed(seed, arch, act, repeat)
+                for arch, act, repeat in zip(archs, acts, self.repeats)
+            ],
+        )
+
+
+def model_seed(seed, hidden_layer_sizes, activation, repeat):
+    """Entropy of one model's initial weights."""
+    code = ACTIVATION_CODES[canonical_activation(activation)]
+    return (int(seed), int(repeat), code, len(hidden_layer_sizes), *hidden_layer_sizes)
+
+
+def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, n_repeats):
+    """Validate the hyperparameter lists and expand them into a population.
+
+    Raises
+    ------
+    ValueError
+        On an empty list, a duplicated value, an unknown activation (the
+        message lists the allowed ones), a non-positive width or learning
+        rate, or a negative alpha.
+    """
+    grid = {
+        "hidden_layer_sizes": _unique(architectures(hidden_layer_sizes), "hidden_layer_sizes"),
+        "activation": _unique(_activations(activation), "activation"),
+        "learning_rate_init": _unique(
+            _positive_numbers(learning_rate_init, "learning_rate_init", allow_zero=False),
+            "learning_rate_init",
+        ),
+        "alpha": _unique(_positive_numbers(alpha, "alpha", allow_zero=True), "alpha"),
+    }
+    params, repeats = [], []
+    for combination in ParameterGrid(grid):
+        for repeat in range(n_repeats):
+            params.append({name: combination[name] for name in SEARCHED_PARAMS})
+            repeats.append(repeat)
+    return Population(params=params, repeats=np.array(repeats, dtype=int))

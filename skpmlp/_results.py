@@ -1,0 +1,66 @@
+"""The ``cv_results_`` table, in GridSearchCV's schema."""
+
+import numpy as np
+from scipy.stats import rankdata
+
+from ._population import SEARCHED_PARAMS
+
+
+def rank_scores(means):
+    """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last."""
+    means = np.asarray(means, dtype=float)
+    if np.isnan(means).all():
+        return np.ones(len(means), dtype=np.int32)
+    filled = np.nan_to_num(means, nan=np.nanmin(means) - 1)
+    return rankdata(-filled, method="min").astype(np.int32)
+
+
+def _param_column(values):
+    column = np.ma.MaskedArray(np.empty(len(values), dtype=object), mask=False)
+    for i, value in enumerate(values):
+        column[i] = value
+    return column
+
+
+def _store(results, key, per_split, *, splits=True, rank=False):
+    """Add ``split{k}_<key>``, ``mean_<key>``, ``std_<key>`` (and rank)."""
+    per_split = np.asarray(per_split, dtype=float)
+    if splits:
+        for k in range(per_split.shape[1]):
+            results[f"split{k}_{key}"] = per_split[:, k]
+    means = per_split.mean(axis=1)
+    results[f"mean_{key}"] = means
+    results[f"std_{key}"] = per_split.std(axis=1)
+    if rank:
+        results[f"rank_{key}"] = rank_scores(means)
+
+
+def build_cv_results(population, test_scores, *, fit_time, score_time):
+    """Build ``cv_results_`` for a population.
+
+    Parameters
+    ----------
+    population : Population
+    test_scores : ndarray of shape (n_models, n_splits)
+    fit_time, score_time : float
+        Total seconds of the fused run and of scoring; each model is charged
+        an equal share (the fused run trains them together).
+
+    Returns
+    -------
+    dict
+        ``params``, ``param_<name>`` (masked arrays), ``param_repeat``,
+        ``split{k}_test_score``, ``mean_/std_/rank_test_score``,
+        ``mean_/std_fit_time`` and ``mean_/std_score_time``.
+    """
+    n = population.n_models
+    n_splits = test_scores.shape[1]
+    results = {}
+    _store(results, "fit_time", np.full((n, n_splits), fit_time / n), splits=False)
+    _store(results, "score_time", np.full((n, n_splits), score_time / n), splits=False)
+    for name in SEARCHED_PARAMS:
+        results[f"param_{name}"] = _param_column(population.column(name))
+    results["param_repeat"] = _param_column(list(population.repeats))
+    results["params"] = [dict(p) for p in population.params]
+    _store(results, "test_score", test_scores, rank=True)
+    return results

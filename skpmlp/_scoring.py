@@ -1,0 +1,112 @@
+"""Scoring every trained model on held-out data.
+
+The fused engine computes all models' outputs at once; scikit-learn scorers
+then see each model through a tiny estimator that hands back its
+precomputed outputs, so any scorer (string or callable) works unchanged. The
+default scores (accuracy, R^2) are computed vectorised over models.
+"""
+
+import time
+import warnings
+
+import numpy as np
+import torch
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from ._engine import MONITOR_SCORES
+
+
+class _PrecomputedClassifier(ClassifierMixin, BaseEstimator):
+    """A fitted classifier whose outputs on the scored X are known."""
+
+    def __init__(self, logits=None, classes=None):
+        self.logits = logits
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return self.classes
+
+    def _check(self, X):
+        assert X.shape[0] == self.logits.shape[0]
+
+    def predict(self, X):
+        self._check(X)
+        return self.classes[self.logits.argmax(1)]
+
+    def predict_proba(self, X):
+        self._check(X)
+        return softmax(self.logits, axis=1)
+
+
+class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
+    """A fitted regressor whose predictions on the scored X are known."""
+
+    def __init__(self, outputs=None):
+        self.outputs = outputs
+
+    def predict(self, X):
+        assert X.shape[0] == self.outputs.shape[0]
+        return self.outputs[:, 0] if self.outputs.shape[1] == 1 else self.outputs
+
+
+def score_population(outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None):
+    """Score every model from its outputs on ``(X, y)``.
+
+    Parameters
+    ----------
+    outputs : ndarray of shape (n_models, n_samples, n_outputs)
+        Logits (classification) or predictions (regression).
+    X, y : the scored data, as the user gave it (for scorers).
+    y_encoded : ndarray
+        ``y`` as the engine sees it (class indices or 2-D float targets).
+    task : {"classification", "regression"}
+    scorer : callable or None
+        A scikit-learn scorer; None uses the fused default score (accuracy
+        or R^2).
+    classes : ndarray, optional
+        Class labels, for classification scorers.
+    failed : ndarray of bool, optional
+        Models that diverged: they score NaN and are never passed to a
+        scorer.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_models,)
+    seconds : float
+        Wall time spent scoring.
+    """
+    start = time.perf_counter()
+    n_models = outputs.shape[0]
+    failed = np.zeros(n_models, dtype=bool) if failed is None else failed
+    failed = failed | ~np.isfinite(outputs).all(axis=(1, 2))
+    if scorer is None:
+        target = torch.as_tensor(np.asarray(y_encoded))
+        if task == "regression":
+            target = target.reshape(len(target), -1).to(torch.float64)
+        scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target).numpy()
+    else:
+        scores = np.empty(n_models)
+        for i in range(n_models):
+            if failed[i]:
+                continue
+            if task == "classification":
+                model = _PrecomputedClassifier(outputs[i], classes)
+            else:
+                model = _PrecomputedRegressor(outputs[i])
+            scores[i] = scorer(model, X, y)
+    scores = np.where(failed, np.nan, scores)
+    return scores, time.perf_counter() - start
+
+
+def warn_failed(failed, n_models):
+    """Warn that ``failed.sum()`` models diverged and were scored NaN."""
+    n_failed = int(np.sum(failed))
+    if n_failed:
+        warnings.warn(
+            f"{n_failed} of {n_models} models diverged (their loss became NaN or "
+            f"infinite); they were frozen, scored NaN and are never selected.",
+            RuntimeWarning,
+            stacklevel=3,
+        )

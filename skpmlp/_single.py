@@ -1,0 +1,243 @@
+"""Standalone fitted MLPs: what ``best_estimator_`` and ``export_model`` return.
+
+A :class:`SingleMLPClassifier` or :class:`SingleMLPRegressor` holds one
+model's weights as numpy arrays and needs nothing of the population it came
+from. Its parameters are that model's hyperparameters, so ``fit`` retrains
+exactly that model alone (same initial weights, same batch order) on the
+data it is given.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._compat import _fit_context, validate_data
+from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
+from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
+from ._population import Population, architectures
+from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
+
+_SPARSE = ["csr", "csc", "coo"]
+
+
+def dense(X):
+    """Sparse input is accepted and densified, as the fused engine is dense."""
+    return X.toarray() if hasattr(X, "toarray") else X
+
+
+class _BaseSingleMLP(BaseEstimator):
+    _parameter_constraints = {
+        "hidden_layer_sizes": [Interval(Integral, 1, None, closed="left"), tuple],
+        "activation": [StrOptions(set(ACTIVATION_NAMES))],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "repeat": [Interval(Integral, 0, None, closed="left")],
+        **TRAINING_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        solver="adam",
+        learning_rate_init=0.001,
+        alpha=0.0001,
+        batch_size="auto",
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        repeat=0,
+        dtype="float32",
+        device="auto",
+        random_state=None,
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.solver = solver
+        self.learning_rate_init = learning_rate_init
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.momentum = momentum
+        self.nesterovs_momentum = nesterovs_momentum
+        self.repeat = repeat
+        self.dtype = dtype
+        self.device = device
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train this one model alone on all of ``(X, y)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(
+            self, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
+            multi_output=self._task == "regression", y_numeric=self._task == "regression",
+        )
+        X = dense(X)
+        archs = architectures(self.hidden_layer_sizes)
+        if len(archs) != 1:
+            raise ValueError(
+                f"hidden_layer_sizes must be one architecture (an int or a tuple of ints); "
+                f"got {self.hidden_layer_sizes!r}."
+            )
+        arch = archs[0]
+        y_encoded, n_outputs = self._encode_targets(y)
+        seed = resolve_seed(self.random_state)
+        population = Population(
+            params=[{
+                "hidden_layer_sizes": arch,
+                "activation": self.activation,
+                "learning_rate_init": self.learning_rate_init,
+                "alpha": self.alpha,
+            }],
+            repeats=np.array([self.repeat]),
+        )
+        config = train_config(
+            self, task=self._task, n_outputs=n_outputs, n_samples=X.shape[0], seed=seed
+        )
+        result = train_population(population.spec(seed), config, X, y_encoded)
+        self.coefs_, self.intercepts_ = result.coefs[0], result.intercepts[0]
+        self.n_iter_ = int(result.n_iter[0])
+        self.loss_curve_ = list(result.loss_curves[0, : self.n_iter_])
+        return self
+
+    def _outputs(self, X):
+        check_is_fitted(self)
+        X = dense(validate_data(self, X, accept_sparse=_SPARSE, reset=False))
+        return mlp_forward(
+            self.coefs_, self.intercepts_, canonical_activation(self.activation), X
+        )
+
+    def predict(self, X):
+        """Predict with this model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        return self._labels_from_outputs(self._outputs(X))
+
+
+class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleMLP):
+    """One fitted MLP classifier, standalone.
+
+    Returned by :meth:`ParallelMLPClassifier.export_model` and as
+    ``best_estimator_``. Its parameters are the model's hyperparameters and
+    the training settings of the search it came from; ``fit`` retrains the
+    same model alone (same initial weights and batch order for the same
+    ``random_state`` and ``repeat``).
+
+    Parameters
+    ----------
+    hidden_layer_sizes : int or tuple of int, default=(100,)
+        Widths of the hidden layers.
+    activation : str, default="relu"
+        Hidden activation, one of identity, logistic (sigmoid), tanh, relu,
+        elu, selu, gelu, leaky_relu, hardshrink, mish.
+    solver : {"adam", "sgd"}, default="adam"
+    learning_rate_init : float, default=0.001
+    alpha : float, default=0.0001
+        L2 penalty, as in scikit-learn's MLP.
+    batch_size : int or "auto", default="auto"
+        ``"auto"`` is ``min(200, n_samples)``.
+    max_iter : int, default=200
+        Maximum number of epochs.
+    tol : float, default=1e-4
+    n_iter_no_change : int, default=10
+        Training stops when the loss has not improved by ``tol`` for more
+        than ``n_iter_no_change`` epochs.
+    momentum : float, default=0.9
+        SGD momentum.
+    nesterovs_momentum : bool, default=True
+    repeat : int, default=0
+        Repeat index; with ``random_state`` it selects the initial weights.
+    dtype : {"float32", "float64"}, default="float32"
+        Training precision (predictions are computed in float64).
+    device : str, default="auto"
+        Torch device for training; ``"auto"`` picks CUDA when available.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coefs_ : list of ndarray of shape (fan_in, fan_out)
+    intercepts_ : list of ndarray of shape (fan_out,)
+    n_iter_ : int
+    loss_curve_ : list of float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from skpmlp import SingleMLPClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SingleMLPClassifier((16,), "tanh", learning_rate_init=0.01,
+    ...                           random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 3)
+    """
+
+    def predict_proba(self, X):
+        """Class probabilities (softmax of the outputs).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba_from_outputs(self._outputs(X))
+
+
+class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
+    """One fitted MLP regressor, standalone.
+
+    Returned by :meth:`ParallelMLPRegressor.export_model` and as
+    ``best_estimator_``. Parameters and attributes are those of
+    :class:`SingleMLPClassifier`, without ``classes_``; the loss is half
+    the mean squared error, as in scikit-learn's MLPRegressor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpmlp import SingleMLPRegressor
+    >>> X = np.linspace(-1, 1, 50).reshape(-1, 1)
+    >>> reg = SingleMLPRegressor((8,), "tanh", random_state=0).fit(X, X[:, 0] ** 2)
+    >>> reg.predict(X).shape
+    (50,)
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
