@@ -139,8 +139,14 @@ class FusedNetwork:
     # ----------------------------------------------------------------- forward
     def _activate(self, z, group, mask):
         """Apply each activation slice of ``z`` (G, B, w); returns contiguous."""
-        parts = [ACTIVATIONS[name](z[start:stop]) for name, start, stop in group.activation_slices]
-        h = torch.cat(parts, 0) if len(parts) > 1 else parts[0].contiguous()
+        slices = group.activation_slices
+        if len(slices) == 1:
+            h = ACTIVATIONS[slices[0][0]](z).contiguous()
+        else:
+            # split (not indexing) so the backward is one cat, not a
+            # zero-filled full-size gradient per slice
+            chunks = torch.split(z, [stop - start for _, start, stop in slices], dim=0)
+            h = torch.cat([ACTIVATIONS[name](c) for (name, _, _), c in zip(slices, chunks)], 0)
         return h if mask is None else h * mask
 
     def group_forward(self, gi, X):

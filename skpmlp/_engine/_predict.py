@@ -23,7 +23,7 @@ def mlp_forward(coefs, intercepts, activation, X):
     ndarray of shape (n_samples, n_outputs)
     """
     act = ACTIVATIONS[activation]
-    h = torch.as_tensor(np.asarray(X, dtype=np.float64))
+    h = torch.from_numpy(np.array(X, dtype=np.float64))  # a private, writable copy
     for layer, (W, b) in enumerate(zip(coefs, intercepts)):
         h = torch.addmm(torch.as_tensor(b, dtype=torch.float64), h, torch.as_tensor(W, dtype=torch.float64))
         if layer < len(coefs) - 1:
