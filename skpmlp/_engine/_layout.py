@@ -74,7 +74,14 @@ def _bucket_architectures(archs_with_counts, max_padding):
     return buckets
 
 
-def plan_groups(hidden_layer_sizes, activations, max_padding=0.25):
+def _split_by_activation(group):
+    return [
+        Group(group.models[start:stop], group.widths, ((name, 0, stop - start),))
+        for name, start, stop in group.activation_slices
+    ]
+
+
+def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_elements=None, sort_codes=None):
     """Cut a population into groups of stacked, padded models.
 
     Parameters
@@ -85,6 +92,14 @@ def plan_groups(hidden_layer_sizes, activations, max_padding=0.25):
     max_padding : float, default=0.25
         Largest accepted fraction of padded cost in a group; 0 puts every
         distinct architecture in its own group.
+    sort_codes : array-like of int, optional
+        Secondary sort key inside an activation slice (the optimizer wants
+        models of equal learning rate and alpha next to each other).
+    split_elements : int, optional
+        A group whose hidden activations hold at least this many elements
+        per step (batch x models x units) is split into one group per
+        activation: for big groups, concatenating activation slices costs
+        more than the extra kernel launches of more groups.
 
     Returns
     -------
@@ -107,12 +122,18 @@ def plan_groups(hidden_layer_sizes, activations, max_padding=0.25):
             # stable sort by activation keeps the population order inside
             # each activation slice
             codes = np.array([ACTIVATION_CODES[activations[m]] for m in models])
-            order = np.argsort(codes, kind="stable")
+            secondary = np.zeros(len(models)) if sort_codes is None else np.asarray(sort_codes)[models]
+            order = np.lexsort((secondary, codes))  # stable: population order breaks ties
             models, codes = models[order], codes[order]
             slices = []
             starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
             stops = np.r_[starts[1:], len(codes)]
             for start, stop in zip(starts, stops):
                 slices.append((activations[models[start]], int(start), int(stop)))
-            groups.append(Group(models, tuple(int(w) for w in padded), tuple(slices)))
+            group = Group(models, tuple(int(w) for w in padded), tuple(slices))
+            elements = group.size * sum(group.widths)
+            if split_elements is not None and len(slices) > 1 and elements >= split_elements:
+                groups.extend(_split_by_activation(group))
+            else:
+                groups.append(group)
     return groups

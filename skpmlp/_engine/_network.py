@@ -1,16 +1,23 @@
 """The fused network: every model's parameters in one flat buffer.
 
-Layout of a :class:`~._layout.Group` of ``G`` models with padded hidden
-widths ``w1, ..., wD``, ``F`` input features and ``C`` outputs:
+A :class:`~._layout.Group` of ``G`` models with padded hidden widths
+``w1, ..., wD``, ``F`` input features and ``C`` outputs stores, for every
+layer, a weight ``(G, fan_in, fan_out)`` and a bias ``(G, 1, fan_out)``; each
+layer of the group is ONE ``baddbmm`` over its models. The input of layer 0
+is shared, so it enters as a stride-0 expansion of ``X`` (no copy); the
+hidden tensors stay contiguous ``(G, B, w)`` from layer to layer, forward
+and backward, so no transposes are needed.
 
-* layer 0 weight ``(F, G, w1)`` and bias ``(G, w1)``: the input is shared by
-  all models, so layer 0 of a group is ONE ``(B, F) @ (F, G*w1)`` GEMM;
-* layer l >= 1 weight ``(G, w_l, w_{l+1})`` and bias ``(G, 1, w_{l+1})``:
-  one batched matmul over the group's models.
-
-Activations run on ``(G, B, w)`` tensors, one call per contiguous activation
-slice. Memory per step is O(batch x total hidden units); the paper's
+Activations run once per contiguous activation slice of a group. Memory per
+step is O(batch x total hidden units); the paper's
 ``(batch, total_hidden, n_outputs)`` tensor is never built.
+
+Padded units are switched off without a mask in the hot path: their
+weights are zero and their bias is zero, or minus infinity under the
+logistic activation, so every padded unit outputs exactly 0 (every other
+activation maps 0 to 0). They then add exact zeros to the next layer and
+receive exactly zero gradient, so any optimizer leaves them as they are.
+Padding costs time, never correctness.
 
 All parameters (and their gradients) are views into two flat buffers, so the
 optimizer updates the whole population with a handful of elementwise ops
@@ -46,6 +53,8 @@ class FusedNetwork:
         Population index of every slot; slots are numbered group by group.
     element_slot : Tensor of shape (n_parameters,)
         Slot owning each parameter element, for per-model element masks.
+    is_weight : Tensor of shape (n_parameters,)
+        1 for weight elements, 0 for biases (L2 applies to weights only).
     """
 
     def __init__(self, groups, coefs, intercepts, n_features, n_outputs, *, dtype, device):
@@ -61,28 +70,28 @@ class FusedNetwork:
         total = sum(int(np.prod(s)) for group_shapes in shapes for s in group_shapes)
         flat = np.zeros(total, dtype=np.float64)
         element_slot = np.empty(total, dtype=np.int64)
+        is_weight = np.zeros(total, dtype=bool)
         self._views = []  # per group: list of (offset, shape)
         offset = 0
         for gi, (group, group_shapes) in enumerate(zip(groups, shapes)):
             views = []
+            slots = self.group_offsets[gi] + np.arange(group.size)
             for layer_param, shape in enumerate(group_shapes):
                 size = int(np.prod(shape))
-                block = flat[offset : offset + size].reshape(shape)
-                self._fill(block, group, layer_param, coefs, intercepts)
-                slots = self.group_offsets[gi] + np.arange(group.size)
-                slot_axis = 1 if layer_param == 0 else 0
-                slot_shape = [1] * len(shape)
-                slot_shape[slot_axis] = group.size
-                element_slot[offset : offset + size] = np.broadcast_to(
-                    slots.reshape(slot_shape), shape
-                ).ravel()
+                span = slice(offset, offset + size)
+                self._fill(flat[span].reshape(shape), group, layer_param, coefs, intercepts)
+                element_slot[span] = np.repeat(slots, size // group.size)
+                is_weight[span] = layer_param % 2 == 0
                 views.append((offset, shape))
                 offset += size
             self._views.append(views)
 
-        self.flat = torch.from_numpy(flat).to(device=device, dtype=dtype)
+        as_device = lambda a, dt: torch.from_numpy(a).to(device=device, dtype=dt)  # noqa: E731
+        self.flat = as_device(flat, dtype)
         self.grad = torch.zeros_like(self.flat)
-        self.element_slot = torch.from_numpy(element_slot).to(device)
+        self.element_slot = as_device(element_slot, torch.int64)
+        self.is_weight = as_device(is_weight, dtype)
+        self._is_weight_mask = self.is_weight.bool()
         self.params = []
         for views in self._views:
             group_params = []
@@ -94,83 +103,73 @@ class FusedNetwork:
                 p.grad = self.grad[offset : offset + size].view(shape)
                 group_params.append(p)
             self.params.append(group_params)
-        self.masks = [self._unit_masks(g) for g in groups]
 
     # ------------------------------------------------------------------ layout
     def _param_shapes(self, group):
-        G, widths = group.size, group.widths
-        shapes = [(self.n_features, G, widths[0]), (G, widths[0])]
-        sizes = list(widths) + [self.n_outputs]
+        sizes = [self.n_features, *group.widths, self.n_outputs]
+        shapes = []
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            shapes += [(G, fan_in, fan_out), (G, 1, fan_out)]
+            shapes += [(group.size, fan_in, fan_out), (group.size, 1, fan_out)]
         return shapes
 
-    @staticmethod
-    def _fill(block, group, layer_param, coefs, intercepts):
+    def _fill(self, block, group, layer_param, coefs, intercepts):
         layer, is_bias = divmod(layer_param, 2)
+        hidden = layer < len(group.widths)
         for slot, model in enumerate(group.models):
             if is_bias:
                 values = intercepts[model][layer]
-                if layer == 0:
-                    block[slot, : values.shape[0]] = values
-                else:
-                    block[slot, 0, : values.shape[0]] = values
+                block[slot, 0, : values.shape[0]] = values
+                if hidden and self._activation_of_slot(group, slot) == "logistic":
+                    block[slot, 0, values.shape[0] :] = -np.inf  # sigmoid(-inf) = 0
             else:
                 values = coefs[model][layer]
-                if layer == 0:
-                    block[:, slot, : values.shape[1]] = values
-                else:
-                    block[slot, : values.shape[0], : values.shape[1]] = values
+                block[slot, : values.shape[0], : values.shape[1]] = values
 
-    def _unit_masks(self, group):
-        """Per hidden layer, a (G, 1, w) 0/1 mask of real units, or None."""
-        masks = []
-        for layer, width in enumerate(group.widths):
-            real = np.array([self._archs[m][layer] for m in group.models])
-            if np.all(real == width):
-                masks.append(None)
-                continue
-            mask = (np.arange(width)[None, :] < real[:, None]).astype(np.float64)
-            masks.append(
-                torch.from_numpy(mask[:, None, :]).to(device=self.device, dtype=self.dtype)
-            )
-        return masks
+    @staticmethod
+    def _activation_of_slot(group, slot):
+        for name, start, stop in group.activation_slices:
+            if start <= slot < stop:
+                return name
+        raise AssertionError(slot)
+
+    def parameter_ranges(self, gi, start, stop):
+        """Flat ``(offset, length, is_weight)`` ranges holding the parameters
+        of slots ``start:stop`` of group ``gi`` (one range per layer tensor)."""
+        ranges = []
+        for k, (offset, shape) in enumerate(self._views[gi]):
+            per_slot = int(np.prod(shape[1:]))
+            ranges.append((offset + start * per_slot, (stop - start) * per_slot, k % 2 == 0))
+        return ranges
 
     # ----------------------------------------------------------------- forward
-    def _activate(self, z, group, mask):
-        """Apply each activation slice of ``z`` (G, B, w); returns contiguous."""
+    @staticmethod
+    def _activate(z, group):
+        """Apply each activation slice of ``z`` (G, B, w)."""
         slices = group.activation_slices
         if len(slices) == 1:
-            h = ACTIVATIONS[slices[0][0]](z).contiguous()
-        else:
-            # split (not indexing) so the backward is one cat, not a
-            # zero-filled full-size gradient per slice
-            chunks = torch.split(z, [stop - start for _, start, stop in slices], dim=0)
-            h = torch.cat([ACTIVATIONS[name](c) for (name, _, _), c in zip(slices, chunks)], 0)
-        return h if mask is None else h * mask
+            return ACTIVATIONS[slices[0][0]](z)
+        # split (not indexing) so the backward is one cat, not a zero-filled
+        # full-size gradient per slice
+        chunks = torch.split(z, [stop - start for _, start, stop in slices], dim=0)
+        return torch.cat([ACTIVATIONS[name](c) for (name, _, _), c in zip(slices, chunks)], 0)
 
     def group_forward(self, gi, X):
         """Outputs of group ``gi`` for input ``X`` (B, F): shape (G, B, C)."""
-        group, params, masks = self.groups[gi], self.params[gi], self.masks[gi]
-        G, w1 = group.size, group.widths[0]
-        W0, b0 = params[0], params[1]
-        z = torch.addmm(b0.reshape(-1), X, W0.reshape(self.n_features, G * w1))
-        h = self._activate(z.view(-1, G, w1).transpose(0, 1), group, masks[0])
+        group, params = self.groups[gi], self.params[gi]
+        h = X.expand(group.size, *X.shape)  # shared input, no copy
         depth = len(group.widths)
-        for layer in range(1, depth + 1):
-            W, b = params[2 * layer], params[2 * layer + 1]
-            z = torch.baddbmm(b, h, W)
-            if layer < depth:
-                h = self._activate(z, group, masks[layer])
+        for layer in range(depth + 1):
+            z = torch.baddbmm(params[2 * layer + 1], h, params[2 * layer])
+            h = self._activate(z, group) if layer < depth else z
         return z
 
-    def group_l2(self, gi):
-        """Sum of squared weights (biases excluded) per model: shape (G,)."""
-        params = self.params[gi]
-        total = params[0].square().sum((0, 2))
-        for W in params[2::2]:
-            total = total + W.square().sum((1, 2))
-        return total
+    @torch.no_grad()
+    def squared_weight_norms(self):
+        """Sum of squared weights (biases excluded) per slot: Tensor (n_slots,)."""
+        # where, not a product: padded logistic biases are -inf
+        squares = torch.where(self._is_weight_mask, self.flat, 0).square_()
+        norms = torch.zeros(len(self.slot_models), dtype=self.dtype, device=self.device)
+        return norms.index_add_(0, self.element_slot, squares)
 
     @torch.no_grad()
     def outputs(self, X, *, chunk_rows=4096):
@@ -195,16 +194,14 @@ class FusedNetwork:
             blocks = [flat[o : o + int(np.prod(s))].reshape(s) for o, s in views]
             for slot, model in enumerate(group.models):
                 sizes = [self.n_features, *self._archs[model], self.n_outputs]
-                model_coefs, model_intercepts = [], []
-                for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-                    W, b = blocks[2 * layer], blocks[2 * layer + 1]
-                    if layer == 0:
-                        model_coefs.append(W[:, slot, :fan_out].copy())
-                        model_intercepts.append(b[slot, :fan_out].copy())
-                    else:
-                        model_coefs.append(W[slot, :fan_in, :fan_out].copy())
-                        model_intercepts.append(b[slot, 0, :fan_out].copy())
-                coefs[model], intercepts[model] = model_coefs, model_intercepts
+                coefs[model] = [
+                    blocks[2 * layer][slot, :fan_in, :fan_out].copy()
+                    for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:]))
+                ]
+                intercepts[model] = [
+                    blocks[2 * layer + 1][slot, 0, :fan_out].copy()
+                    for layer, fan_out in enumerate(sizes[1:])
+                ]
         return coefs, intercepts
 
     def slot_values(self, per_model):

@@ -1,92 +1,97 @@
 """Fused optimizers: one update of every model's parameters at once.
 
-They work on the flat parameter and gradient buffers of a
-:class:`~._network.FusedNetwork` with a per-element learning-rate tensor, so
-each model keeps its own learning rate in a fixed number of elementwise
-kernels, whatever the population size. The arithmetic follows
-``torch.optim.Adam`` and ``torch.optim.SGD`` (which equals scikit-learn's
-momentum / Nesterov update for a constant learning rate). A model whose
-learning rate is set to zero is frozen: its parameters stay bit-for-bit
-unchanged.
-"""
+Models sharing a learning rate and an L2 penalty form a *partition*: the
+flat ranges of their parameters (contiguous, as slots are sorted by those
+hyperparameters inside each group). A step calls torch's fused multi-tensor
+kernels (``torch._fused_adam_`` / ``torch._fused_sgd_``, one pass over
+memory) once per partition for weights (with the L2 term as Adam's / SGD's
+coupled weight decay, ``alpha / batch`` as scikit-learn's MLP) and once for
+biases: a handful of calls per step whatever the population size.
+Per-model stopping rebuilds the partitions without the stopped models, whose
+parameters are then left untouched bit for bit.
 
-import math
+The arithmetic is that of ``torch.optim.Adam`` / ``torch.optim.SGD`` (the
+latter equals scikit-learn's momentum / Nesterov update for a constant
+learning rate).
+"""
 
 import torch
 
 
-class FusedAdam:
-    """Adam over a flat buffer with per-element learning rates.
+class _FusedOptimizer:
+    """Views of the flat buffers for every partition.
 
     Parameters
     ----------
     params, grads : Tensor of shape (n,)
-    lr : Tensor of shape (n,)
-    beta_1, beta_2, epsilon : float
     """
 
-    def __init__(self, params, grads, lr, *, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
-        self.params, self.grads, self.lr = params, grads, lr
+    n_state_buffers = 0
+
+    def __init__(self, params, grads):
+        self.params, self.grads = params, grads
+        self.state = [torch.zeros_like(params) for _ in range(self.n_state_buffers)]
+        self.partitions = []
+
+    def set_partitions(self, partitions):
+        """``partitions``: list of ``(lr, alpha, ranges)``, ranges being flat
+        ``(offset, length, is_weight)`` triples."""
+        self.partitions = []
+        buffers = [self.params, self.grads, *self.state]
+        for lr, alpha, ranges in partitions:
+            for is_weight in (True, False):
+                spans = [(o, n) for o, n, w in ranges if w == is_weight and n > 0]
+                if spans:
+                    views = [[b[o : o + n] for o, n in spans] for b in buffers]
+                    self.partitions.append((float(lr), float(alpha) if is_weight else 0.0, views))
+
+
+class FusedAdam(_FusedOptimizer):
+    """Adam, coupled L2 as scikit-learn's MLP, over partitions of a flat buffer."""
+
+    n_state_buffers = 2
+
+    def __init__(self, params, grads, *, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
+        super().__init__(params, grads)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-        self.exp_avg = torch.zeros_like(params)
-        self.exp_avg_sq = torch.zeros_like(params)
-        self._work = torch.empty_like(params)
-        self.t = 0  # a host counter: bias corrections need no device sync
+        # float32 as torch.optim keeps it; read by the kernel, no host sync
+        self.step_count = torch.zeros((), dtype=torch.float32, device=params.device)
 
     @torch.no_grad()
-    def step(self):
-        self.t += 1
-        g, work = self.grads, self._work
-        self.exp_avg.lerp_(g, 1 - self.beta_1)
-        self.exp_avg_sq.mul_(self.beta_2).addcmul_(g, g, value=1 - self.beta_2)
-        bias_correction_1 = 1 - self.beta_1**self.t
-        bias_correction_2 = 1 - self.beta_2**self.t
-        torch.sqrt(self.exp_avg_sq, out=work)
-        work.div_(math.sqrt(bias_correction_2)).add_(self.epsilon)
-        torch.div(self.exp_avg, work, out=work)
-        work.mul_(self.lr)
-        self.params.add_(work, alpha=-1.0 / bias_correction_1)
+    def step(self, n_batch):
+        self.step_count += 1
+        for lr, alpha, (p, g, m, v) in self.partitions:
+            torch._fused_adam_(
+                p, g, m, v, [], [self.step_count] * len(p),
+                lr=lr, beta1=self.beta_1, beta2=self.beta_2, weight_decay=alpha / n_batch,
+                eps=self.epsilon, amsgrad=False, maximize=False,
+            )
 
 
-class FusedSGD:
-    """SGD with (Nesterov) momentum over a flat buffer, per-element rates.
+class FusedSGD(_FusedOptimizer):
+    """SGD with (Nesterov) momentum, coupled L2, over partitions."""
 
-    Parameters
-    ----------
-    params, grads : Tensor of shape (n,)
-    lr : Tensor of shape (n,)
-    momentum : float
-    nesterov : bool
-    """
+    n_state_buffers = 1
 
-    def __init__(self, params, grads, lr, *, momentum=0.9, nesterov=True):
-        self.params, self.grads, self.lr = params, grads, lr
+    def __init__(self, params, grads, *, momentum=0.9, nesterov=True):
+        super().__init__(params, grads)
         self.momentum, self.nesterov = momentum, nesterov
-        self.buf = torch.zeros_like(params)
-        self._work = torch.empty_like(params)
 
     @torch.no_grad()
-    def step(self):
-        g, work = self.grads, self._work
-        if self.momentum == 0:
-            work.copy_(g)
-        else:
-            # buf starts at zero, so the first step sets buf = g as torch does
-            self.buf.mul_(self.momentum).add_(g)
-            if self.nesterov:
-                torch.add(g, self.buf, alpha=self.momentum, out=work)
-            else:
-                work.copy_(self.buf)
-        work.mul_(self.lr)
-        self.params.sub_(work)
+    def step(self, n_batch):
+        for lr, alpha, (p, g, buf) in self.partitions:
+            # zero-initialised buffers: momentum * 0 + g = g, as torch's
+            # first step
+            torch._fused_sgd_(
+                p, g, buf if self.momentum else [], weight_decay=alpha / n_batch,
+                momentum=self.momentum, lr=lr, dampening=0.0,
+                nesterov=self.nesterov and self.momentum > 0, maximize=False,
+                is_first_step=False,
+            )
 
 
-def make_optimizer(config, params, grads, lr):
+def make_optimizer(config, params, grads):
     """Build the fused optimizer named by ``config.solver``."""
     if config.solver == "adam":
-        return FusedAdam(
-            params, grads, lr, beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon
-        )
-    return FusedSGD(
-        params, grads, lr, momentum=config.momentum, nesterov=config.nesterovs_momentum
-    )
+        return FusedAdam(params, grads, beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon)
+    return FusedSGD(params, grads, momentum=config.momentum, nesterov=config.nesterovs_momentum)

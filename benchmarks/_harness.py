@@ -1,0 +1,86 @@
+"""Timing, peak memory and machine limits shared by the benchmark scripts."""
+
+import gc
+import statistics
+import time
+
+import torch
+
+
+def synchronize(device):
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def seconds_per_call(fn, *, device="cpu", warmup=2, target_seconds=0.4, repeats=3, max_calls=50):
+    """Median seconds of one call of ``fn`` (after ``warmup`` calls)."""
+    for _ in range(warmup):
+        fn()
+    synchronize(device)
+    start = time.perf_counter()
+    fn()
+    synchronize(device)
+    one = max(time.perf_counter() - start, 1e-6)
+    calls = int(min(max_calls, max(1, target_seconds / one)))
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        synchronize(device)
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+def _read_status(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+class PeakMemory:
+    """Peak memory of a block: CUDA allocator peak, or peak RSS on the CPU
+    (``/proc/self/clear_refs`` resets the high-water mark), above the level
+    at entry. ``bytes`` is None where it cannot be measured."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.bytes = None
+
+    def __enter__(self):
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self._start = torch.cuda.memory_allocated(self.device)
+        else:
+            try:
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")
+                self._start = _read_status("VmRSS:")
+            except OSError:
+                self._start = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            self.bytes = torch.cuda.max_memory_allocated(self.device) - self._start
+        elif self._start is not None:
+            self.bytes = _read_status("VmHWM:") - self._start
+        return False
+
+
+def machine_limits(device="cpu", dtype=torch.float32):
+    """Measured matmul GFLOP/s and copy bandwidth (GB/s) of ``device``."""
+    n = 2048 if torch.device(device).type == "cpu" else 8192
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    t = seconds_per_call(lambda: torch.mm(a, b), device=device, warmup=1, repeats=5)
+    gflops = 2 * n**3 / t / 1e9
+    src = torch.empty(64 * 2**20, device=device, dtype=dtype).uniform_()
+    dst = torch.empty_like(src)
+    t = seconds_per_call(lambda: dst.copy_(src), device=device, warmup=1, repeats=5)
+    bandwidth = 2 * src.numel() * src.element_size() / t / 1e9  # read + write
+    return {"matmul_gflops": gflops, "copy_gbytes_per_s": bandwidth}
