@@ -6,7 +6,7 @@ build ``cv_results_`` and pick the best model. The numerics live in the
 engine, the table logic in ``_population`` / ``_scoring`` / ``_results``.
 """
 
-import math
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -14,18 +14,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring, get_scorer_names
-from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import _fit_context, validate_data
-from ._engine import ACTIVATION_NAMES, population_outputs, train_population
-from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, resolve_seed, train_config
-from ._population import build_population
-from ._results import build_cv_results
-from ._scoring import score_population, warn_failed
-from ._single import _SPARSE, dense
+from ._compat import _fit_context
+from ._engine import ACTIVATION_NAMES, train_population
+from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
+from ._search import run_search
 
 
 def _refitted(search):
@@ -39,43 +35,6 @@ def _refitted(search):
     return True
 
 
-def holdout_split(y_encoded, fraction, seed, *, stratify):
-    """Split row indices into training and validation parts.
-
-    The split depends only on ``seed`` and ``y``. It is stratified for
-    classifiers when every class has at least two samples and both parts
-    can hold every class; otherwise it falls back to a random split with a
-    warning.
-
-    Raises
-    ------
-    ValueError
-        If either part would be empty.
-    """
-    n = len(y_encoded)
-    n_val = math.ceil(fraction * n)
-    if n_val < 1 or n - n_val < 1:
-        raise ValueError(
-            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
-            f"and {n_val} validation samples; at least one of each is needed."
-        )
-    strata = None
-    if stratify:
-        counts = np.bincount(y_encoded)
-        n_classes = np.count_nonzero(counts)
-        if counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
-            strata = y_encoded
-        else:
-            warnings.warn(
-                f"The validation split is not stratified: with n_samples={n} and "
-                f"validation_fraction={fraction}, some class is too small to appear in "
-                f"both the training and the validation part.",
-                UserWarning,
-                stacklevel=3,
-            )
-    return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
-
-
 class BaseParallelMLP(BaseEstimator):
     """Base class of the population estimators; see ParallelMLPClassifier."""
 
@@ -87,8 +46,11 @@ class BaseParallelMLP(BaseEstimator):
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "scoring": [StrOptions(set(get_scorer_names())), callable, None],
-        "refit": ["boolean"],
+        "cv": ["cv_object", None],
+        "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
+        "refit": ["boolean", str],
+        "error_score": [StrOptions({"raise"}), Real],
+        "return_train_score": ["boolean"],
         "verbose": ["verbose"],
         **TRAINING_CONSTRAINTS,
     }
@@ -110,8 +72,11 @@ class BaseParallelMLP(BaseEstimator):
         tol=1e-4,
         momentum=0.9,
         nesterovs_momentum=True,
+        cv=None,
         scoring=None,
         refit=True,
+        error_score=np.nan,
+        return_train_score=False,
         dtype="float32",
         device="auto",
         random_state=None,
@@ -131,8 +96,11 @@ class BaseParallelMLP(BaseEstimator):
         self.tol = tol
         self.momentum = momentum
         self.nesterovs_momentum = nesterovs_momentum
+        self.cv = cv
         self.scoring = scoring
         self.refit = refit
+        self.error_score = error_score
+        self.return_train_score = return_train_score
         self.dtype = dtype
         self.device = device
         self.random_state = random_state
@@ -148,89 +116,106 @@ class BaseParallelMLP(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Train every model of the search space as one fused network.
+    def fit(self, X, y, sample_weight=None):
+        """Train every model of the search space, on every fold, as one fused network.
 
-        ``validation_fraction`` of the rows (stratified for classifiers) is
-        held out; every model trains on the rest and is scored on it with
-        ``scoring``. The best model is the trained one itself (no retraining),
-        so its validation score describes it honestly.
+        With ``cv=None``, ``validation_fraction`` of the rows (stratified for
+        classifiers) is held out; every model trains on the rest and is
+        scored on it. The best model is the trained one itself (no
+        retraining), so its validation score describes it honestly. With
+        ``cv``, every model trains once per fold inside the same fused run
+        and is scored on each fold's test rows; with ``refit`` the best
+        configuration is then retrained on all the data.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Sparse input is densified.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in every model's loss (and L2 divisor, as
+            scikit-learn's MLP) and in the scorers.
 
         Returns
         -------
         self : object
         """
-        regression = self._task == "regression"
-        X, y = validate_data(
-            self, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
-            multi_output=regression, y_numeric=regression,
-        )
-        X = dense(X)
-        y_encoded, n_outputs = self._encode_targets(y)
-        population = build_population(
-            self.hidden_layer_sizes, self.activation, self.learning_rate_init, self.alpha,
-            self.n_repeats,
-        )
-        scorer = None if self.scoring is None else check_scoring(self, self.scoring)
-        seed = resolve_seed(self.random_state)
-        train, val = holdout_split(
-            y_encoded if not regression else np.zeros(len(y), dtype=int),
-            self.validation_fraction, seed, stratify=not regression,
-        )
-        config = train_config(
-            self, task=self._task, n_outputs=n_outputs, n_samples=len(train), seed=seed,
-            early_stopping=self.early_stopping,
-        )
-        spec = population.spec(seed)
-        result = train_population(
-            spec, config, X[train], y_encoded[train], X[val], y_encoded[val],
-            epoch_callback=self._report_epoch if self.verbose else None,
-        )
-        outputs = population_outputs(result.coefs, result.intercepts, spec.activations, config, X[val])
-        scores, score_time = score_population(
-            outputs, X[val], y[val], y_encoded[val], task=self._task, scorer=scorer,
-            classes=getattr(self, "classes_", None), failed=result.diverged,
-        )
-        self._store_search(population, result, scores, score_time, seed)
+        self._check_refit()
+        run = run_search(self, X, y, sample_weight)
+        self._store_search(run)
+        if self.refit:
+            self._refit_best(run)
         return self
 
-    def _store_search(self, population, result, scores, score_time, seed):
-        n_models = population.n_models
-        failed = np.isnan(scores)
-        warn_failed(result.diverged | failed, n_models)
-        if failed.all():
+    def _check_refit(self):
+        multimetric = isinstance(self.scoring, (list, tuple, set, dict))
+        if multimetric and self.refit is True:
             raise ValueError(
-                f"All {n_models} models failed (diverged or could not be scored); try "
-                f"smaller learning rates or scale the input features."
+                "For multi-metric scoring, refit must be the name of the scorer that picks "
+                "the best model (a key of scoring), or False; True was passed."
             )
-        not_converged = int(np.sum(~result.converged & ~failed))
+        if isinstance(self.refit, str):
+            names = self.scoring.keys() if isinstance(self.scoring, dict) else self.scoring
+            if not multimetric or self.refit not in names:
+                raise ValueError(
+                    f"refit={self.refit!r} must name one of the scorers given in scoring; "
+                    f"scoring={self.scoring!r}."
+                )
+
+    def _store_search(self, run):
+        result, n_models = run.result, run.population.n_models
+        not_converged = int(np.sum(~result.converged & ~result.diverged))
         if not_converged:
             warnings.warn(
-                f"{not_converged} of {n_models} models reached max_iter={self.max_iter} "
-                f"without converging; consider increasing max_iter.",
+                f"{not_converged} of {result.converged.size} trained models reached "
+                f"max_iter={self.max_iter} without converging; consider increasing max_iter.",
                 ConvergenceWarning,
             )
-        self.cv_results_ = build_cv_results(
-            population, scores[:, None], fit_time=result.train_time, score_time=score_time
-        )
+        self.cv_results_ = run.cv_results
         self.n_models_ = n_models
-        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
-        self.best_params_ = self.cv_results_["params"][self.best_index_]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        self.scorer_ = check_scoring(self, self.scoring)
-        self.loss_curves_ = result.loss_curves
-        self.validation_scores_ = result.validation_scores
-        self.n_iter_ = result.n_iter
+        self.n_splits_ = len(run.folds)
+        self.multimetric_ = run.multimetric
+        scorers = {n: (s if s is not None else check_scoring(self)) for n, s in run.scorers.items()}
+        self.scorer_ = scorers if run.multimetric else scorers["score"]
+        metric = self.refit if isinstance(self.refit, str) else "score"
+        if not run.multimetric or isinstance(self.refit, str):
+            ranks = self.cv_results_[f"rank_test_{metric}"]
+            means = self.cv_results_[f"mean_test_{metric}"]
+            if np.isnan(means).all():
+                raise ValueError(
+                    f"All {n_models} models failed (diverged or could not be scored); try "
+                    f"smaller learning rates or scale the input features."
+                )
+            self.best_index_ = int(np.argmin(ranks))
+            self.best_params_ = self.cv_results_["params"][self.best_index_]
+            self.best_score_ = float(means[self.best_index_])
+        holdout = self.cv is None
+        # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
+        squeeze = (lambda a: a[:, 0]) if holdout else (lambda a: a)
+        self.loss_curves_ = squeeze(result.loss_curves)
+        self.validation_scores_ = None if result.validation_scores is None else squeeze(result.validation_scores)
+        self.n_iter_ = squeeze(result.n_iter)
         self._coefs, self._intercepts = result.coefs, result.intercepts
-        self._seed = seed
-        if self.refit:
-            self.best_estimator_ = self.export_model(self.best_index_)
+        self._refitted = {}
+        self._seed = run.seed
+
+    def _refit_best(self, run):
+        """``best_estimator_``: with a holdout, the trained best model itself;
+        with cv, the best configuration retrained on all the data (fused)."""
+        start = time.perf_counter()
+        if self.cv is not None:
+            best = self.best_index_
+            n = run.X.shape[0]
+            refit = train_population(
+                run.spec.subset([best]), run.config, run.X, run.y_encoded,
+                [(np.arange(n), None)], sample_weight=run.sample_weight, monitor=False,
+            )
+            self._refitted[best] = (
+                refit.coefs[0][0], refit.intercepts[0][0], int(refit.n_iter[0, 0]),
+                refit.loss_curves[0, 0],
+            )
+        self.best_estimator_ = self.export_model(self.best_index_)
+        self.refit_time_ = time.perf_counter() - start
 
     def _report_epoch(self, epoch, info):
         active = info["active"]
@@ -242,13 +227,18 @@ class BaseParallelMLP(BaseEstimator):
         print(line)
 
     # --------------------------------------------------------------- models
-    def export_model(self, index):
-        """Return model ``index`` (a row of ``cv_results_``) as a standalone estimator.
+    def export_model(self, index, fold=None):
+        """Return a trained model (a row of ``cv_results_``) as a standalone estimator.
 
         Parameters
         ----------
         index : int
             Row of ``cv_results_``.
+        fold : int, default=None
+            With ``cv``, fold k's replica (trained on fold k's training
+            rows). None gives the model trained on the held-out split
+            (``cv=None``) or, with ``cv``, the model refitted on all the data
+            (available for refitted rows only).
 
         Returns
         -------
@@ -259,16 +249,35 @@ class BaseParallelMLP(BaseEstimator):
         check_is_fitted(self)
         if not isinstance(index, Integral) or not 0 <= index < self.n_models_:
             raise ValueError(f"index must be an int in [0, {self.n_models_}); got {index!r}.")
+        if fold is not None:
+            if not isinstance(fold, Integral) or not 0 <= fold < self.n_splits_:
+                raise ValueError(f"fold must be an int in [0, {self.n_splits_}); got {fold!r}.")
+            weights = (
+                self._coefs[fold][index], self._intercepts[fold][index],
+                int(self.n_iter_[index] if self.cv is None else self.n_iter_[index, fold]),
+                self.loss_curves_[index] if self.cv is None else self.loss_curves_[index, fold],
+            )
+        elif self.cv is None:
+            return self.export_model(index, fold=0)
+        elif index in self._refitted:
+            weights = self._refitted[index]
+        else:
+            raise ValueError(
+                f"Row {index} was not refitted on all the data (refitted rows: "
+                f"{sorted(self._refitted)}); pass fold=k for fold k's replica, "
+                f"k in [0, {self.n_splits_})."
+            )
+        coefs, intercepts, n_iter, curve = weights
         model = self._single_class(
             **self.cv_results_["params"][index],
             repeat=int(self.cv_results_["param_repeat"][index]),
             random_state=self._seed,
             **{name: getattr(self, name) for name in TRAINING_PARAMS},
         )
-        model.coefs_ = [c.copy() for c in self._coefs[index]]
-        model.intercepts_ = [b.copy() for b in self._intercepts[index]]
-        model.n_iter_ = int(self.n_iter_[index])
-        model.loss_curve_ = list(self.loss_curves_[index, : model.n_iter_])
+        model.coefs_ = [c.copy() for c in coefs]
+        model.intercepts_ = [b.copy() for b in intercepts]
+        model.n_iter_ = n_iter
+        model.loss_curve_ = list(curve[:n_iter])
         model.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             model.feature_names_in_ = self.feature_names_in_

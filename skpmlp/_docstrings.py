@@ -28,8 +28,8 @@ PARAMETERS = """
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep its best
         weights. Otherwise each model stops on a training-loss plateau.
     validation_fraction : float, default=0.1
-        Fraction of the rows held out (stratified for classifiers) to score
-        and select models.
+        With ``cv=None``, the fraction of the rows held out (stratified for
+        classifiers) to score and select models.
     n_iter_no_change : int, default=10
         Patience of the per-model stopping rule, in epochs.
     tol : float, default=1e-4
@@ -38,14 +38,27 @@ PARAMETERS = """
         SGD momentum.
     nesterovs_momentum : bool, default=True
         Use Nesterov's momentum with SGD.
-    scoring : str, callable or None, default=None
-        scikit-learn scorer used to rank models on the validation data; None
-        uses <default_score>.
-    refit : bool, default=True
-        Expose the best model as ``best_estimator_`` and predict with it.
-        With held-out validation the best model is the trained one, not a
-        retrained copy. ``refit=False`` leaves ``best_estimator_`` unset and
+    cv : int, cross-validation generator, iterable or None, default=None
+        None holds out ``validation_fraction`` of the rows. Otherwise, as in
+        GridSearchCV (an int K gives StratifiedKFold for classifiers, KFold
+        for regressors); every model is trained once per fold inside the
+        same fused run (its fold replicas share its initial weights).
+    scoring : str, callable, list, tuple, set, dict or None, default=None
+        scikit-learn scorer(s) used to rank models on the held-out rows;
+        None uses <default_score>. Several scorers give multi-metric
+        ``cv_results_`` columns, as GridSearchCV.
+    refit : bool or str, default=True
+        Expose the best model as ``best_estimator_`` and predict with it
+        (with multi-metric scoring, the name of the scorer that picks it).
+        With ``cv=None`` the best model is the trained one, not a retrained
+        copy; with ``cv`` the best configuration is retrained on all the
+        data. ``refit=False`` leaves ``best_estimator_`` unset and
         prediction unavailable, as GridSearchCV does.
+    error_score : "raise" or float, default=np.nan
+        Score of a model that diverged or whose scoring raised; "raise"
+        raises instead.
+    return_train_score : bool, default=False
+        Also score every replica on its training rows.
     dtype : {"float32", "float64"}, default="float32"
         Training precision.
     device : str, default="auto"
@@ -60,7 +73,13 @@ PARAMETERS = """
 
 ATTRIBUTES = """
     n_models_ : int
-        Number of models trained.
+        Number of models (configurations x repeats) in the search.
+    n_splits_ : int
+        Number of folds (1 with ``cv=None``).
+    multimetric_ : bool
+        Whether several scorers were used.
+    refit_time_ : float
+        Seconds spent refitting the best configuration (0 with ``cv=None``).
     cv_results_ : dict of ndarray
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
@@ -69,7 +88,8 @@ ATTRIBUTES = """
         fit time is an equal share of the fused run's wall time.
         ``pandas.DataFrame(cv_results_)`` gives a table.
     best_index_ : int
-        Row of the best model.
+        Row of the best model (set unless multi-metric with
+        ``refit=False``, as GridSearchCV).
     best_params_ : dict
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``).
@@ -77,14 +97,16 @@ ATTRIBUTES = """
         Its validation score.
     best_estimator_ : <single>
         The best model, standalone. Only with ``refit=True``.
-    scorer_ : callable
-        The scorer used to rank models.
-    loss_curves_ : ndarray of shape (n_models, n_epochs)
-        Training loss per epoch; NaN after a model stopped.
-    validation_scores_ : ndarray of shape (n_models, n_epochs)
-        Validation <default_score> per epoch; NaN after a model stopped.
-    n_iter_ : ndarray of shape (n_models,)
-        Epochs each model trained for.
+    scorer_ : callable or dict
+        The scorer(s) used to rank models.
+    loss_curves_ : ndarray of shape (n_models, n_epochs) or (n_models, n_splits, n_epochs)
+        Training loss per epoch (with ``cv``, per fold replica); NaN after
+        a model stopped.
+    validation_scores_ : ndarray like ``loss_curves_``, or None
+        Held-out <default_score> per epoch; NaN after a model stopped. With
+        ``cv`` only when ``early_stopping=True``.
+    n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
+        Epochs each model (fold replica) trained for.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.

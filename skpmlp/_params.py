@@ -43,14 +43,18 @@ def resolve_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def train_config(estimator, *, task, n_outputs, n_samples, seed, early_stopping=False):
-    """The engine's :class:`TrainConfig` from an estimator's parameters."""
+def train_config(estimator, *, task, n_outputs, seed, early_stopping=False):
+    """The engine's :class:`TrainConfig` from an estimator's parameters.
+
+    ``batch_size="auto"`` is 200; the engine clips the batch to the training
+    rows of each run, so "auto" means ``min(200, n_samples)``.
+    """
     batch_size = 200 if estimator.batch_size == "auto" else estimator.batch_size
     return TrainConfig(
         task=task,
         n_outputs=n_outputs,
         solver=estimator.solver,
-        batch_size=min(batch_size, n_samples),
+        batch_size=batch_size,
         max_iter=estimator.max_iter,
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,

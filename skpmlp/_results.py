@@ -35,32 +35,43 @@ def _store(results, key, per_split, *, splits=True, rank=False):
         results[f"rank_{key}"] = rank_scores(means)
 
 
-def build_cv_results(population, test_scores, *, fit_time, score_time):
+def build_cv_results(population, test_scores, train_scores=None, *, fit_time, score_time, multimetric):
     """Build ``cv_results_`` for a population.
 
     Parameters
     ----------
     population : Population
-    test_scores : ndarray of shape (n_models, n_splits)
+    test_scores : dict of str to ndarray of shape (n_models, n_splits)
+        One entry per scorer; the single-metric entry is named ``"score"``.
+    train_scores : dict like ``test_scores``, optional
+        Adds the ``*_train_<name>`` columns (``return_train_score=True``).
     fit_time, score_time : float
-        Total seconds of the fused run and of scoring; each model is charged
-        an equal share (the fused run trains them together).
+        Total seconds of the fused run and of scoring; each model and split
+        is charged an equal share (the fused run trains them together).
+    multimetric : bool
+        Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
 
     Returns
     -------
     dict
-        ``params``, ``param_<name>`` (masked arrays), ``param_repeat``,
-        ``split{k}_test_score``, ``mean_/std_/rank_test_score``,
-        ``mean_/std_fit_time`` and ``mean_/std_score_time``.
+        ``mean_/std_fit_time``, ``mean_/std_score_time``, ``param_<name>``
+        (masked arrays), ``param_repeat``, ``params``, and per metric
+        ``split{k}_test_<name>``, ``mean_/std_/rank_test_<name>`` (and the
+        train columns).
     """
     n = population.n_models
-    n_splits = test_scores.shape[1]
+    n_splits = next(iter(test_scores.values())).shape[1]
+    share = n * n_splits
     results = {}
-    _store(results, "fit_time", np.full((n, n_splits), fit_time / n), splits=False)
-    _store(results, "score_time", np.full((n, n_splits), score_time / n), splits=False)
+    _store(results, "fit_time", np.full((n, n_splits), fit_time / share), splits=False)
+    _store(results, "score_time", np.full((n, n_splits), score_time / share), splits=False)
     for name in SEARCHED_PARAMS:
         results[f"param_{name}"] = _param_column(population.column(name))
     results["param_repeat"] = _param_column(list(population.repeats))
     results["params"] = [dict(p) for p in population.params]
-    _store(results, "test_score", test_scores, rank=True)
+    for name, scores in test_scores.items():
+        suffix = name if multimetric else "score"
+        _store(results, f"test_{suffix}", scores, rank=True)
+        if train_scores is not None:
+            _store(results, f"train_{suffix}", train_scores[name])
     return results

@@ -51,7 +51,10 @@ class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
         return self.outputs[:, 0] if self.outputs.shape[1] == 1 else self.outputs
 
 
-def score_population(outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None):
+def score_population(
+    outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None, sample_weight=None,
+    error_score=np.nan,
+):
     """Score every model from its outputs on ``(X, y)``.
 
     Parameters
@@ -68,8 +71,13 @@ def score_population(outputs, X, y, y_encoded, *, task, scorer, classes=None, fa
     classes : ndarray, optional
         Class labels, for classification scorers.
     failed : ndarray of bool, optional
-        Models that diverged: they score NaN and are never passed to a
-        scorer.
+        Models that diverged: they get ``error_score`` and are never passed
+        to a scorer.
+    sample_weight : ndarray, optional
+        Passed to the scorer (weights the default score).
+    error_score : "raise" or float
+        Score of a diverged model or of a model whose scoring raised; with
+        "raise", the error is raised instead, as GridSearchCV does.
 
     Returns
     -------
@@ -79,24 +87,42 @@ def score_population(outputs, X, y, y_encoded, *, task, scorer, classes=None, fa
     """
     start = time.perf_counter()
     n_models = outputs.shape[0]
-    failed = np.zeros(n_models, dtype=bool) if failed is None else failed
-    failed = failed | ~np.isfinite(outputs).all(axis=(1, 2))
+    failed = np.zeros(n_models, dtype=bool) if failed is None else np.array(failed, dtype=bool)
+    failed |= ~np.isfinite(outputs).all(axis=(1, 2))
+    if failed.any() and error_score == "raise":
+        raise ValueError(
+            f"{int(failed.sum())} models diverged (loss or outputs not finite), e.g. row "
+            f"{int(np.flatnonzero(failed)[0])}; error_score='raise'."
+        )
     if scorer is None:
         target = torch.as_tensor(np.asarray(y_encoded))
         if task == "regression":
             target = target.reshape(len(target), -1).to(torch.float64)
-        scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target).numpy()
+        weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+        scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
     else:
-        scores = np.empty(n_models)
-        for i in range(n_models):
-            if failed[i]:
-                continue
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        scores = np.full(n_models, np.nan)
+        n_errors = 0
+        for i in np.flatnonzero(~failed):
             if task == "classification":
                 model = _PrecomputedClassifier(outputs[i], classes)
             else:
                 model = _PrecomputedRegressor(outputs[i])
-            scores[i] = scorer(model, X, y)
-    scores = np.where(failed, np.nan, scores)
+            try:
+                scores[i] = scorer(model, X, y, **kwargs)
+            except Exception:
+                if error_score == "raise":
+                    raise
+                scores[i], n_errors = error_score, n_errors + 1
+        if n_errors:
+            warnings.warn(
+                f"Scoring failed for {n_errors} of {n_models} models; their score is set to "
+                f"error_score={error_score}.",
+                UserWarning,
+                stacklevel=2,
+            )
+    scores = np.where(failed, error_score, scores).astype(float)
     return scores, time.perf_counter() - start
 
 
@@ -105,8 +131,8 @@ def warn_failed(failed, n_models):
     n_failed = int(np.sum(failed))
     if n_failed:
         warnings.warn(
-            f"{n_failed} of {n_models} models diverged (their loss became NaN or "
-            f"infinite); they were frozen, scored NaN and are never selected.",
+            f"{n_failed} of {n_models} models diverged on some fold (their loss became NaN or "
+            f"infinite); they were frozen and scored error_score (NaN by default, so never selected).",
             RuntimeWarning,
             stacklevel=3,
         )

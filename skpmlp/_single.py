@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import _fit_context, validate_data
+from ._compat import _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures
@@ -79,13 +79,16 @@ class _BaseSingleMLP(BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train this one model alone on all of ``(X, y)``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in the loss (and the L2 divisor), as scikit-learn's
+            MLP.
 
         Returns
         -------
@@ -96,6 +99,8 @@ class _BaseSingleMLP(BaseEstimator):
             multi_output=self._task == "regression", y_numeric=self._task == "regression",
         )
         X = dense(X)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         archs = architectures(self.hidden_layer_sizes)
         if len(archs) != 1:
             raise ValueError(
@@ -114,13 +119,14 @@ class _BaseSingleMLP(BaseEstimator):
             }],
             repeats=np.array([self.repeat]),
         )
-        config = train_config(
-            self, task=self._task, n_outputs=n_outputs, n_samples=X.shape[0], seed=seed
+        config = train_config(self, task=self._task, n_outputs=n_outputs, seed=seed)
+        result = train_population(
+            population.spec(seed), config, X, y_encoded, [(np.arange(X.shape[0]), None)],
+            sample_weight=sample_weight,
         )
-        result = train_population(population.spec(seed), config, X, y_encoded)
-        self.coefs_, self.intercepts_ = result.coefs[0], result.intercepts[0]
-        self.n_iter_ = int(result.n_iter[0])
-        self.loss_curve_ = list(result.loss_curves[0, : self.n_iter_])
+        self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
+        self.n_iter_ = int(result.n_iter[0, 0])
+        self.loss_curve_ = list(result.loss_curves[0, 0, : self.n_iter_])
         return self
 
     def _outputs(self, X):

@@ -78,8 +78,16 @@ def config(task, n_outputs, solver="adam", **kw):
     )
 
 
-def predictions(result, index, X):
-    return mlp_forward(result.coefs[index], result.intercepts[index], "relu", X)
+def train(spec, cfg, X, y, eval_rows=None, n_train=None):
+    """Train on rows [0, n_train) (all by default); return fold 0's models."""
+    n_train = len(X) if n_train is None else n_train
+    result = train_population(spec, cfg, X, y, [(np.arange(n_train), eval_rows)])
+    result.coefs, result.intercepts = result.coefs[0], result.intercepts[0]
+    for name in ("loss_curves", "validation_scores", "n_iter", "converged", "diverged"):
+        value = getattr(result, name)
+        if value is not None:
+            setattr(result, name, value[:, 0])
+    return result
 
 
 def torch_reference(model, X, y, task, n_outputs, cfg):
@@ -126,9 +134,9 @@ def torch_reference(model, X, y, task, n_outputs, cfg):
 def test_population_equals_alone_equals_plain_torch(task, solver):
     X, y, n_outputs = make_data(task)
     cfg = config(task, n_outputs, solver)
-    population = train_population(make_spec(POPULATION), cfg, X, y)
+    population = train(make_spec(POPULATION), cfg, X, y)
     for i, model in enumerate(POPULATION):
-        alone = train_population(make_spec([model]), cfg, X, y)
+        alone = train(make_spec([model]), cfg, X, y)
         act = model[1]
         in_population = mlp_forward(population.coefs[i], population.intercepts[i], act, X)
         trained_alone = mlp_forward(alone.coefs[0], alone.intercepts[0], act, X)
@@ -143,7 +151,7 @@ def test_every_activation_matches_torch_module(activation):
     X, y, n_outputs = make_data("classification", n=64)
     model = ((5,), activation, 1e-2, 1e-4, 0)
     cfg = config("classification", n_outputs, max_iter=3)
-    result = train_population(make_spec([model, ((8,), "relu", 1e-2, 1e-4, 0)]), cfg, X, y)
+    result = train(make_spec([model, ((8,), "relu", 1e-2, 1e-4, 0)]), cfg, X, y)
     ours = mlp_forward(result.coefs[0], result.intercepts[0], activation, X)
     np.testing.assert_allclose(ours, torch_reference(model, X, y, "classification", n_outputs, cfg), atol=1e-6)
 
@@ -152,8 +160,8 @@ def test_padding_never_changes_a_model():
     """Grouping with or without padding gives the same models."""
     X, y, n_outputs = make_data("classification")
     spec = make_spec(POPULATION)
-    padded = train_population(spec, config("classification", n_outputs, max_padding=10.0), X, y)
-    exact = train_population(spec, config("classification", n_outputs, max_padding=0.0), X, y)
+    padded = train(spec, config("classification", n_outputs, max_padding=10.0), X, y)
+    exact = train(spec, config("classification", n_outputs, max_padding=0.0), X, y)
     for i, model in enumerate(POPULATION):
         a = mlp_forward(padded.coefs[i], padded.intercepts[i], model[1], X)
         b = mlp_forward(exact.coefs[i], exact.intercepts[i], model[1], X)
@@ -166,11 +174,11 @@ def test_stopping_rule_is_per_model_and_freezes():
     X, y, n_outputs = make_data("classification")
     models = [((8,), "relu", 1e-2, 1e-4, 0), ((8,), "tanh", 1e-6, 1e-4, 0)]
     cfg = config("classification", n_outputs, max_iter=40, tol=1e-3, n_iter_no_change=2)
-    both = train_population(make_spec(models), cfg, X, y)
+    both = train(make_spec(models), cfg, X, y)
     assert both.n_iter[1] < both.n_iter[0]
     assert both.converged[1]
     assert np.isnan(both.loss_curves[1, both.n_iter[1]:]).all()
-    alone = train_population(make_spec(models[1:]), cfg, X, y)
+    alone = train(make_spec(models[1:]), cfg, X, y)
     assert alone.n_iter[0] == both.n_iter[1]
     np.testing.assert_allclose(
         mlp_forward(both.coefs[1], both.intercepts[1], "tanh", X),
@@ -184,8 +192,8 @@ def test_diverging_model_does_not_touch_others():
     good = [((8,), "relu", 1e-3, 1e-4, 0), ((4, 4), "tanh", 1e-3, 1e-4, 0)]
     bad = [((8,), "identity", 1e6, 0.0, 0)]
     cfg = config("regression", n_outputs, solver="sgd", max_iter=5)
-    mixed = train_population(make_spec(good + bad), cfg, X, y)
-    clean = train_population(make_spec(good), cfg, X, y)
+    mixed = train(make_spec(good + bad), cfg, X, y)
+    clean = train(make_spec(good), cfg, X, y)
     assert mixed.diverged.tolist() == [False, False, True]
     assert not clean.diverged.any()
     assert mixed.n_iter[2] < cfg.max_iter
@@ -199,7 +207,7 @@ def test_early_stopping_keeps_best_weights():
     X, y, n_outputs = make_data("classification", n=200)
     models = [((8,), "relu", 5e-2, 1e-4, 0), ((16,), "tanh", 1e-2, 1e-4, 0)]
     cfg = config("classification", n_outputs, max_iter=60, early_stopping=True, n_iter_no_change=3)
-    result = train_population(make_spec(models), cfg, X[:150], y[:150], X[150:], y[150:])
+    result = train(make_spec(models), cfg, X, y, eval_rows=np.arange(150, 200), n_train=150)
     for i, model in enumerate(models):
         kept = mlp_forward(result.coefs[i], result.intercepts[i], model[1], X[150:])
         score = (kept.argmax(1) == y[150:]).mean()
@@ -208,7 +216,7 @@ def test_early_stopping_keeps_best_weights():
 
 def test_population_outputs_match_single_forward():
     X, y, n_outputs = make_data("classification")
-    result = train_population(make_spec(POPULATION), config("classification", n_outputs, max_iter=2), X, y)
+    result = train(make_spec(POPULATION), config("classification", n_outputs, max_iter=2), X, y)
     acts = [m[1] for m in POPULATION]
     cfg = config("classification", n_outputs)
     fused = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
@@ -220,8 +228,8 @@ def test_population_outputs_match_single_forward():
 def test_cuda_matches_cpu_float64():
     X, y, n_outputs = make_data("classification")
     spec = make_spec(POPULATION)
-    cpu = train_population(spec, config("classification", n_outputs), X, y)
-    gpu = train_population(spec, config("classification", n_outputs, device="cuda"), X, y)
+    cpu = train(spec, config("classification", n_outputs), X, y)
+    gpu = train(spec, config("classification", n_outputs, device="cuda"), X, y)
     for i, model in enumerate(POPULATION):
         np.testing.assert_allclose(
             mlp_forward(cpu.coefs[i], cpu.intercepts[i], model[1], X),

@@ -1,20 +1,22 @@
 """Per-model losses and monitoring scores on ``(G, B, C)`` output tensors.
 
-Every function reduces over the batch separately for each model, so summing
-the results over models and calling ``backward`` once gives each model
-exactly the gradient of its own loss.
+Losses reduce over the batch separately for each model, with per-row
+weights that sum to one per model (sample weights, and zeros for padding
+rows), so summing them over models and calling ``backward`` once gives each
+model exactly the gradient of its own loss.
 """
 
 import torch
 
 
-def cross_entropy(logits, y):
-    """Softmax cross-entropy, each model's batch mean.
+def cross_entropy(logits, y, weights):
+    """Softmax cross-entropy, each model's weighted batch mean.
 
     Parameters
     ----------
     logits : Tensor of shape (G, B, C)
-    y : Tensor of int64 of shape (B,)
+    y : Tensor of int64 of shape (G, B) or (1, B)
+    weights : Tensor of shape (G, B) or (1, B), summing to 1 over B
 
     Returns
     -------
@@ -22,43 +24,54 @@ def cross_entropy(logits, y):
     """
     G, B, _ = logits.shape
     log_p = torch.log_softmax(logits, dim=2)
-    picked = log_p.gather(2, y.view(1, B, 1).expand(G, B, 1))
-    return -picked.view(G, B).mean(1)
+    picked = log_p.gather(2, y.unsqueeze(2).expand(G, B, 1)).squeeze(2)
+    return -(picked * weights).sum(1)
 
 
-def squared_error(outputs, y):
-    """Half mean squared error as scikit-learn's MLP: ``mean((y - p)**2) / 2``.
+def squared_error(outputs, y, weights):
+    """Half squared error as scikit-learn's MLP (mean over outputs), each
+    model's weighted batch mean.
 
     Parameters
     ----------
     outputs : Tensor of shape (G, B, C)
-    y : Tensor of shape (B, C)
+    y : Tensor of shape (G, B, C) or (1, B, C)
+    weights : Tensor of shape (G, B) or (1, B)
 
     Returns
     -------
     Tensor of shape (G,)
     """
-    return 0.5 * (outputs - y.unsqueeze(0)).square().mean((1, 2))
+    return 0.5 * ((outputs - y).square().mean(2) * weights).sum(1)
 
 
 LOSSES = {"classification": cross_entropy, "regression": squared_error}
 
 
-def accuracy(outputs, y):
-    """Accuracy per model: (n_slots, n, C) outputs against (n,) labels."""
-    return (outputs.argmax(2) == y.unsqueeze(0)).to(outputs.dtype).mean(1)
+def accuracy(outputs, y, weights=None):
+    """Accuracy per model: (n_slots, n, C) outputs against (n,) labels.
+
+    ``weights`` (n_slots or 1, n) weight the rows (zero excludes a row)."""
+    correct = (outputs.argmax(2) == y.unsqueeze(0)).to(outputs.dtype)
+    if weights is None:
+        return correct.mean(1)
+    return (correct * weights).sum(1) / weights.sum(1)
 
 
-def r2(outputs, y):
+def r2(outputs, y, weights=None):
     """R^2 per model, averaged uniformly over outputs as scikit-learn does.
 
-    A constant target scores 1 when predicted exactly, else 0 (sklearn's
-    ``force_finite`` convention).
+    ``weights`` (n_slots or 1, n) weight the rows. A constant target scores
+    1 when predicted exactly, else 0 (sklearn's ``force_finite``).
     """
-    residual = (outputs - y.unsqueeze(0)).square().sum(1)
-    total = (y - y.mean(0)).square().sum(0).unsqueeze(0).expand_as(residual)
+    if weights is None:
+        weights = torch.ones((1, y.shape[0]), dtype=outputs.dtype, device=outputs.device)
+    w = weights.unsqueeze(2)
+    mean = (w * y.unsqueeze(0)).sum(1, keepdim=True) / w.sum(1, keepdim=True)
+    residual = (w * (outputs - y.unsqueeze(0)).square()).sum(1)
+    total = (w * (y.unsqueeze(0) - mean).square()).sum(1).expand_as(residual)
     perfect = (residual == 0).to(outputs.dtype)
-    per_output = torch.where(total > 0, 1 - residual / total.clamp_min(1e-300), perfect)
+    per_output = torch.where(total > 0, 1 - residual / total, perfect)
     return per_output.mean(1)
 
 

@@ -154,9 +154,12 @@ class FusedNetwork:
         return torch.cat([ACTIVATIONS[name](c) for (name, _, _), c in zip(slices, chunks)], 0)
 
     def group_forward(self, gi, X):
-        """Outputs of group ``gi`` for input ``X`` (B, F): shape (G, B, C)."""
+        """Outputs of group ``gi``: shape (G, B, C).
+
+        ``X`` is (B, F), shared by the group's models, or (G, B, F), one
+        input per model (K-fold replicas see their own fold's batch)."""
         group, params = self.groups[gi], self.params[gi]
-        h = X.expand(group.size, *X.shape)  # shared input, no copy
+        h = X.expand(group.size, *X.shape) if X.dim() == 2 else X  # shared: no copy
         depth = len(group.widths)
         for layer in range(depth + 1):
             z = torch.baddbmm(params[2 * layer + 1], h, params[2 * layer])

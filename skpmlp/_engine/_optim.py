@@ -34,16 +34,21 @@ class _FusedOptimizer:
         self.partitions = []
 
     def set_partitions(self, partitions):
-        """``partitions``: list of ``(lr, alpha, ranges)``, ranges being flat
-        ``(offset, length, is_weight)`` triples."""
+        """``partitions``: list of ``(lr, alpha, fold, ranges)``, ranges being
+        flat ``(offset, length, is_weight)`` triples."""
         self.partitions = []
         buffers = [self.params, self.grads, *self.state]
-        for lr, alpha, ranges in partitions:
+        for lr, alpha, fold, ranges in partitions:
             for is_weight in (True, False):
                 spans = [(o, n) for o, n, w in ranges if w == is_weight and n > 0]
                 if spans:
                     views = [[b[o : o + n] for o, n in spans] for b in buffers]
-                    self.partitions.append((float(lr), float(alpha) if is_weight else 0.0, views))
+                    alpha_w = float(alpha) if is_weight else 0.0
+                    self.partitions.append((float(lr), alpha_w, int(fold), views))
+
+    def _decay(self, alpha, fold, weight_sums):
+        # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
+        return alpha / weight_sums[fold] if alpha else 0.0
 
 
 class FusedAdam(_FusedOptimizer):
@@ -51,19 +56,24 @@ class FusedAdam(_FusedOptimizer):
 
     n_state_buffers = 2
 
-    def __init__(self, params, grads, *, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
+    def __init__(self, params, grads, n_folds, *, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
         super().__init__(params, grads)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-        # float32 as torch.optim keeps it; read by the kernel, no host sync
-        self.step_count = torch.zeros((), dtype=torch.float32, device=params.device)
+        # one step count per fold (a fold may sit out a step); float32 as
+        # torch.optim keeps it, read by the kernel: no host sync
+        self.step_counts = torch.zeros(n_folds, dtype=torch.float32, device=params.device)
 
     @torch.no_grad()
-    def step(self, n_batch):
-        self.step_count += 1
-        for lr, alpha, (p, g, m, v) in self.partitions:
+    def step(self, weight_sums, stepping):
+        """One update of the partitions of the folds that step."""
+        self.step_counts += torch.as_tensor(stepping, dtype=torch.float32).to(self.step_counts.device)
+        for lr, alpha, fold, (p, g, m, v) in self.partitions:
+            if not stepping[fold]:
+                continue
             torch._fused_adam_(
-                p, g, m, v, [], [self.step_count] * len(p),
-                lr=lr, beta1=self.beta_1, beta2=self.beta_2, weight_decay=alpha / n_batch,
+                p, g, m, v, [], [self.step_counts[fold]] * len(p),
+                lr=lr, beta1=self.beta_1, beta2=self.beta_2,
+                weight_decay=self._decay(alpha, fold, weight_sums),
                 eps=self.epsilon, amsgrad=False, maximize=False,
             )
 
@@ -73,25 +83,32 @@ class FusedSGD(_FusedOptimizer):
 
     n_state_buffers = 1
 
-    def __init__(self, params, grads, *, momentum=0.9, nesterov=True):
+    def __init__(self, params, grads, n_folds, *, momentum=0.9, nesterov=True):
         super().__init__(params, grads)
         self.momentum, self.nesterov = momentum, nesterov
 
     @torch.no_grad()
-    def step(self, n_batch):
-        for lr, alpha, (p, g, buf) in self.partitions:
+    def step(self, weight_sums, stepping):
+        """One update of the partitions of the folds that step."""
+        for lr, alpha, fold, (p, g, buf) in self.partitions:
+            if not stepping[fold]:
+                continue
             # zero-initialised buffers: momentum * 0 + g = g, as torch's
             # first step
             torch._fused_sgd_(
-                p, g, buf if self.momentum else [], weight_decay=alpha / n_batch,
+                p, g, buf if self.momentum else [],
+                weight_decay=self._decay(alpha, fold, weight_sums),
                 momentum=self.momentum, lr=lr, dampening=0.0,
                 nesterov=self.nesterov and self.momentum > 0, maximize=False,
                 is_first_step=False,
             )
 
 
-def make_optimizer(config, params, grads):
+def make_optimizer(config, params, grads, n_folds):
     """Build the fused optimizer named by ``config.solver``."""
     if config.solver == "adam":
-        return FusedAdam(params, grads, beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon)
-    return FusedSGD(params, grads, momentum=config.momentum, nesterov=config.nesterovs_momentum)
+        return FusedAdam(
+            params, grads, n_folds, beta_1=config.beta_1, beta_2=config.beta_2,
+            epsilon=config.epsilon,
+        )
+    return FusedSGD(params, grads, n_folds, momentum=config.momentum, nesterov=config.nesterovs_momentum)

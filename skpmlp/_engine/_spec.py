@@ -46,6 +46,12 @@ class PopulationSpec:
     def n_models(self):
         return len(self.hidden_layer_sizes)
 
+    def replicate(self, n_copies):
+        """The spec repeated ``n_copies`` times (one copy per fold); copies
+        share their models' seeds, hence their initial weights."""
+        index = list(range(self.n_models)) * n_copies
+        return self.subset(index)
+
     def subset(self, indices):
         """Return the spec restricted to the models at ``indices``."""
         indices = list(indices)
@@ -118,28 +124,32 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
-    """What training a population returns; numpy only.
+    """What training a population over K folds returns; numpy only.
+
+    Every model is trained once per fold (its *replicas*, which share its
+    initial weights).
 
     Attributes
     ----------
-    coefs : list of list of ndarray
-        ``coefs[i][l]`` is model i's weight matrix of layer l, of shape
-        (fan_in, fan_out), as scikit-learn's ``coefs_``.
-    intercepts : list of list of ndarray
-        ``intercepts[i][l]`` of shape (fan_out,).
-    loss_curves : ndarray of shape (n_models, n_epochs)
-        Mean training loss (L2 term included) per epoch; NaN after a model
-        stopped.
-    validation_scores : ndarray of shape (n_models, n_epochs) or None
-        Accuracy (classification) or R^2 (regression) on the validation
-        data per epoch; NaN after a model stopped.
-    n_iter : ndarray of shape (n_models,)
-        Epochs each model trained for.
-    converged : ndarray of bool of shape (n_models,)
-        Whether each model stopped by its stopping rule before ``max_iter``.
-    diverged : ndarray of bool of shape (n_models,)
-        Whether each model's loss became NaN or infinite; such a model was
-        frozen when it was detected.
+    coefs : list of list of list of ndarray
+        ``coefs[k][i][l]``: fold k's replica of model i, weight matrix of
+        layer l, of shape (fan_in, fan_out), as scikit-learn's ``coefs_``.
+    intercepts : list of list of list of ndarray
+        ``intercepts[k][i][l]`` of shape (fan_out,).
+    loss_curves : ndarray of shape (n_models, n_folds, n_epochs)
+        Mean training loss (L2 term included) per epoch; NaN after a
+        replica stopped.
+    validation_scores : ndarray of shape (n_models, n_folds, n_epochs) or None
+        Accuracy (classification) or R^2 (regression) on each fold's
+        validation rows per epoch; NaN after a replica stopped. None when
+        not monitored.
+    n_iter : ndarray of shape (n_models, n_folds)
+        Epochs each replica trained for.
+    converged : ndarray of bool of shape (n_models, n_folds)
+        Whether each replica stopped by its stopping rule before ``max_iter``.
+    diverged : ndarray of bool of shape (n_models, n_folds)
+        Whether each replica's loss became NaN or infinite; it was frozen
+        when detected.
     train_time : float
         Wall time of the fused training, in seconds.
     """

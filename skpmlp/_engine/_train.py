@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ._cpu import fast_cpu_training
+from ._batches import BatchPlanner
 from ._init import initial_weights
 from ._layout import plan_groups
 from ._losses import LOSSES, MONITOR_SCORES
@@ -41,11 +42,12 @@ def targets_tensor(y, task, *, dtype, device):
     return as_tensor(y.reshape(len(y), -1), dtype=dtype, device=device)
 
 
-def build_network(spec, config, n_features, coefs=None, intercepts=None):
+def build_network(spec, config, n_features, coefs=None, intercepts=None, *, folds=None):
     """Plan the groups of ``spec`` and build its fused network.
 
     Initial weights are drawn from each model's own seed unless ``coefs`` and
-    ``intercepts`` are given.
+    ``intercepts`` are given. ``folds`` (one fold index per model) keeps
+    replicas of one fold next to each other inside a group.
     """
     if coefs is None:
         drawn = [
@@ -54,15 +56,17 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None):
         ]
         coefs = [c for c, _ in drawn]
         intercepts = [b for _, b in drawn]
-    # slots of equal (learning rate, alpha) side by side: fewer optimizer calls
-    pairs = list(zip(np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float)))
-    codes = {pair: code for code, pair in enumerate(sorted(set(pairs)))}
+    # slots of equal (learning rate, alpha, fold) side by side: one optimizer
+    # partition per run
+    folds = np.zeros(spec.n_models, dtype=int) if folds is None else np.asarray(folds)
+    keys = list(zip(folds, np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float)))
+    codes = {key: code for code, key in enumerate(sorted(set(keys)))}
     groups = plan_groups(
         spec.hidden_layer_sizes,
         spec.activations,
         config.max_padding,
         split_elements=_SPLIT_ELEMENTS // config.batch_size,
-        sort_codes=[codes[pair] for pair in pairs],
+        sort_codes=[codes[key] for key in keys],
     )
     return FusedNetwork(
         groups,
@@ -76,37 +80,51 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None):
 
 
 class PopulationTrainer:
-    """A fused network with its optimizer, trained one step at a time.
+    """A fused network of model replicas with its optimizer, trained one
+    step at a time.
+
+    Replica ``r = k * n_models + i`` is fold k's copy of model i.
 
     Parameters
     ----------
     spec : PopulationSpec
     config : TrainConfig
     n_features : int
+    n_folds : int, default=1
 
     Attributes
     ----------
     net : FusedNetwork
-    loss_sums : Tensor of shape (n_models,)
-        Per-slot sum over the epoch's samples of the batch-mean data loss.
+    loss_sums : Tensor of shape (n_replicas,)
+        Per-slot sum over the epoch's batches of (batch loss x batch rows).
     """
 
-    def __init__(self, spec, config, n_features):
-        self.config = config
-        self.net = net = build_network(spec, config, n_features)
-        self.alphas = torch.as_tensor(net.slot_values(spec.alphas), dtype=net.dtype, device=net.device)
-        self._slot_lr = net.slot_values(spec.learning_rates)
-        self._slot_alpha = net.slot_values(spec.alphas)
-        self.optimizer = make_optimizer(config, net.flat, net.grad)
+    def __init__(self, spec, config, n_features, n_folds=1):
+        self.config, self.n_folds = config, n_folds
+        replica_folds = np.repeat(np.arange(n_folds), spec.n_models)
+        self.net = net = build_network(spec.replicate(n_folds), config, n_features, folds=replica_folds)
+        to = lambda a, dt: torch.as_tensor(a, dtype=dt, device=net.device)  # noqa: E731
+        self.slot_fold = net.slot_values(replica_folds)
+        self.group_folds = [
+            to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
+            for g in range(len(net.groups))
+        ]
+        self.slot_fold_t = to(self.slot_fold, torch.int64)
+        replicas = spec.replicate(n_folds)
+        self.alphas = to(net.slot_values(replicas.alphas), net.dtype)
+        self._slot_lr = net.slot_values(replicas.learning_rates)
+        self._slot_alpha = net.slot_values(replicas.alphas)
+        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
         self.loss_fn = LOSSES[config.task]
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
         self._update_partitions()
 
     def _update_partitions(self):
-        """Partition the active slots by (learning rate, alpha) for the
-        fused optimizer; runs of equal values are contiguous in each group."""
+        """Partition the active slots by (learning rate, alpha, fold) for the
+        fused optimizer; runs of equal keys are contiguous in each group."""
         partitions = {}
+        key_of = lambda s: (self._slot_lr[s], self._slot_alpha[s], self.slot_fold[s])  # noqa: E731
         for gi in range(len(self.net.groups)):
             start, stop = self.net.group_offsets[gi], self.net.group_offsets[gi + 1]
             slot = start
@@ -114,45 +132,80 @@ class PopulationTrainer:
                 if self.frozen[slot]:
                     slot += 1
                     continue
-                key = (self._slot_lr[slot], self._slot_alpha[slot])
-                end = slot + 1
-                while end < stop and not self.frozen[end] and (self._slot_lr[end], self._slot_alpha[end]) == key:
+                key, end = key_of(slot), slot + 1
+                while end < stop and not self.frozen[end] and key_of(end) == key:
                     end += 1
                 ranges = self.net.parameter_ranges(gi, slot - start, end - start)
                 partitions.setdefault(key, []).extend(ranges)
                 slot = end
-        self.optimizer.set_partitions([(lr, alpha, r) for (lr, alpha), r in partitions.items()])
+        self.optimizer.set_partitions([(*key, r) for key, r in partitions.items()])
 
-    def train_step(self, xb, yb):
-        """One fused forward / backward / update on the batch ``(xb, yb)``."""
-        net, n_batch = self.net, xb.shape[0]
+    def _per_slot(self, gi, tensor):
+        """Rows of a per-fold tensor (K, ...) for the slots of group ``gi``."""
+        if self.n_folds == 1:
+            return tensor  # (1, ...) broadcasts over the group
+        return tensor.index_select(0, self.group_folds[gi])
+
+    def train_step(self, xb, yb, weights, counts, weight_sums, stepping):
+        """One fused forward / backward / update.
+
+        Parameters
+        ----------
+        xb : Tensor (K, B, F)
+            Every fold's batch.
+        yb : Tensor (K, B) or (K, B, C)
+        weights : Tensor (K, B)
+            Row weights summing to 1 per fold (0 for padding rows).
+        counts : Tensor (K,)
+            Real rows per fold's batch.
+        weight_sums, stepping : ndarray (K,)
+            Host copies: sum of sample weights, and whether each fold steps.
+        """
+        net = self.net
         net.grad.zero_()
         total = 0
         for gi in range(len(net.groups)):
-            losses = self.loss_fn(net.group_forward(gi, xb), yb)
+            x = xb[0] if self.n_folds == 1 else xb.index_select(0, self.group_folds[gi])
+            losses = self.loss_fn(
+                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights)
+            )
             a, b = net.group_offsets[gi], net.group_offsets[gi + 1]
-            self.loss_sums[a:b] += losses.detach() * n_batch
+            self.loss_sums[a:b] += losses.detach() * self._per_slot(gi, counts)
             total = total + losses.sum()
         total.backward()
-        self.optimizer.step(n_batch)
+        self.optimizer.step(weight_sums, stepping)
 
-    def run_epoch(self, X, y, order, batch_size):
-        """Train on ``X[order]`` batch by batch; return the number of batches."""
+    def run_epoch(self, X, y, plan):
+        """Train on every step of an :class:`EpochPlan`."""
         self.loss_sums.zero_()
-        n = order.shape[0]
-        for begin in range(0, n, batch_size):
-            index = order[begin : begin + batch_size]
-            self.train_step(X[index], y[index])
-        return -(-n // batch_size)
+        for s in range(plan.n_steps):
+            rows = plan.rows[s]
+            self.train_step(
+                X[rows], y[rows], plan.weights[s], plan.counts[s],
+                plan.weight_sums[s], plan.stepping[s],
+            )
 
-    def epoch_losses(self, n_samples, n_batches):
+    def epoch_losses(self, fold_sizes, fold_batches):
         """Per-slot mean training loss of the epoch, L2 term included (numpy).
 
         The L2 term uses the end-of-epoch weights for every batch, a close
         approximation of scikit-learn's per-batch term.
         """
-        l2 = 0.5 * self.alphas * self.net.squared_weight_norms() * (n_batches / n_samples)
-        return (self.loss_sums / n_samples + l2).cpu().numpy()
+        per_slot = lambda v: torch.as_tensor(  # noqa: E731
+            np.asarray(v, float)[self.slot_fold], dtype=self.net.dtype, device=self.net.device
+        )
+        sizes = per_slot(fold_sizes)
+        l2 = 0.5 * self.alphas * self.net.squared_weight_norms() * per_slot(fold_batches) / sizes
+        return (self.loss_sums / sizes + l2).cpu().numpy()
+
+    @torch.no_grad()
+    def monitor_scores(self, X_eval, y_eval, eval_weights):
+        """Each slot's score on its own fold's evaluation rows (numpy).
+
+        ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
+        outputs = self.net.outputs(X_eval)
+        weights = eval_weights.index_select(0, self.slot_fold_t)
+        return MONITOR_SCORES[self.config.task](outputs, y_eval, weights).cpu().numpy()
 
     def freeze(self, slot_mask):
         """Stop updating the slots where ``slot_mask`` is True; their
@@ -185,8 +238,10 @@ class _StoppingRule:
         return improved, active & (self.count > self.patience)
 
 
-def train_population(spec, config, X, y, X_val=None, y_val=None, *, epoch_callback=None):
-    """Train every model of ``spec`` as one fused network.
+def train_population(
+    spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None
+):
+    """Train every model of ``spec`` on every fold as one fused network.
 
     Parameters
     ----------
@@ -195,61 +250,81 @@ def train_population(spec, config, X, y, X_val=None, y_val=None, *, epoch_callba
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Class indices in ``[0, n_outputs)`` or regression targets.
-    X_val, y_val : ndarray, optional
-        Validation data, scored every epoch (required for early stopping).
+    folds : list of (train_rows, eval_rows)
+        Row indices per fold; ``eval_rows`` may be None (no monitoring).
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights in every model's loss (and in the L2 divisor, as
+        scikit-learn's MLP) and in the monitoring scores.
+    monitor : bool, default=True
+        Score every replica on its fold's evaluation rows every epoch
+        (needed by early stopping; gives ``validation_scores``).
     epoch_callback : callable, optional
         Called after every epoch as ``epoch_callback(epoch, info)`` with a
-        dict of per-model numpy arrays (``loss``, ``val_score``, ``active``).
+        dict of per-replica numpy arrays (``loss``, ``val_score``,
+        ``active``), of shape (n_folds * n_models,), fold-major.
 
     Returns
     -------
     TrainResult
     """
-    assert not (config.early_stopping and X_val is None), "early stopping needs X_val"
+    has_eval = all(e is not None and len(e) > 0 for _, e in folds)
+    assert not (config.early_stopping and not has_eval), "early stopping needs evaluation rows"
     with fast_cpu_training(config.device):
-        return _train(spec, config, X, y, X_val, y_val, epoch_callback)
+        return _train(spec, config, X, y, folds, sample_weight, monitor and has_eval, epoch_callback)
 
 
-def _train(spec, config, X, y, X_val, y_val, epoch_callback):
+def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback):
     start_time = time.perf_counter()
-    trainer = PopulationTrainer(spec, config, X.shape[1])
+    K, M = len(folds), spec.n_models
+    trainer = PopulationTrainer(spec, config, X.shape[1], K)
     net = trainer.net
     dtype, device = net.dtype, net.device
-    n_models, n_samples = spec.n_models, X.shape[0]
-    slot_models = net.slot_models
+    n_replicas = K * M
+    slot_models = net.slot_models  # slot -> replica
 
     X_t = as_tensor(X, dtype=dtype, device=device)
     y_t = targets_tensor(y, config.task, dtype=dtype, device=device)
-    has_val = X_val is not None
-    if has_val:
-        X_vt = as_tensor(X_val, dtype=dtype, device=device)
-        y_vt = targets_tensor(y_val, config.task, dtype=dtype, device=device)
-    score_fn = MONITOR_SCORES[config.task]
-    best_flat = net.flat.detach().clone() if config.early_stopping else None
+    fold_sizes = [len(train) for train, _ in folds]
+    batch_size = min(config.batch_size, max(fold_sizes))
+    planner = BatchPlanner(
+        [train for train, _ in folds], batch_size, config.shuffle_seed, sample_weight,
+        dtype=dtype, device=device,
+    )
+    if monitor:
+        eval_rows = np.unique(np.concatenate([np.asarray(e) for _, e in folds]))
+        position = np.full(X.shape[0], -1)
+        position[eval_rows] = np.arange(len(eval_rows))
+        eval_weights = np.zeros((K, len(eval_rows)))
+        sw = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        for k, (_, rows) in enumerate(folds):
+            eval_weights[k, position[rows]] = sw[rows]
+        eval_index = as_tensor(eval_rows, dtype=torch.int64, device=device)
+        X_eval, y_eval = X_t[eval_index], y_t[eval_index]
+        eval_weights = as_tensor(eval_weights, dtype=dtype, device=device)
+    best_flat = net.flat.clone() if config.early_stopping else None
 
-    generator = torch.Generator().manual_seed(int(config.shuffle_seed))
-    batch_size = min(config.batch_size, n_samples)
-    active = np.ones(n_models, dtype=bool)  # population order
-    diverged = np.zeros(n_models, dtype=bool)
-    converged = np.zeros(n_models, dtype=bool)
-    n_iter = np.zeros(n_models, dtype=int)
-    rule = _StoppingRule(n_models, config)
+    active = np.ones(n_replicas, dtype=bool)  # replica order
+    diverged = np.zeros(n_replicas, dtype=bool)
+    converged = np.zeros(n_replicas, dtype=bool)
+    n_iter = np.zeros(n_replicas, dtype=int)
+    rule = _StoppingRule(n_replicas, config)
     loss_curves, val_curves = [], []
+    fold_batches = [-(-n // batch_size) for n in fold_sizes]
 
     for epoch in range(config.max_iter):
-        order = torch.randperm(n_samples, generator=generator).to(device)
-        n_batches = trainer.run_epoch(X_t, y_t, order, batch_size)
+        plan = planner.next_epoch()
+        trainer.run_epoch(X_t, y_t, plan)
 
         # -------- once per epoch: host bookkeeping
-        epoch_loss = np.empty(n_models)
-        epoch_loss[slot_models] = trainer.epoch_losses(n_samples, n_batches)
+        epoch_loss = np.empty(n_replicas)
+        epoch_loss[slot_models] = trainer.epoch_losses(fold_sizes, fold_batches)
         val_score = None
-        if has_val:
-            val_score = np.empty(n_models)
-            val_score[slot_models] = score_fn(net.outputs(X_vt), y_vt).cpu().numpy()
+        if monitor:
+            val_score = np.empty(n_replicas)
+            val_score[slot_models] = trainer.monitor_scores(X_eval, y_eval, eval_weights)
         n_iter[active] = epoch + 1
         loss_curves.append(np.where(active, epoch_loss, np.nan))
-        if has_val:
+        if monitor:
             val_curves.append(np.where(active, val_score, np.nan))
 
         newly_diverged = active & ~np.isfinite(epoch_loss)
@@ -274,14 +349,15 @@ def _train(spec, config, X, y, X_val, y_val, epoch_callback):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     coefs, intercepts = net.export()
+    per_fold = lambda a: a.reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731
     return TrainResult(
-        coefs=coefs,
-        intercepts=intercepts,
-        loss_curves=np.stack(loss_curves, axis=1),
-        validation_scores=np.stack(val_curves, axis=1) if has_val else None,
-        n_iter=n_iter,
-        converged=converged,
-        diverged=diverged,
+        coefs=[coefs[k * M : (k + 1) * M] for k in range(K)],
+        intercepts=[intercepts[k * M : (k + 1) * M] for k in range(K)],
+        loss_curves=per_fold(np.stack(loss_curves, axis=1)),
+        validation_scores=per_fold(np.stack(val_curves, axis=1)) if monitor else None,
+        n_iter=per_fold(n_iter),
+        converged=per_fold(converged),
+        diverged=per_fold(diverged),
         train_time=time.perf_counter() - start_time,
     )
 

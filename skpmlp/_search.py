@@ -1,0 +1,210 @@
+"""One fused search: the population on every fold, scored (no refit).
+
+:func:`run_search` is what ``fit`` and
+:func:`skpmlp.model_selection.fused_cross_validate` share: validate the
+data, expand the parameters into a population, plan the folds, train every
+model on every fold in ONE fused run, and score every replica on its fold's
+held-out rows with every scorer.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.metrics import check_scoring, get_scorer
+from sklearn.model_selection import check_cv, train_test_split
+
+from ._compat import check_sample_weight, validate_data
+from ._engine import population_outputs, train_population
+from ._params import resolve_seed, train_config
+from ._population import build_population
+from ._results import build_cv_results
+from ._scoring import score_population, warn_failed
+from ._single import _SPARSE, dense
+
+
+def holdout_split(y_encoded, fraction, seed, *, stratify):
+    """Split row indices into training and validation parts.
+
+    The split depends only on ``seed`` and ``y``. It is stratified for
+    classifiers when every class has at least two samples and both parts
+    can hold every class; otherwise it falls back to a random split with a
+    warning.
+
+    Raises
+    ------
+    ValueError
+        If either part would be empty.
+    """
+    n = len(y_encoded)
+    n_val = math.ceil(fraction * n)
+    if n_val < 1 or n - n_val < 1:
+        raise ValueError(
+            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
+            f"and {n_val} validation samples; at least one of each is needed."
+        )
+    strata = None
+    if stratify:
+        counts = np.bincount(y_encoded)
+        n_classes = np.count_nonzero(counts)
+        if counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
+            strata = y_encoded
+        else:
+            warnings.warn(
+                f"The validation split is not stratified: with n_samples={n} and "
+                f"validation_fraction={fraction}, some class is too small to appear in "
+                f"both the training and the validation part.",
+                UserWarning,
+                stacklevel=4,
+            )
+    return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+
+
+def plan_folds(estimator, X, y, y_encoded, seed):
+    """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
+    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV)."""
+    classifier = is_classifier(estimator)
+    if estimator.cv is None:
+        labels = y_encoded if classifier else np.zeros(len(y), dtype=int)
+        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)]
+    splitter = check_cv(estimator.cv, y, classifier=classifier)
+    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y)]
+    for k, (train, test) in enumerate(folds):
+        if len(train) == 0 or len(test) == 0:
+            raise ValueError(
+                f"cv split {k} has {len(train)} training and {len(test)} test samples; "
+                f"every split needs at least one of each (n_samples={len(y)})."
+            )
+    return folds
+
+
+def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
+    """Sample weights must leave something to learn and to score.
+
+    Raises
+    ------
+    ValueError
+        If fewer than two classes have positive weight (classifiers), or a
+        fold's training or held-out rows weigh zero in total.
+    """
+    if is_classifier(estimator):
+        weighted = np.unique(y_encoded[sample_weight > 0])
+        if len(weighted) < 2:
+            raise ValueError(
+                f"sample_weight is positive for {len(weighted)} class only; "
+                f"{type(estimator).__name__} needs at least 2 classes with positive weight."
+            )
+    for k, (train, test) in enumerate(folds):
+        for part, rows in (("training", train), ("held-out", test)):
+            if sample_weight[rows].sum() <= 0:
+                raise ValueError(
+                    f"The {part} rows of split {k} all have zero sample_weight; they cannot "
+                    f"{'train' if part == 'training' else 'score'} any model."
+                )
+
+
+def resolve_scorers(estimator, scoring):
+    """``({name: scorer or None}, multimetric)``; None means the fused
+    default score (accuracy / R^2)."""
+    if scoring is None:
+        return {"score": None}, False
+    if isinstance(scoring, str) or callable(scoring):
+        return {"score": check_scoring(estimator, scoring)}, False
+    if isinstance(scoring, dict):
+        if not scoring:
+            raise ValueError("scoring is an empty dict; give at least one scorer.")
+        return {name: check_scoring(estimator, s) for name, s in scoring.items()}, True
+    names = list(scoring)
+    if not names or len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+        raise ValueError(
+            f"scoring as a list, tuple or set must hold unique scorer names; got {scoring!r}."
+        )
+    return {name: get_scorer(name) for name in names}, True
+
+
+@dataclass
+class SearchRun:
+    """Everything a fused search produced, before any refit."""
+
+    population: object
+    spec: object
+    config: object
+    folds: list
+    result: object
+    cv_results: dict
+    scorers: dict
+    multimetric: bool
+    seed: int
+    X: np.ndarray
+    y: np.ndarray
+    y_encoded: np.ndarray
+    sample_weight: np.ndarray
+
+
+def run_search(estimator, X, y, sample_weight=None):
+    """Validate, train the population on every fold fused, and score it.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``) on
+    ``estimator``; everything else is returned.
+    """
+    regression = estimator._task == "regression"
+    X, y = validate_data(
+        estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
+        multi_output=regression, y_numeric=regression,
+    )
+    X = dense(X)
+    if sample_weight is not None:
+        sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    y_encoded, n_outputs = estimator._encode_targets(y)
+    population = build_population(
+        estimator.hidden_layer_sizes, estimator.activation, estimator.learning_rate_init,
+        estimator.alpha, estimator.n_repeats,
+    )
+    scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
+    seed = resolve_seed(estimator.random_state)
+    folds = plan_folds(estimator, X, y, y_encoded, seed)
+    if sample_weight is not None:
+        check_weighted_folds(estimator, y_encoded, sample_weight, folds)
+    config = train_config(
+        estimator, task=estimator._task, n_outputs=n_outputs,
+        seed=seed,
+        early_stopping=estimator.early_stopping,
+    )
+    spec = population.spec(seed)
+    report = getattr(estimator, "_report_epoch", None) if estimator.verbose else None
+    result = train_population(
+        spec, config, X, y_encoded, folds, sample_weight=sample_weight,
+        monitor=estimator.early_stopping or estimator.cv is None, epoch_callback=report,
+    )
+    warn_failed(result.diverged.any(axis=1), population.n_models)
+
+    classes = getattr(estimator, "classes_", None)
+    parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
+    scores = {part: {name: np.empty((population.n_models, len(folds))) for name in scorers} for part in parts}
+    score_time = 0.0
+    for k, fold_rows in enumerate(folds):
+        for part, rows in zip(("train", "test"), fold_rows):
+            if part not in scores:
+                continue
+            outputs = population_outputs(
+                result.coefs[k], result.intercepts[k], spec.activations, config, X[rows]
+            )
+            for name, scorer in scorers.items():
+                values, seconds = score_population(
+                    outputs, X[rows], y[rows], y_encoded[rows], task=estimator._task,
+                    scorer=scorer, classes=classes, failed=result.diverged[:, k],
+                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                    error_score=estimator.error_score,
+                )
+                scores[part][name][:, k] = values
+                score_time += seconds
+    cv_results = build_cv_results(
+        population, scores["test"], scores.get("train"), fit_time=result.train_time,
+        score_time=score_time, multimetric=multimetric,
+    )
+    return SearchRun(
+        population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
+        X, y, y_encoded, sample_weight,
+    )
