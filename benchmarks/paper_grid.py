@@ -76,6 +76,26 @@ def skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device, 
     return PopulationTrainer(spec, config, n_features)
 
 
+def single_fold_step(trainer):
+    """``step(xb, yb)``: one fused training step on an unweighted batch, the
+    one-fold arguments of :meth:`PopulationTrainer.train_step` built once."""
+    cache = {}
+
+    def step(xb, yb):
+        B = xb.shape[0]
+        if B not in cache:
+            net = trainer.net
+            cache[B] = (
+                torch.full((1, B), 1.0 / B, dtype=net.dtype, device=net.device),
+                torch.full((1,), float(B), dtype=net.dtype, device=net.device),
+                np.array([float(B)]),
+                np.array([True]),
+            )
+        trainer.train_step(xb[None], yb[None], *cache[B])
+
+    return step
+
+
 def model_flops_and_bytes(widths, n_features, n_outputs, batch, itemsize=4):
     """FLOPs and minimum bytes moved by one training step of the real models.
 
@@ -119,8 +139,10 @@ def measure(method, widths, activations, repeats, n_features, batch, n_outputs, 
             setup = None
         else:
             if method == "skpmlp":
-                trainer = skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device)
-                fn = lambda: trainer.train_step(*next_batch())  # noqa: E731
+                train = single_fold_step(
+                    skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device)
+                )
+                fn = lambda: train(*next_batch())  # noqa: E731
             else:
                 cls = M3Population if method == "m3" else PaddedPopulation
                 pop = cls(widths, activations, n_features, n_outputs, device=device)
@@ -153,12 +175,12 @@ def seed001_case(device, limits):
     spec = PopulationSpec([(1024,)] * 6, ["logistic"] * 6, np.array(lrs), np.zeros(6),
                           [(0, i) for i in range(6)])
     config = TrainConfig(task="classification", n_outputs=C, solver="sgd", momentum=0.0, device=device)
-    trainer = PopulationTrainer(spec, config, F)
+    step_fn = single_fold_step(PopulationTrainer(spec, config, F))
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(4096, F, generator=gen).to(device)
     y = torch.randint(0, C, (4096,), generator=gen).to(device)
     index = torch.randperm(4096, generator=gen)[:B].to(device)
-    step = seconds_per_call(lambda: trainer.train_step(X[index], y[index]), device=device)
+    step = seconds_per_call(lambda: step_fn(X[index], y[index]), device=device)
     flops, moved = model_flops_and_bytes([1024] * 6, F, C, B)
     epoch = step * math.ceil(n / B)
     return {

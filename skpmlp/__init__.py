@@ -6,12 +6,15 @@ model, a GridSearchCV-style ``cv_results_`` table and every trained model.
 """
 
 from ._classifier import ParallelMLPClassifier
+from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor
 from ._regressor import ParallelMLPRegressor
 from ._single import SingleMLPClassifier, SingleMLPRegressor
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MLPEnsembleClassifier",
+    "MLPEnsembleRegressor",
     "ParallelMLPClassifier",
     "ParallelMLPRegressor",
     "SingleMLPClassifier",

@@ -6,6 +6,7 @@ build ``cv_results_`` and pick the best model. The numerics live in the
 engine, the table logic in ``_population`` / ``_scoring`` / ``_results``.
 """
 
+import dataclasses
 import time
 import warnings
 from numbers import Integral, Real
@@ -21,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import _fit_context
 from ._engine import ACTIVATION_NAMES, train_population
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
-from ._search import run_search
+from ._search import run_search, validation_split
 
 
 def _refitted(search):
@@ -44,14 +45,19 @@ class BaseParallelMLP(BaseEstimator):
         "learning_rate_init": [Interval(Real, 0, None, closed="neither"), tuple, list],
         "alpha": [Interval(Real, 0, None, closed="left"), tuple, list],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
         "refit": ["boolean", str],
         "error_score": [StrOptions({"raise"}), Real],
         "return_train_score": ["boolean"],
         "verbose": ["verbose"],
+        "pruning": [None, StrOptions({"halving"})],
+        "halving_factor": [Interval(Real, 1, None, closed="neither")],
+        "min_iter": [Interval(Integral, 1, None, closed="left")],
+        "ensemble_size": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "max_memory": [Interval(Real, 0, None, closed="neither"), None],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
         **TRAINING_CONSTRAINTS,
     }
 
@@ -72,13 +78,20 @@ class BaseParallelMLP(BaseEstimator):
         tol=1e-4,
         momentum=0.9,
         nesterovs_momentum=True,
+        pruning=None,
+        halving_factor=3,
+        min_iter=5,
         cv=None,
         scoring=None,
         refit=True,
+        ensemble_size=1,
         error_score=np.nan,
         return_train_score=False,
         dtype="float32",
         device="auto",
+        n_jobs=None,
+        max_memory=None,
+        max_time=None,
         random_state=None,
         verbose=0,
     ):
@@ -96,13 +109,20 @@ class BaseParallelMLP(BaseEstimator):
         self.tol = tol
         self.momentum = momentum
         self.nesterovs_momentum = nesterovs_momentum
+        self.pruning = pruning
+        self.halving_factor = halving_factor
+        self.min_iter = min_iter
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
+        self.ensemble_size = ensemble_size
         self.error_score = error_score
         self.return_train_score = return_train_score
         self.dtype = dtype
         self.device = device
+        self.n_jobs = n_jobs
+        self.max_memory = max_memory
+        self.max_time = max_time
         self.random_state = random_state
         self.verbose = verbose
 
@@ -142,9 +162,12 @@ class BaseParallelMLP(BaseEstimator):
         """
         self._check_refit()
         run = run_search(self, X, y, sample_weight)
-        self._store_search(run)
+        fitted = self._search_attributes(run)
         if self.refit:
-            self._refit_best(run)
+            fitted.update(self._refit_attributes(run, fitted))
+        # set together, only once everything is computed: an interrupted fit
+        # never leaves the estimator half-fitted
+        vars(self).update(fitted)
         return self
 
     def _check_refit(self):
@@ -162,60 +185,95 @@ class BaseParallelMLP(BaseEstimator):
                     f"scoring={self.scoring!r}."
                 )
 
-    def _store_search(self, run):
+    def _ranking_metric(self):
+        return self.refit if isinstance(self.refit, str) else "score"
+
+    def _search_attributes(self, run):
+        """The fitted attributes of a search (no refit), as a dict."""
         result, n_models = run.result, run.population.n_models
-        not_converged = int(np.sum(~result.converged & ~result.diverged))
-        if not_converged:
+        not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
+        if not_converged and result.halted is None:
             warnings.warn(
                 f"{not_converged} of {result.converged.size} trained models reached "
                 f"max_iter={self.max_iter} without converging; consider increasing max_iter.",
                 ConvergenceWarning,
             )
-        self.cv_results_ = run.cv_results
-        self.n_models_ = n_models
-        self.n_splits_ = len(run.folds)
-        self.multimetric_ = run.multimetric
         scorers = {n: (s if s is not None else check_scoring(self)) for n, s in run.scorers.items()}
-        self.scorer_ = scorers if run.multimetric else scorers["score"]
-        metric = self.refit if isinstance(self.refit, str) else "score"
+        holdout = self.cv is None
+        # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
+        squeeze = (lambda a: a[:, 0]) if holdout else (lambda a: a)
+        fitted = {
+            "cv_results_": run.cv_results,
+            "n_models_": n_models,
+            "n_splits_": len(run.folds),
+            "multimetric_": run.multimetric,
+            "scorer_": scorers if run.multimetric else scorers["score"],
+            "loss_curves_": squeeze(result.loss_curves),
+            "validation_scores_": None if result.validation_scores is None else squeeze(result.validation_scores),
+            "n_iter_": squeeze(result.n_iter),
+            "shards_": run.shards,
+            "_coefs": result.coefs,
+            "_intercepts": result.intercepts,
+            "_refitted": {},
+            "_seed": run.seed,
+        }
+        metric = self._ranking_metric()
         if not run.multimetric or isinstance(self.refit, str):
-            ranks = self.cv_results_[f"rank_test_{metric}"]
-            means = self.cv_results_[f"mean_test_{metric}"]
+            ranks = run.cv_results[f"rank_test_{metric}"]
+            means = run.cv_results[f"mean_test_{metric}"]
             if np.isnan(means).all():
                 raise ValueError(
                     f"All {n_models} models failed (diverged or could not be scored); try "
                     f"smaller learning rates or scale the input features."
                 )
-            self.best_index_ = int(np.argmin(ranks))
-            self.best_params_ = self.cv_results_["params"][self.best_index_]
-            self.best_score_ = float(means[self.best_index_])
-        holdout = self.cv is None
-        # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
-        squeeze = (lambda a: a[:, 0]) if holdout else (lambda a: a)
-        self.loss_curves_ = squeeze(result.loss_curves)
-        self.validation_scores_ = None if result.validation_scores is None else squeeze(result.validation_scores)
-        self.n_iter_ = squeeze(result.n_iter)
-        self._coefs, self._intercepts = result.coefs, result.intercepts
-        self._refitted = {}
-        self._seed = run.seed
+            # ties by row order, as GridSearchCV's best_index_
+            fitted["best_index_"] = int(np.argmin(ranks))
+            fitted["best_params_"] = run.cv_results["params"][fitted["best_index_"]]
+            fitted["best_score_"] = float(means[fitted["best_index_"]])
+        return fitted
 
-    def _refit_best(self, run):
-        """``best_estimator_``: with a holdout, the trained best model itself;
-        with cv, the best configuration retrained on all the data (fused)."""
+    def _refit_attributes(self, run, fitted):
+        """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``).
+
+        The top ``ensemble_size`` models by rank (ties by row order): with a
+        holdout, the trained models themselves; with cv, their
+        configurations retrained on all the data in one fused run.
+        """
         start = time.perf_counter()
+        best_index = fitted["best_index_"]
+        ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
+        means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
+        order = [i for i in np.argsort(ranks, kind="stable") if np.isfinite(means[i])]
+        members = [best_index] + [i for i in order if i != best_index][: self.ensemble_size - 1]
+        refitted = {}
         if self.cv is not None:
-            best = self.best_index_
-            n = run.X.shape[0]
-            refit = train_population(
-                run.spec.subset([best]), run.config, run.X, run.y_encoded,
-                [(np.arange(n), None)], sample_weight=run.sample_weight, monitor=False,
+            rows = np.arange(run.X.shape[0])
+            folds = [validation_split(self, rows, run.y_encoded, run.seed) if self.early_stopping
+                     else (rows, None)]
+            # a refit trains the chosen configurations to completion: no halving
+            config = dataclasses.replace(run.config, pruning=None)
+            result = train_population(
+                run.spec.subset(members), config, run.X, run.y_encoded, folds,
+                sample_weight=run.sample_weight, monitor=self.early_stopping,
+                max_memory=self.max_memory,
             )
-            self._refitted[best] = (
-                refit.coefs[0][0], refit.intercepts[0][0], int(refit.n_iter[0, 0]),
-                refit.loss_curves[0, 0],
-            )
-        self.best_estimator_ = self.export_model(self.best_index_)
-        self.refit_time_ = time.perf_counter() - start
+            for j, row in enumerate(members):
+                refitted[row] = (
+                    result.coefs[0][j], result.intercepts[0][j], int(result.n_iter[j, 0]),
+                    result.loss_curves[j, 0],
+                )
+        state = {**fitted, "_refitted": refitted, "n_features_in_": self.n_features_in_}
+        for name in ("classes_", "feature_names_in_"):
+            if hasattr(self, name):
+                state[name] = getattr(self, name)
+        models = [self._single_model(state, row, None) for row in members]
+        best = models[0] if len(models) == 1 else self._ensemble_class.from_fitted(models)
+        return {
+            "_refitted": refitted,
+            "best_estimator_": best,
+            "ensemble_indices_": np.array(members),
+            "refit_time_": time.perf_counter() - start,
+        }
 
     def _report_epoch(self, epoch, info):
         active = info["active"]
@@ -249,40 +307,41 @@ class BaseParallelMLP(BaseEstimator):
         check_is_fitted(self)
         if not isinstance(index, Integral) or not 0 <= index < self.n_models_:
             raise ValueError(f"index must be an int in [0, {self.n_models_}); got {index!r}.")
-        if fold is not None:
-            if not isinstance(fold, Integral) or not 0 <= fold < self.n_splits_:
-                raise ValueError(f"fold must be an int in [0, {self.n_splits_}); got {fold!r}.")
-            weights = (
-                self._coefs[fold][index], self._intercepts[fold][index],
-                int(self.n_iter_[index] if self.cv is None else self.n_iter_[index, fold]),
-                self.loss_curves_[index] if self.cv is None else self.loss_curves_[index, fold],
-            )
-        elif self.cv is None:
-            return self.export_model(index, fold=0)
-        elif index in self._refitted:
-            weights = self._refitted[index]
-        else:
+        if fold is not None and (not isinstance(fold, Integral) or not 0 <= fold < self.n_splits_):
+            raise ValueError(f"fold must be an int in [0, {self.n_splits_}); got {fold!r}.")
+        if fold is None and self.cv is not None and index not in self._refitted:
             raise ValueError(
                 f"Row {index} was not refitted on all the data (refitted rows: "
                 f"{sorted(self._refitted)}); pass fold=k for fold k's replica, "
                 f"k in [0, {self.n_splits_})."
             )
-        coefs, intercepts, n_iter, curve = weights
+        return self._single_model(vars(self), index, fold)
+
+    def _single_model(self, state, index, fold):
+        """Model ``index`` (fold ``fold``'s replica, or the refitted /
+        held-out-trained model for None) from the fitted ``state``."""
+        if fold is None and self.cv is not None:
+            coefs, intercepts, n_iter, curve = state["_refitted"][index]
+        else:
+            fold = fold or 0
+            holdout = self.cv is None
+            n_iter = int(state["n_iter_"][index] if holdout else state["n_iter_"][index, fold])
+            curve = state["loss_curves_"][index] if holdout else state["loss_curves_"][index, fold]
+            coefs, intercepts = state["_coefs"][fold][index], state["_intercepts"][fold][index]
+        results = state["cv_results_"]
         model = self._single_class(
-            **self.cv_results_["params"][index],
-            repeat=int(self.cv_results_["param_repeat"][index]),
-            random_state=self._seed,
+            **results["params"][index],
+            repeat=int(results["param_repeat"][index]),
+            random_state=state["_seed"],
             **{name: getattr(self, name) for name in TRAINING_PARAMS},
         )
         model.coefs_ = [c.copy() for c in coefs]
         model.intercepts_ = [b.copy() for b in intercepts]
         model.n_iter_ = n_iter
         model.loss_curve_ = list(curve[:n_iter])
-        model.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            model.feature_names_in_ = self.feature_names_in_
-        if hasattr(self, "classes_"):
-            model.classes_ = self.classes_
+        for name in ("n_features_in_", "feature_names_in_", "classes_"):
+            if name in state:
+                setattr(model, name, state[name])
         return model
 
     @available_if(_refitted)

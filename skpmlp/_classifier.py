@@ -6,6 +6,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseParallelMLP, _refitted
 from ._docstrings import ATTRIBUTES, PARAMETERS
+from ._ensemble import MLPEnsembleClassifier
 from ._single import SingleMLPClassifier
 from ._targets import ClassifierTargetsMixin
 
@@ -51,6 +52,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
     )
 
     _single_class = SingleMLPClassifier
+    _ensemble_class = MLPEnsembleClassifier
 
     @available_if(_refitted)
     def predict_proba(self, X):

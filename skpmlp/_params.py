@@ -18,6 +18,8 @@ TRAINING_PARAMS = (
     "n_iter_no_change",
     "momentum",
     "nesterovs_momentum",
+    "early_stopping",
+    "validation_fraction",
     "dtype",
     "device",
 )
@@ -30,6 +32,8 @@ TRAINING_CONSTRAINTS = {
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "momentum": [Interval(Real, 0, 1, closed="both")],
     "nesterovs_momentum": ["boolean"],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "dtype": [StrOptions({"float32", "float64"})],
     "device": [str],
     "random_state": ["random_state"],
@@ -43,11 +47,12 @@ def resolve_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def train_config(estimator, *, task, n_outputs, seed, early_stopping=False):
+def train_config(estimator, *, task, n_outputs, seed):
     """The engine's :class:`TrainConfig` from an estimator's parameters.
 
     ``batch_size="auto"`` is 200; the engine clips the batch to the training
-    rows of each run, so "auto" means ``min(200, n_samples)``.
+    rows of each run, so "auto" means ``min(200, n_samples)``. Estimators
+    without a ``pruning`` parameter (single models) never prune.
     """
     batch_size = 200 if estimator.batch_size == "auto" else estimator.batch_size
     return TrainConfig(
@@ -58,10 +63,13 @@ def train_config(estimator, *, task, n_outputs, seed, early_stopping=False):
         max_iter=estimator.max_iter,
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,
-        early_stopping=early_stopping,
+        early_stopping=estimator.early_stopping,
         momentum=estimator.momentum,
         nesterovs_momentum=estimator.nesterovs_momentum,
         shuffle_seed=seed,
         dtype=estimator.dtype,
         device=resolve_device(estimator.device),
+        pruning=getattr(estimator, "pruning", None),
+        halving_factor=getattr(estimator, "halving_factor", 3.0),
+        min_iter=getattr(estimator, "min_iter", 5),
     )

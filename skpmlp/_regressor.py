@@ -4,6 +4,7 @@ from sklearn.base import RegressorMixin
 
 from ._base import BaseParallelMLP
 from ._docstrings import ATTRIBUTES, PARAMETERS
+from ._ensemble import MLPEnsembleRegressor
 from ._single import SingleMLPRegressor
 from ._targets import RegressorTargetsMixin
 
@@ -45,6 +46,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, RegressorMixin, BaseParallelML
     )
 
     _single_class = SingleMLPRegressor
+    _ensemble_class = MLPEnsembleRegressor
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

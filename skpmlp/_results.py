@@ -6,12 +6,19 @@ from scipy.stats import rankdata
 from ._population import SEARCHED_PARAMS
 
 
-def rank_scores(means):
-    """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last."""
+def rank_scores(means, demoted=None):
+    """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last.
+
+    Rows where ``demoted`` is True (models pruned by successive halving)
+    rank below every other row, among themselves by score.
+    """
     means = np.asarray(means, dtype=float)
     if np.isnan(means).all():
         return np.ones(len(means), dtype=np.int32)
     filled = np.nan_to_num(means, nan=np.nanmin(means) - 1)
+    if demoted is not None and np.any(demoted):
+        # shift demoted rows below the worst kept score
+        filled = np.where(demoted, filled - (np.ptp(filled) + 1), filled)
     return rankdata(-filled, method="min").astype(np.int32)
 
 
@@ -22,7 +29,7 @@ def _param_column(values):
     return column
 
 
-def _store(results, key, per_split, *, splits=True, rank=False):
+def _store(results, key, per_split, *, splits=True, rank=False, demoted=None):
     """Add ``split{k}_<key>``, ``mean_<key>``, ``std_<key>`` (and rank)."""
     per_split = np.asarray(per_split, dtype=float)
     if splits:
@@ -32,10 +39,13 @@ def _store(results, key, per_split, *, splits=True, rank=False):
     results[f"mean_{key}"] = means
     results[f"std_{key}"] = per_split.std(axis=1)
     if rank:
-        results[f"rank_{key}"] = rank_scores(means)
+        results[f"rank_{key}"] = rank_scores(means, demoted)
 
 
-def build_cv_results(population, test_scores, train_scores=None, *, fit_time, score_time, multimetric):
+def build_cv_results(
+    population, test_scores, train_scores=None, *, fit_time, score_time, multimetric, n_iter=None,
+    pruned=None,
+):
     """Build ``cv_results_`` for a population.
 
     Parameters
@@ -50,6 +60,12 @@ def build_cv_results(population, test_scores, train_scores=None, *, fit_time, sc
         is charged an equal share (the fused run trains them together).
     multimetric : bool
         Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
+    n_iter : ndarray of shape (n_models,), optional
+        Epochs every model trained (the most over its folds): the
+        ``n_iter`` column.
+    pruned : ndarray of bool of shape (n_models,), optional
+        Models stopped by successive halving: the ``pruned`` column; they
+        rank below the others.
 
     Returns
     -------
@@ -69,9 +85,13 @@ def build_cv_results(population, test_scores, train_scores=None, *, fit_time, sc
         results[f"param_{name}"] = _param_column(population.column(name))
     results["param_repeat"] = _param_column(list(population.repeats))
     results["params"] = [dict(p) for p in population.params]
+    if n_iter is not None:
+        results["n_iter"] = np.asarray(n_iter, dtype=int)
+    if pruned is not None:
+        results["pruned"] = np.asarray(pruned, dtype=bool)
     for name, scores in test_scores.items():
         suffix = name if multimetric else "score"
-        _store(results, f"test_{suffix}", scores, rank=True)
+        _store(results, f"test_{suffix}", scores, rank=True, demoted=pruned)
         if train_scores is not None:
             _store(results, f"train_{suffix}", train_scores[name])
     return results

@@ -7,59 +7,23 @@ model on every fold in ONE fused run, and score every replica on its fold's
 held-out rows with every scorer.
 """
 
-import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
-from sklearn.model_selection import check_cv, train_test_split
+from sklearn.model_selection import check_cv
 
 from ._compat import check_sample_weight, validate_data
-from ._engine import population_outputs, train_population
+from ._engine import population_outputs
+from ._parallel import train_search
 from ._params import resolve_seed, train_config
 from ._population import build_population
 from ._results import build_cv_results
 from ._scoring import score_population, warn_failed
 from ._single import _SPARSE, dense
-
-
-def holdout_split(y_encoded, fraction, seed, *, stratify):
-    """Split row indices into training and validation parts.
-
-    The split depends only on ``seed`` and ``y``. It is stratified for
-    classifiers when every class has at least two samples and both parts
-    can hold every class; otherwise it falls back to a random split with a
-    warning.
-
-    Raises
-    ------
-    ValueError
-        If either part would be empty.
-    """
-    n = len(y_encoded)
-    n_val = math.ceil(fraction * n)
-    if n_val < 1 or n - n_val < 1:
-        raise ValueError(
-            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
-            f"and {n_val} validation samples; at least one of each is needed."
-        )
-    strata = None
-    if stratify:
-        counts = np.bincount(y_encoded)
-        n_classes = np.count_nonzero(counts)
-        if counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
-            strata = y_encoded
-        else:
-            warnings.warn(
-                f"The validation split is not stratified: with n_samples={n} and "
-                f"validation_fraction={fraction}, some class is too small to appear in "
-                f"both the training and the validation part.",
-                UserWarning,
-                stacklevel=4,
-            )
-    return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+from ._splits import holdout_split, validation_split
 
 
 def plan_folds(estimator, X, y, y_encoded, seed):
@@ -78,6 +42,27 @@ def plan_folds(estimator, X, y, y_encoded, seed):
                 f"every split needs at least one of each (n_samples={len(y)})."
             )
     return folds
+
+
+def needs_monitoring(estimator):
+    """Whether training watches validation scores (early stopping, pruning)."""
+    return bool(estimator.early_stopping) or getattr(estimator, "pruning", None) is not None
+
+
+def training_folds(estimator, folds, y_encoded, seed):
+    """``[(train_rows, monitor_rows or None)]``: what the engine trains and
+    monitors on in each fold.
+
+    With ``cv=None`` the held-out validation rows are monitored (and later
+    score the models). With ``cv``, a fold's test rows only score: early
+    stopping and pruning watch a validation part of the fold's training rows,
+    as scikit-learn's MLP does inside each fold of GridSearchCV.
+    """
+    if estimator.cv is None:
+        return folds
+    if not needs_monitoring(estimator):
+        return [(train, None) for train, _ in folds]
+    return [validation_split(estimator, np.asarray(train), y_encoded, seed) for train, _ in folds]
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
@@ -141,6 +126,7 @@ class SearchRun:
     y: np.ndarray
     y_encoded: np.ndarray
     sample_weight: np.ndarray
+    shards: list
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -167,18 +153,19 @@ def run_search(estimator, X, y, sample_weight=None):
     folds = plan_folds(estimator, X, y, y_encoded, seed)
     if sample_weight is not None:
         check_weighted_folds(estimator, y_encoded, sample_weight, folds)
-    config = train_config(
-        estimator, task=estimator._task, n_outputs=n_outputs,
-        seed=seed,
-        early_stopping=estimator.early_stopping,
-    )
+    config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
+    engine_folds = training_folds(estimator, folds, y_encoded, seed)
     report = getattr(estimator, "_report_epoch", None) if estimator.verbose else None
-    result = train_population(
-        spec, config, X, y_encoded, folds, sample_weight=sample_weight,
-        monitor=estimator.early_stopping or estimator.cv is None, epoch_callback=report,
+    result, shards = train_search(
+        spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs, device=estimator.device,
+        sample_weight=sample_weight, monitor=engine_folds[0][1] is not None, epoch_callback=report,
+        max_memory=estimator.max_memory, max_time=estimator.max_time,
     )
     warn_failed(result.diverged.any(axis=1), population.n_models)
+    warn_halted(result)
+    # untrained models (a halt before their chunk ran) are failures too
+    failed = result.diverged | (result.n_iter == 0)
 
     classes = getattr(estimator, "classes_", None)
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
@@ -194,7 +181,7 @@ def run_search(estimator, X, y, sample_weight=None):
             for name, scorer in scorers.items():
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=estimator._task,
-                    scorer=scorer, classes=classes, failed=result.diverged[:, k],
+                    scorer=scorer, classes=classes, failed=failed[:, k],
                     sample_weight=None if sample_weight is None else sample_weight[rows],
                     error_score=estimator.error_score,
                 )
@@ -202,9 +189,26 @@ def run_search(estimator, X, y, sample_weight=None):
                 score_time += seconds
     cv_results = build_cv_results(
         population, scores["test"], scores.get("train"), fit_time=result.train_time,
-        score_time=score_time, multimetric=multimetric,
+        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
+        pruned=None if config.pruning is None else result.pruned.any(axis=1),
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight,
+        X, y, y_encoded, sample_weight, shards,
+    )
+
+
+def warn_halted(result):
+    """Warn that training ended early (Ctrl-C or ``max_time``) and how far
+    it got."""
+    if result.halted is None:
+        return
+    why = "was interrupted" if result.halted == "interrupted" else "reached max_time"
+    trained = int((result.n_iter > 0).any(axis=1).sum())
+    warnings.warn(
+        f"Training {why} after {result.loss_curves.shape[2]} epochs; the search keeps what was "
+        f"trained ({trained} of {result.n_iter.shape[0]} models trained at least one epoch; "
+        f"untrained ones are scored error_score). See cv_results_['n_iter'].",
+        UserWarning,
+        stacklevel=4,
     )

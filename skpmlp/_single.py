@@ -10,14 +10,17 @@ data it is given.
 from numbers import Integral, Real
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _export
 from ._compat import _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures
+from ._splits import validation_split
 from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
@@ -52,6 +55,8 @@ class _BaseSingleMLP(BaseEstimator):
         n_iter_no_change=10,
         momentum=0.9,
         nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
         repeat=0,
         dtype="float32",
         device="auto",
@@ -68,6 +73,8 @@ class _BaseSingleMLP(BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.momentum = momentum
         self.nesterovs_momentum = nesterovs_momentum
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.repeat = repeat
         self.dtype = dtype
         self.device = device
@@ -120,9 +127,11 @@ class _BaseSingleMLP(BaseEstimator):
             repeats=np.array([self.repeat]),
         )
         config = train_config(self, task=self._task, n_outputs=n_outputs, seed=seed)
+        rows = np.arange(X.shape[0])
+        # with early stopping, a validation part watched as the search does
+        folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
         result = train_population(
-            population.spec(seed), config, X, y_encoded, [(np.arange(X.shape[0]), None)],
-            sample_weight=sample_weight,
+            population.spec(seed), config, X, y_encoded, folds, sample_weight=sample_weight,
         )
         self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
         self.n_iter_ = int(result.n_iter[0, 0])
@@ -148,6 +157,67 @@ class _BaseSingleMLP(BaseEstimator):
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
         return self._labels_from_outputs(self._outputs(X))
+
+    def to_sklearn(self):
+        """Return this model as a fitted scikit-learn MLP predicting the same.
+
+        Only the activations scikit-learn's MLP has can be converted:
+        identity, logistic (sigmoid), tanh and relu. A binary classifier's
+        two softmax outputs become scikit-learn's single logistic output
+        (same probabilities).
+
+        Returns
+        -------
+        sklearn.neural_network.MLPClassifier or MLPRegressor
+            Fitted: ``predict``, ``predict_proba`` and ``score`` give this
+            model's results.
+
+        Raises
+        ------
+        ValueError
+            If the activation is not one of scikit-learn's.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from skpmlp import SingleMLPClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = SingleMLPClassifier((8,), "tanh", max_iter=20, random_state=0).fit(X, y)
+        >>> mlp = clf.to_sklearn()
+        >>> type(mlp).__name__
+        'MLPClassifier'
+        >>> bool((mlp.predict(X) == clf.predict(X)).all())
+        True
+        """
+        return _export.to_sklearn(self)
+
+    def to_torch(self, dtype=torch.float32):
+        """Return this model as a ``torch.nn.Sequential``.
+
+        Parameters
+        ----------
+        dtype : torch.dtype, default=torch.float32
+            Dtype of the module's parameters.
+
+        Returns
+        -------
+        torch.nn.Sequential
+            ``Linear, activation, ..., Linear`` with copies of the trained
+            weights; it outputs the logits (classifiers, one per class) or
+            the predictions (regressors), of shape ``(n_samples, n_outputs)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from sklearn.datasets import load_iris
+        >>> from skpmlp import SingleMLPClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = SingleMLPClassifier((8,), "gelu", max_iter=20, random_state=0).fit(X, y)
+        >>> net = clf.to_torch(dtype=torch.float64)
+        >>> net(torch.as_tensor(X)).shape
+        torch.Size([150, 3])
+        """
+        return _export.to_torch(self, dtype=dtype)
 
 
 class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleMLP):
@@ -181,6 +251,12 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     momentum : float, default=0.9
         SGD momentum.
     nesterovs_momentum : bool, default=True
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows (stratified for
+        classifiers), stop when the validation score has not improved by
+        ``tol`` for more than ``n_iter_no_change`` epochs, and keep the best
+        weights.
+    validation_fraction : float, default=0.1
     repeat : int, default=0
         Repeat index; with ``random_state`` it selects the initial weights.
     dtype : {"float32", "float64"}, default="float32"

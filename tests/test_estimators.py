@@ -54,6 +54,7 @@ def test_cv_results_has_gridsearch_schema(fitted):
         "params", "param_hidden_layer_sizes", "param_activation", "param_learning_rate_init",
         "param_alpha", "param_repeat", "split0_test_score", "mean_test_score", "std_test_score",
         "rank_test_score", "mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time",
+        "n_iter",
     }
     assert set(results) == expected
     assert isinstance(results["param_activation"], np.ma.MaskedArray)

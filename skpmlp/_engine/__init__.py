@@ -3,10 +3,12 @@
 Public to the rest of the package: the dataclasses describing a population
 (:class:`PopulationSpec`, :class:`TrainConfig`, :class:`TrainResult`),
 :func:`train_population`, :func:`population_outputs` and
-:func:`mlp_forward`, and the activation tables.
+:func:`mlp_forward`, :func:`split_models` / :func:`merge_results` (parts
+of a population trained apart), and the activation tables.
 """
 
 from ._activations import ACTIVATION_CODES, ACTIVATION_NAMES, ACTIVATIONS, canonical_activation
+from ._chunks import merge_results, split_models
 from ._device import resolve_device
 from ._losses import MONITOR_SCORES
 from ._predict import mlp_forward
@@ -22,8 +24,10 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "canonical_activation",
+    "merge_results",
     "mlp_forward",
     "population_outputs",
     "resolve_device",
+    "split_models",
     "train_population",
 ]

@@ -20,28 +20,33 @@ receive exactly zero gradient, so any optimizer leaves them as they are.
 Padding costs time, never correctness.
 
 All parameters (and their gradients) are views into two flat buffers, so the
-optimizer updates the whole population with a handful of elementwise ops
-over per-element learning-rate tensors.
+optimizer updates the whole population with a handful of fused kernels.
+Every layer tensor is slot-major ``(G, ...)``, so dropping models
+(:meth:`FusedNetwork.compact`) is one ``index_select`` per layer tensor of
+each flat buffer, on the device.
 """
 
 import numpy as np
 import torch
 
 from ._activations import ACTIVATIONS
+from ._layout import Group
 
 
 class FusedNetwork:
     """A population of independent MLPs stored as flat buffers.
 
+    Build one with :meth:`from_weights`; :meth:`compact` derives a smaller
+    one holding a subset of the models.
+
     Parameters
     ----------
     groups : list of Group
-    coefs, intercepts : list of list of ndarray
-        Per-model weights in scikit-learn layout, indexed by population
-        index.
+    flat : Tensor of shape (n_parameters,)
+        All parameters in the layout of ``groups``.
+    archs : dict of int to tuple of int
+        Real (unpadded) hidden widths of every model id in ``groups``.
     n_features, n_outputs : int
-    dtype : torch.dtype
-    device : torch.device
 
     Attributes
     ----------
@@ -49,97 +54,129 @@ class FusedNetwork:
         All parameters, padded units included (held at exactly zero).
     grad : Tensor of shape (n_parameters,)
         Gradients; each parameter's ``.grad`` is a view into it.
-    slot_models : ndarray of shape (n_models,)
-        Population index of every slot; slots are numbered group by group.
-    element_slot : Tensor of shape (n_parameters,)
-        Slot owning each parameter element, for per-model element masks.
-    is_weight : Tensor of shape (n_parameters,)
-        1 for weight elements, 0 for biases (L2 applies to weights only).
+    params : list of list of Tensor
+        Per group, the layer tensors ``W0, b0, W1, b1, ...``, each of shape
+        ``(G, fan_in, fan_out)`` or ``(G, 1, fan_out)``, views into ``flat``.
+    slot_models : ndarray of shape (n_slots,)
+        Model id of every slot; slots are numbered group by group.
+    group_offsets : ndarray of shape (n_groups + 1,)
+        First slot of every group.
     """
 
-    def __init__(self, groups, coefs, intercepts, n_features, n_outputs, *, dtype, device):
-        self.groups = groups
-        self.n_features = n_features
-        self.n_outputs = n_outputs
-        self.dtype, self.device = dtype, device
-        self._archs = [tuple(c.shape[1] for c in model_coefs[:-1]) for model_coefs in coefs]
+    def __init__(self, groups, flat, archs, n_features, n_outputs):
+        self.groups, self.archs = groups, archs
+        self.n_features, self.n_outputs = n_features, n_outputs
+        self.dtype, self.device = flat.dtype, flat.device
         self.slot_models = np.concatenate([g.models for g in groups])
         self.group_offsets = np.cumsum([0] + [g.size for g in groups])
-
-        shapes = [self._param_shapes(g) for g in groups]
-        total = sum(int(np.prod(s)) for group_shapes in shapes for s in group_shapes)
-        flat = np.zeros(total, dtype=np.float64)
-        element_slot = np.empty(total, dtype=np.int64)
-        is_weight = np.zeros(total, dtype=bool)
-        self._views = []  # per group: list of (offset, shape)
-        offset = 0
-        for gi, (group, group_shapes) in enumerate(zip(groups, shapes)):
-            views = []
-            slots = self.group_offsets[gi] + np.arange(group.size)
-            for layer_param, shape in enumerate(group_shapes):
-                size = int(np.prod(shape))
-                span = slice(offset, offset + size)
-                self._fill(flat[span].reshape(shape), group, layer_param, coefs, intercepts)
-                element_slot[span] = np.repeat(slots, size // group.size)
-                is_weight[span] = layer_param % 2 == 0
-                views.append((offset, shape))
-                offset += size
-            self._views.append(views)
-
-        as_device = lambda a, dt: torch.from_numpy(a).to(device=device, dtype=dt)  # noqa: E731
-        self.flat = as_device(flat, dtype)
-        self.grad = torch.zeros_like(self.flat)
-        self.element_slot = as_device(element_slot, torch.int64)
-        self.is_weight = as_device(is_weight, dtype)
-        self._is_weight_mask = self.is_weight.bool()
-        self.params = []
-        for views in self._views:
-            group_params = []
-            for offset, shape in views:
-                size = int(np.prod(shape))
-                p = self.flat[offset : offset + size].view(shape).requires_grad_()
+        self._shapes = [self._param_shapes(g) for g in groups]
+        self.n_parameters = sum(int(np.prod(s)) for shapes in self._shapes for s in shapes)
+        assert flat.shape == (self.n_parameters,)
+        self.flat = flat
+        self.grad = torch.zeros_like(flat)
+        self.params = self.layer_views(flat)
+        for group_params, group_grads in zip(self.params, self.layer_views(self.grad)):
+            for p, g in zip(group_params, group_grads):
                 # autograd accumulates in place into a preset .grad, so every
                 # gradient lands in the flat buffer the optimizer works on
-                p.grad = self.grad[offset : offset + size].view(shape)
-                group_params.append(p)
-            self.params.append(group_params)
+                p.requires_grad_()
+                p.grad = g
+
+    @classmethod
+    def from_weights(cls, groups, coefs, intercepts, n_features, n_outputs, *, dtype, device):
+        """Build the network from per-model weights in scikit-learn layout.
+
+        Parameters
+        ----------
+        coefs, intercepts : sequence of list of ndarray
+            Indexed by model id (the ids found in ``groups``).
+        """
+        archs = {int(m): tuple(c.shape[1] for c in coefs[m][:-1]) for g in groups for m in g.models}
+        shapes = [cls._shapes_of(g, n_features, n_outputs) for g in groups]
+        flat = np.zeros(sum(int(np.prod(s)) for group_shapes in shapes for s in group_shapes))
+        offset = 0
+        for group, group_shapes in zip(groups, shapes):
+            for layer_param, shape in enumerate(group_shapes):
+                size = int(np.prod(shape))
+                _fill(flat[offset : offset + size].reshape(shape), group, layer_param, coefs, intercepts)
+                offset += size
+        flat = torch.from_numpy(flat).to(device=device, dtype=dtype)
+        return cls(groups, flat, archs, n_features, n_outputs)
 
     # ------------------------------------------------------------------ layout
-    def _param_shapes(self, group):
-        sizes = [self.n_features, *group.widths, self.n_outputs]
+    @staticmethod
+    def _shapes_of(group, n_features, n_outputs):
+        sizes = [n_features, *group.widths, n_outputs]
         shapes = []
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
             shapes += [(group.size, fan_in, fan_out), (group.size, 1, fan_out)]
         return shapes
 
-    def _fill(self, block, group, layer_param, coefs, intercepts):
-        layer, is_bias = divmod(layer_param, 2)
-        hidden = layer < len(group.widths)
-        for slot, model in enumerate(group.models):
-            if is_bias:
-                values = intercepts[model][layer]
-                block[slot, 0, : values.shape[0]] = values
-                if hidden and self._activation_of_slot(group, slot) == "logistic":
-                    block[slot, 0, values.shape[0] :] = -np.inf  # sigmoid(-inf) = 0
-            else:
-                values = coefs[model][layer]
-                block[slot, : values.shape[0], : values.shape[1]] = values
+    def _param_shapes(self, group):
+        return self._shapes_of(group, self.n_features, self.n_outputs)
 
-    @staticmethod
-    def _activation_of_slot(group, slot):
-        for name, start, stop in group.activation_slices:
-            if start <= slot < stop:
-                return name
-        raise AssertionError(slot)
+    def layer_views(self, buffer):
+        """Per group, the layer tensors of a flat ``buffer`` laid out as
+        :attr:`flat` (parameters, gradients or optimizer state)."""
+        views, offset = [], 0
+        for shapes in self._shapes:
+            group_views = []
+            for shape in shapes:
+                size = int(np.prod(shape))
+                group_views.append(buffer[offset : offset + size].view(shape))
+                offset += size
+            views.append(group_views)
+        return views
 
     def parameter_ranges(self, gi, start, stop):
         """Flat ``(offset, length, is_weight)`` ranges holding the parameters
         of slots ``start:stop`` of group ``gi`` (one range per layer tensor)."""
+        offset = sum(int(np.prod(s)) for shapes in self._shapes[:gi] for s in shapes)
         ranges = []
-        for k, (offset, shape) in enumerate(self._views[gi]):
+        for k, shape in enumerate(self._shapes[gi]):
             per_slot = int(np.prod(shape[1:]))
             ranges.append((offset + start * per_slot, (stop - start) * per_slot, k % 2 == 0))
+            offset += int(np.prod(shape))
         return ranges
+
+    def compact(self, keep):
+        """The network of the slots where ``keep`` is True.
+
+        Parameters
+        ----------
+        keep : ndarray of bool of shape (n_slots,)
+
+        Returns
+        -------
+        network : FusedNetwork
+            Same groups (minus the emptied ones) and padded widths, fewer
+            slots; parameters copied on the device.
+        carry : callable
+            Maps any flat buffer laid out as this network's (optimizer state,
+            kept best weights) to the new layout.
+        """
+        kept_groups, indices = [], []
+        for gi, group in enumerate(self.groups):
+            mask = keep[self.group_offsets[gi] : self.group_offsets[gi + 1]]
+            if mask.any():
+                kept_groups.append(_kept_group(group, mask))
+                indices.append(torch.as_tensor(np.flatnonzero(mask), device=self.device))
+            else:
+                indices.append(None)
+
+        def carry(buffer):
+            parts = [
+                view.index_select(0, index).reshape(-1)
+                for group_views, index in zip(self.layer_views(buffer), indices)
+                if index is not None
+                for view in group_views
+            ]
+            return torch.cat(parts) if parts else buffer[:0].clone()
+
+        archs = {int(m): self.archs[int(m)] for g in kept_groups for m in g.models}
+        with torch.no_grad():
+            flat = carry(self.flat)
+        return FusedNetwork(kept_groups, flat, archs, self.n_features, self.n_outputs), carry
 
     # ----------------------------------------------------------------- forward
     @staticmethod
@@ -169,10 +206,12 @@ class FusedNetwork:
     @torch.no_grad()
     def squared_weight_norms(self):
         """Sum of squared weights (biases excluded) per slot: Tensor (n_slots,)."""
-        # where, not a product: padded logistic biases are -inf
-        squares = torch.where(self._is_weight_mask, self.flat, 0).square_()
-        norms = torch.zeros(len(self.slot_models), dtype=self.dtype, device=self.device)
-        return norms.index_add_(0, self.element_slot, squares)
+        # weights only: padded logistic biases are -inf
+        norms = [
+            sum(W.square().sum((1, 2)) for W in group_params[0::2])
+            for group_params in self.params
+        ]
+        return torch.cat(norms)
 
     @torch.no_grad()
     def outputs(self, X, *, chunk_rows=4096):
@@ -188,25 +227,74 @@ class FusedNetwork:
         return out
 
     # ------------------------------------------------------------------ export
-    def export(self, flat=None):
-        """Per-model weights, unpadded, in population order (numpy)."""
-        flat = (self.flat if flat is None else flat).detach().cpu().numpy()
-        n_models = len(self.slot_models)
-        coefs, intercepts = [None] * n_models, [None] * n_models
-        for group, views in zip(self.groups, self._views):
-            blocks = [flat[o : o + int(np.prod(s))].reshape(s) for o, s in views]
-            for slot, model in enumerate(group.models):
-                sizes = [self.n_features, *self._archs[model], self.n_outputs]
-                coefs[model] = [
-                    blocks[2 * layer][slot, :fan_in, :fan_out].copy()
-                    for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:]))
-                ]
-                intercepts[model] = [
-                    blocks[2 * layer + 1][slot, 0, :fan_out].copy()
-                    for layer, fan_out in enumerate(sizes[1:])
-                ]
-        return coefs, intercepts
+    def export(self, buffer=None, slots=None):
+        """Unpadded weights of the models in ``slots`` (default: all), numpy.
+
+        Parameters
+        ----------
+        buffer : Tensor, optional
+            A flat buffer in this network's layout; default :attr:`flat`.
+        slots : ndarray of bool of shape (n_slots,), optional
+
+        Returns
+        -------
+        dict of int to (list of ndarray, list of ndarray)
+            ``{model id: (coefs, intercepts)}``.
+        """
+        buffer = self.flat if buffer is None else buffer
+        views = self.layer_views(buffer.detach())
+        weights = {}
+        for gi, group in enumerate(self.groups):
+            wanted = np.arange(group.size)
+            if slots is not None:
+                wanted = np.flatnonzero(slots[self.group_offsets[gi] : self.group_offsets[gi + 1]])
+            if len(wanted) == 0:
+                continue
+            index = torch.as_tensor(wanted, device=self.device)
+            blocks = [v.index_select(0, index).cpu().numpy() for v in views[gi]]
+            for row, slot in enumerate(wanted):
+                model = int(group.models[slot])
+                sizes = [self.n_features, *self.archs[model], self.n_outputs]
+                fans = list(zip(sizes[:-1], sizes[1:]))
+                weights[model] = (
+                    [blocks[2 * l][row, :i, :o].copy() for l, (i, o) in enumerate(fans)],
+                    [blocks[2 * l + 1][row, 0, :o].copy() for l, (_, o) in enumerate(fans)],
+                )
+        return weights
 
     def slot_values(self, per_model):
         """Reorder a per-model array into slot order."""
         return np.asarray(per_model)[self.slot_models]
+
+
+def _activation_of_slot(group, slot):
+    for name, start, stop in group.activation_slices:
+        if start <= slot < stop:
+            return name
+    raise AssertionError(slot)
+
+
+def _fill(block, group, layer_param, coefs, intercepts):
+    """Write every model's tensor of one layer into its padded ``block``."""
+    layer, is_bias = divmod(layer_param, 2)
+    hidden = layer < len(group.widths)
+    for slot, model in enumerate(group.models):
+        if is_bias:
+            values = intercepts[model][layer]
+            block[slot, 0, : values.shape[0]] = values
+            if hidden and _activation_of_slot(group, slot) == "logistic":
+                block[slot, 0, values.shape[0] :] = -np.inf  # sigmoid(-inf) = 0
+        else:
+            values = coefs[model][layer]
+            block[slot, : values.shape[0], : values.shape[1]] = values
+
+
+def _kept_group(group, mask):
+    """``group`` without the slots where ``mask`` is False."""
+    kept = np.cumsum(np.r_[0, mask])  # kept slots before each slot
+    slices = tuple(
+        (name, int(kept[start]), int(kept[stop]))
+        for name, start, stop in group.activation_slices
+        if kept[stop] > kept[start]
+    )
+    return Group(group.models[mask], group.widths, slices)

@@ -8,7 +8,8 @@ memory) once per partition for weights (with the L2 term as Adam's / SGD's
 coupled weight decay, ``alpha / batch`` as scikit-learn's MLP) and once for
 biases: a handful of calls per step whatever the population size.
 Per-model stopping rebuilds the partitions without the stopped models, whose
-parameters are then left untouched bit for bit.
+parameters are then left untouched bit for bit; compaction (dropping stopped
+models from the network) carries the state of the others along.
 
 The arithmetic is that of ``torch.optim.Adam`` / ``torch.optim.SGD`` (the
 latter equals scikit-learn's momentum / Nesterov update for a constant
@@ -31,6 +32,13 @@ class _FusedOptimizer:
     def __init__(self, params, grads):
         self.params, self.grads = params, grads
         self.state = [torch.zeros_like(params) for _ in range(self.n_state_buffers)]
+        self.partitions = []
+
+    def rebind(self, params, grads, carry):
+        """Follow a compacted network: new flat buffers, and the optimizer
+        state carried into their layout by ``carry``."""
+        self.params, self.grads = params, grads
+        self.state = [carry(state) for state in self.state]
         self.partitions = []
 
     def set_partitions(self, partitions):

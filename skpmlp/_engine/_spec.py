@@ -97,6 +97,17 @@ class TrainConfig:
     max_padding : float
         Largest fraction of padded (wasted) hidden units accepted when models
         of different widths share one batched matmul.
+    pruning : {None, "halving"}
+        Successive halving inside the run: at epochs ``min_iter``,
+        ``min_iter * halving_factor``, ``min_iter * halving_factor**2``, ...
+        only the best ``1 / halving_factor`` of the models still training
+        (by validation score, mean over folds) go on; the others stop.
+    halving_factor : float
+    min_iter : int
+        Epochs before the first halving.
+    compact_fraction : float
+        The network drops its stopped models (parameters and optimizer
+        state) once this fraction of its slots has stopped; above 1 never.
     """
 
     task: str
@@ -116,10 +127,25 @@ class TrainConfig:
     dtype: str = "float32"
     device: str = "cpu"
     max_padding: float = 0.25
+    pruning: str = None
+    halving_factor: float = 3.0
+    min_iter: int = 5
+    compact_fraction: float = 0.25
 
     def __post_init__(self):
         assert self.task in ("classification", "regression")
         assert self.solver in ("adam", "sgd")
+        assert self.pruning in (None, "halving")
+
+    def halving_epochs(self):
+        """Epoch counts after which a halving happens (below ``max_iter``)."""
+        if self.pruning is None:
+            return set()
+        epochs, e = set(), float(self.min_iter)
+        while round(e) < self.max_iter:
+            epochs.add(int(round(e)))
+            e *= self.halving_factor
+        return epochs
 
 
 @dataclass
@@ -150,8 +176,14 @@ class TrainResult:
     diverged : ndarray of bool of shape (n_models, n_folds)
         Whether each replica's loss became NaN or infinite; it was frozen
         when detected.
+    pruned : ndarray of bool of shape (n_models, n_folds)
+        Whether each replica was stopped by successive halving.
     train_time : float
         Wall time of the fused training, in seconds.
+    halted : {None, "interrupted", "max_time"}
+        Why training ended before every model finished, if it did.
+    extra : dict
+        Diagnostics (e.g. where the parts of a split run were trained).
     """
 
     coefs: list
@@ -161,5 +193,7 @@ class TrainResult:
     n_iter: np.ndarray = None
     converged: np.ndarray = None
     diverged: np.ndarray = None
+    pruned: np.ndarray = None
     train_time: float = 0.0
+    halted: str = None
     extra: dict = field(default_factory=dict)

@@ -7,16 +7,21 @@ Nothing in a step synchronises with the host; per-model bookkeeping (loss
 curves, stopping rules, divergence) happens once per epoch.
 """
 
+import gc
+import math
 import time
+import warnings
 
 import numpy as np
 import torch
 
-from ._cpu import fast_cpu_training
 from ._batches import BatchPlanner
+from ._chunks import merge_results
+from ._cpu import fast_cpu_training
 from ._init import initial_weights
 from ._layout import plan_groups
 from ._losses import LOSSES, MONITOR_SCORES
+from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
 from ._network import FusedNetwork
 from ._optim import make_optimizer
 from ._spec import PopulationSpec, TrainResult
@@ -68,7 +73,7 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
         split_elements=_SPLIT_ELEMENTS // config.batch_size,
         sort_codes=[codes[key] for key in keys],
     )
-    return FusedNetwork(
+    return FusedNetwork.from_weights(
         groups,
         coefs,
         intercepts,
@@ -83,7 +88,9 @@ class PopulationTrainer:
     """A fused network of model replicas with its optimizer, trained one
     step at a time.
 
-    Replica ``r = k * n_models + i`` is fold k's copy of model i.
+    Replica ``r = k * n_models + i`` is fold k's copy of model i; the
+    network's slots hold replicas (``net.slot_models``), and shrink when
+    stopped replicas are compacted away.
 
     Parameters
     ----------
@@ -95,27 +102,37 @@ class PopulationTrainer:
     Attributes
     ----------
     net : FusedNetwork
-    loss_sums : Tensor of shape (n_replicas,)
+    frozen : ndarray of bool of shape (n_slots,)
+        Slots no longer updated.
+    best_flat : Tensor or None
+        With early stopping, every slot's best weights so far.
+    loss_sums : Tensor of shape (n_slots,)
         Per-slot sum over the epoch's batches of (batch loss x batch rows).
     """
 
     def __init__(self, spec, config, n_features, n_folds=1):
         self.config, self.n_folds = config, n_folds
-        replica_folds = np.repeat(np.arange(n_folds), spec.n_models)
-        self.net = net = build_network(spec.replicate(n_folds), config, n_features, folds=replica_folds)
+        replicas = spec.replicate(n_folds)
+        self._replica_fold = np.repeat(np.arange(n_folds), spec.n_models)
+        self._replica_lr = np.asarray(replicas.learning_rates, float)
+        self._replica_alpha = np.asarray(replicas.alphas, float)
+        net = build_network(replicas, config, n_features, folds=self._replica_fold)
+        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
+        self.loss_fn = LOSSES[config.task]
+        self.best_flat = net.flat.clone() if config.early_stopping else None
+        self._bind(net)
+
+    def _bind(self, net):
+        """Derive every per-slot tensor from ``net``."""
+        self.net = net
         to = lambda a, dt: torch.as_tensor(a, dtype=dt, device=net.device)  # noqa: E731
-        self.slot_fold = net.slot_values(replica_folds)
+        self.slot_fold = self._replica_fold[net.slot_models]
         self.group_folds = [
             to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
             for g in range(len(net.groups))
         ]
         self.slot_fold_t = to(self.slot_fold, torch.int64)
-        replicas = spec.replicate(n_folds)
-        self.alphas = to(net.slot_values(replicas.alphas), net.dtype)
-        self._slot_lr = net.slot_values(replicas.learning_rates)
-        self._slot_alpha = net.slot_values(replicas.alphas)
-        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
-        self.loss_fn = LOSSES[config.task]
+        self.alphas = to(self._replica_alpha[net.slot_models], net.dtype)
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
         self._update_partitions()
@@ -123,8 +140,11 @@ class PopulationTrainer:
     def _update_partitions(self):
         """Partition the active slots by (learning rate, alpha, fold) for the
         fused optimizer; runs of equal keys are contiguous in each group."""
+        replica = self.net.slot_models
+        key_of = lambda s: (  # noqa: E731
+            self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s]
+        )
         partitions = {}
-        key_of = lambda s: (self._slot_lr[s], self._slot_alpha[s], self.slot_fold[s])  # noqa: E731
         for gi in range(len(self.net.groups)):
             start, stop = self.net.group_offsets[gi], self.net.group_offsets[gi + 1]
             slot = start
@@ -207,11 +227,37 @@ class PopulationTrainer:
         weights = eval_weights.index_select(0, self.slot_fold_t)
         return MONITOR_SCORES[self.config.task](outputs, y_eval, weights).cpu().numpy()
 
+    @torch.no_grad()
+    def keep_best(self, improved):
+        """Copy the current weights of the slots where ``improved`` is True
+        into :attr:`best_flat`."""
+        net = self.net
+        for gi, (best, current) in enumerate(zip(net.layer_views(self.best_flat), net.params)):
+            mask = improved[net.group_offsets[gi] : net.group_offsets[gi + 1]]
+            if mask.any():
+                rows = torch.as_tensor(mask, device=net.device).view(-1, 1, 1)
+                for b, c in zip(best, current):
+                    b.copy_(torch.where(rows, c, b))
+
     def freeze(self, slot_mask):
         """Stop updating the slots where ``slot_mask`` is True; their
         parameters stay bit-for-bit as they are."""
         self.frozen |= slot_mask
         self._update_partitions()
+
+    def kept_weights(self, slots=None):
+        """``{replica: (coefs, intercepts)}`` of ``slots`` (default all): the
+        best weights with early stopping, else the current ones."""
+        return self.net.export(self.best_flat, slots)
+
+    def compact(self):
+        """Drop the frozen slots: their parameters and optimizer state leave
+        the device, so they stop costing compute."""
+        net, carry = self.net.compact(~self.frozen)
+        self.optimizer.rebind(net.flat, net.grad, carry)
+        if self.best_flat is not None:
+            self.best_flat = carry(self.best_flat)
+        self._bind(net)
 
 
 class _StoppingRule:
@@ -227,10 +273,10 @@ class _StoppingRule:
     def update(self, values, active):
         """Feed this epoch's monitored values; return (improved, stop) masks."""
         if self.maximize:
-            no_gain = values < self.best + self.tol
+            no_gain = ~(values >= self.best + self.tol)  # NaN never gains
             improved = values > self.best
         else:
-            no_gain = values > self.best - self.tol
+            no_gain = ~(values <= self.best - self.tol)
             improved = values < self.best
         self.count = np.where(active, np.where(no_gain, self.count + 1, 0), self.count)
         improved &= active
@@ -238,10 +284,39 @@ class _StoppingRule:
         return improved, active & (self.count > self.patience)
 
 
+def _fold_mean(values, valid, K):
+    """Per-model mean over the folds where ``valid`` (replica arrays, fold
+    major) of ``values``; NaN where no fold is valid."""
+    values = np.where(valid, values, 0.0).reshape(K, -1)
+    counts = valid.reshape(K, -1).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, values.sum(0) / counts, np.nan)
+
+
+def halve(scores, alive, factor):
+    """Successive halving's cut: of the ``alive`` models, those outside the
+    best ``ceil(n_alive / factor)`` by ``scores`` (NaN worst, ties by
+    position), as a bool mask."""
+    candidates = np.flatnonzero(alive)
+    n_keep = max(1, math.ceil(len(candidates) / factor))
+    filled = np.where(np.isnan(scores[candidates]), -np.inf, scores[candidates])
+    ranked = candidates[np.argsort(-filled, kind="stable")]
+    pruned = np.zeros(len(alive), dtype=bool)
+    pruned[ranked[n_keep:]] = True
+    return pruned
+
+
 def train_population(
-    spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None
+    spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
+    max_memory=None, max_time=None,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
+
+    A population whose estimated needs exceed the device's free memory (or
+    ``max_memory``) trains as chunks, one fused run after another; a chunk
+    that still runs out of memory is split in two and retried, with a
+    warning. Models are independent, so chunks give the results of one run
+    (successive halving then ranks within each chunk).
 
     Parameters
     ----------
@@ -257,30 +332,96 @@ def train_population(
         scikit-learn's MLP) and in the monitoring scores.
     monitor : bool, default=True
         Score every replica on its fold's evaluation rows every epoch
-        (needed by early stopping; gives ``validation_scores``).
+        (needed by early stopping and pruning; gives ``validation_scores``).
     epoch_callback : callable, optional
         Called after every epoch as ``epoch_callback(epoch, info)`` with a
         dict of per-replica numpy arrays (``loss``, ``val_score``,
         ``active``), of shape (n_folds * n_models,), fold-major.
+    max_memory : float, optional
+        Bytes the run may use on its device.
+    max_time : float, optional
+        Seconds after which training ends at the end of an epoch, keeping
+        what was trained (``halted="max_time"``).
 
     Returns
     -------
     TrainResult
+        ``halted="interrupted"`` when a KeyboardInterrupt ended training
+        after at least one epoch (one before that propagates).
     """
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
-    assert not (config.early_stopping and not has_eval), "early stopping needs evaluation rows"
+    assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
+    monitor = monitor and has_eval
+    deadline = None if max_time is None else time.perf_counter() + max_time
+    n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
+    per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
+    budget = memory_budget(config.device, max_memory)
+    pending = plan_chunks(spec, per_model, data_bytes(config, X.shape[0], X.shape[1]), budget)
+    if len(pending) > 1:
+        warnings.warn(
+            f"The population needs about {per_model.sum() / 2**20:.0f} MiB on {config.device}, more "
+            f"than the {budget / 2**20:.0f} MiB available: training it as {len(pending)} chunks "
+            f"one after another.",
+            ResourceWarning, stacklevel=2,
+        )
+    parts, halted = [], None
     with fast_cpu_training(config.device):
-        return _train(spec, config, X, y, folds, sample_weight, monitor and has_eval, epoch_callback)
+        while pending:
+            chunk = pending.pop(0)
+            if halted is not None:  # nothing more to train: keep the chunk untrained
+                parts.append((chunk, _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor)))
+                continue
+            try:
+                result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
+                                epoch_callback, deadline)
+            except Exception as error:
+                if not is_out_of_memory(error) or len(chunk) == 1:
+                    raise
+                _release_device_memory(config.device)
+                half = len(chunk) // 2
+                warnings.warn(
+                    f"Out of memory training {len(chunk)} models on {config.device}; retrying them "
+                    f"as two chunks of {half} and {len(chunk) - half} models.",
+                    ResourceWarning, stacklevel=2,
+                )
+                pending[:0] = [chunk[:half], chunk[half:]]
+                continue
+            halted = result.halted
+            parts.append((chunk, result))
+    return merge_results(parts, spec.n_models)
 
 
-def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback):
+def _release_device_memory(device):
+    gc.collect()
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _untrained(spec, config, n_features, K, monitor):
+    """The result of a chunk that never trained: initial weights, 0 epochs."""
+    M = spec.n_models
+    drawn = [
+        initial_weights(a, act, seed, n_features, config.n_outputs)
+        for a, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)
+    ]
+    empty = np.zeros((M, K, 0))
+    false = np.zeros((M, K), dtype=bool)
+    return TrainResult(
+        coefs=[[c for c, _ in drawn] for _ in range(K)],
+        intercepts=[[b for _, b in drawn] for _ in range(K)],
+        loss_curves=empty, validation_scores=empty.copy() if monitor else None,
+        n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
+        pruned=false.copy(),
+    )
+
+
+def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline):
+    """One fused run of every model of ``spec`` on every fold."""
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
     trainer = PopulationTrainer(spec, config, X.shape[1], K)
-    net = trainer.net
-    dtype, device = net.dtype, net.device
-    n_replicas = K * M
-    slot_models = net.slot_models  # slot -> replica
+    dtype, device = trainer.net.dtype, trainer.net.device
+    R = K * M
 
     X_t = as_tensor(X, dtype=dtype, device=device)
     y_t = targets_tensor(y, config.task, dtype=dtype, device=device)
@@ -301,26 +442,37 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback):
         eval_index = as_tensor(eval_rows, dtype=torch.int64, device=device)
         X_eval, y_eval = X_t[eval_index], y_t[eval_index]
         eval_weights = as_tensor(eval_weights, dtype=dtype, device=device)
-    best_flat = net.flat.clone() if config.early_stopping else None
 
-    active = np.ones(n_replicas, dtype=bool)  # replica order
-    diverged = np.zeros(n_replicas, dtype=bool)
-    converged = np.zeros(n_replicas, dtype=bool)
-    n_iter = np.zeros(n_replicas, dtype=int)
-    rule = _StoppingRule(n_replicas, config)
+    active = np.ones(R, dtype=bool)  # replica order
+    diverged = np.zeros(R, dtype=bool)
+    converged = np.zeros(R, dtype=bool)
+    pruned = np.zeros(R, dtype=bool)
+    n_iter = np.zeros(R, dtype=int)
+    # early stopping watches a model's mean validation score over its folds,
+    # so its replicas stop together; the loss rule watches each replica
+    rule = _StoppingRule(M if config.early_stopping else R, config)
+    halving_epochs = config.halving_epochs()
     loss_curves, val_curves = [], []
     fold_batches = [-(-n // batch_size) for n in fold_sizes]
+    kept = {}  # replica -> weights, saved when its slot is compacted away
+    halted = None
 
     for epoch in range(config.max_iter):
-        plan = planner.next_epoch()
-        trainer.run_epoch(X_t, y_t, plan)
+        try:
+            trainer.run_epoch(X_t, y_t, planner.next_epoch())
+        except KeyboardInterrupt:
+            if epoch == 0:
+                raise
+            halted = "interrupted"
+            break
 
         # -------- once per epoch: host bookkeeping
-        epoch_loss = np.empty(n_replicas)
+        slot_models = trainer.net.slot_models
+        epoch_loss = np.full(R, np.nan)
         epoch_loss[slot_models] = trainer.epoch_losses(fold_sizes, fold_batches)
         val_score = None
         if monitor:
-            val_score = np.empty(n_replicas)
+            val_score = np.full(R, np.nan)
             val_score[slot_models] = trainer.monitor_scores(X_eval, y_eval, eval_weights)
         n_iter[active] = epoch + 1
         loss_curves.append(np.where(active, epoch_loss, np.nan))
@@ -329,36 +481,55 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback):
 
         newly_diverged = active & ~np.isfinite(epoch_loss)
         diverged |= newly_diverged
-        monitored = val_score if config.early_stopping else epoch_loss
-        improved, stop = rule.update(monitored, active & ~newly_diverged)
+        healthy = active & ~newly_diverged
+        if config.early_stopping:
+            model_score = _fold_mean(val_score, healthy, K)
+            improved, stop = rule.update(model_score, healthy.reshape(K, M).any(0))
+            improved, stop = np.tile(improved, K) & healthy, np.tile(stop, K) & healthy
+        else:
+            improved, stop = rule.update(epoch_loss, healthy)
         converged |= stop
         if config.early_stopping and improved.any():
-            improved_elements = torch.as_tensor(improved[slot_models], device=device)[net.element_slot]
-            torch.where(improved_elements, net.flat, best_flat, out=best_flat)
+            trainer.keep_best(improved[slot_models])
+        if epoch + 1 in halving_epochs:
+            alive = (healthy & ~stop).reshape(K, M).any(0)
+            scores = rule.best if config.early_stopping else _fold_mean(val_score, healthy, K)
+            cut = np.tile(halve(scores, alive, config.halving_factor), K) & healthy & ~stop
+            pruned |= cut
+            stop = stop | cut
         if epoch_callback is not None:
             epoch_callback(epoch, {"loss": epoch_loss, "val_score": val_score, "active": active.copy()})
         finished = stop | newly_diverged
         if finished.any():
             active &= ~finished
             trainer.freeze(finished[slot_models])
+            if active.any() and trainer.frozen.mean() >= config.compact_fraction:
+                kept.update(trainer.kept_weights(trainer.frozen))
+                trainer.compact()
         if not active.any():
             break
+        if deadline is not None and time.perf_counter() >= deadline:
+            halted = "max_time"
+            break
 
-    if config.early_stopping:
-        net.flat.copy_(best_flat)
+    kept.update(trainer.kept_weights())
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    coefs, intercepts = net.export()
     per_fold = lambda a: a.reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731
+    n_epochs = len(loss_curves)
+    stack = lambda curves: np.stack(curves, axis=1) if curves else np.zeros((R, 0))  # noqa: E731
+    assert n_epochs or halted is None
     return TrainResult(
-        coefs=[coefs[k * M : (k + 1) * M] for k in range(K)],
-        intercepts=[intercepts[k * M : (k + 1) * M] for k in range(K)],
-        loss_curves=per_fold(np.stack(loss_curves, axis=1)),
-        validation_scores=per_fold(np.stack(val_curves, axis=1)) if monitor else None,
+        coefs=[[kept[k * M + i][0] for i in range(M)] for k in range(K)],
+        intercepts=[[kept[k * M + i][1] for i in range(M)] for k in range(K)],
+        loss_curves=per_fold(stack(loss_curves)),
+        validation_scores=per_fold(stack(val_curves)) if monitor else None,
         n_iter=per_fold(n_iter),
         converged=per_fold(converged),
         diverged=per_fold(diverged),
+        pruned=per_fold(pruned),
         train_time=time.perf_counter() - start_time,
+        halted=halted,
     )
 
 

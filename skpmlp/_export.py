@@ -1,0 +1,167 @@
+"""One fitted MLP as a scikit-learn MLP or a plain torch module.
+
+:func:`to_sklearn` hands a standalone model's weights to a fitted
+:class:`~sklearn.neural_network.MLPClassifier` / ``MLPRegressor``, so code
+that only knows scikit-learn can use it; :func:`to_torch` builds an
+``nn.Sequential`` computing the same outputs, for deployment or further
+training in PyTorch. Both need only the model's weights and activation.
+"""
+
+import numpy as np
+import torch
+from sklearn.base import is_classifier
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.validation import check_is_fitted
+
+from ._engine import canonical_activation
+
+#: Hidden activations scikit-learn's MLP implements (its own names).
+SKLEARN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
+
+#: Parameters both estimators have by name whose values do not carry over:
+#: the architecture and activation are set from the weights, and a seed
+#: draws different initial weights in scikit-learn.
+UNMAPPED_PARAMS = ("hidden_layer_sizes", "activation", "random_state")
+
+#: torch module of each canonical activation; the defaults (gelu exact,
+#: leaky slope 0.01, hardshrink 0.5) are those of the engine's functions.
+TORCH_MODULES = {
+    "identity": torch.nn.Identity,
+    "logistic": torch.nn.Sigmoid,
+    "tanh": torch.nn.Tanh,
+    "relu": torch.nn.ReLU,
+    "elu": torch.nn.ELU,
+    "selu": torch.nn.SELU,
+    "gelu": torch.nn.GELU,
+    "leaky_relu": torch.nn.LeakyReLU,
+    "hardshrink": torch.nn.Hardshrink,
+    "mish": torch.nn.Mish,
+}
+
+
+def _weights(model):
+    """The model's layers as float64 copies (predictions are float64 anyway)."""
+    coefs = [np.array(W, dtype=np.float64) for W in model.coefs_]
+    intercepts = [np.array(b, dtype=np.float64) for b in model.intercepts_]
+    return coefs, intercepts
+
+
+def _binary_output_layer(W, b):
+    """Two softmax units as one logistic unit: ``sigmoid(z1 - z0) == softmax(z)[1]``."""
+    return (W[:, 1] - W[:, 0])[:, None], np.array([b[1] - b[0]])
+
+
+def to_sklearn(model):
+    """Return ``model`` as a fitted scikit-learn MLP predicting the same.
+
+    Parameters
+    ----------
+    model : SingleMLPClassifier or SingleMLPRegressor
+        A fitted standalone model whose activation scikit-learn implements
+        (identity, logistic / sigmoid, tanh or relu).
+
+    Returns
+    -------
+    MLPClassifier or MLPRegressor
+        With the model's hyperparameters where scikit-learn has them and
+        its trained weights (as float64). A binary classifier gets one
+        logistic output unit, as scikit-learn's, whose probability equals
+        the model's softmax. ``t_`` is 0: the number of training samples is
+        not kept by the model.
+
+    Raises
+    ------
+    ValueError
+        If the activation is one scikit-learn's MLP does not have.
+    sklearn.exceptions.NotFittedError
+        If ``model`` is not fitted.
+    """
+    check_is_fitted(model)
+    activation = canonical_activation(model.activation)
+    if activation not in SKLEARN_ACTIVATIONS:
+        raise ValueError(
+            f"scikit-learn's MLP has no {model.activation!r} activation; to_sklearn supports "
+            f"{', '.join(map(repr, SKLEARN_ACTIVATIONS))} (and the alias 'sigmoid'). "
+            f"Use to_torch() for this model."
+        )
+    classifier = is_classifier(model)
+    coefs, intercepts = _weights(model)
+    sk_class = MLPClassifier if classifier else MLPRegressor
+    # every other parameter of the same name has the same meaning (solver,
+    # alpha, learning_rate_init, batch_size, max_iter, tol, momentum, ...)
+    shared = set(sk_class._get_param_names()) - set(UNMAPPED_PARAMS)
+    sk_model = sk_class(
+        hidden_layer_sizes=tuple(W.shape[1] for W in coefs[:-1]),
+        activation=activation,
+        **{name: value for name, value in model.get_params(deep=False).items() if name in shared},
+    )
+    if classifier:
+        # fitting the binarizer on the classes alone gives the fitted one
+        # scikit-learn would hold (binary or multiclass, same class order)
+        sk_model._label_binarizer = LabelBinarizer().fit(model.classes_)
+        sk_model.classes_ = sk_model._label_binarizer.classes_
+        if len(model.classes_) == 2:
+            coefs[-1], intercepts[-1] = _binary_output_layer(coefs[-1], intercepts[-1])
+        sk_model.out_activation_ = "softmax" if len(model.classes_) > 2 else "logistic"
+    else:
+        sk_model.out_activation_ = "identity"
+    _set_fitted_state(sk_model, model, coefs, intercepts)
+    return sk_model
+
+
+def _set_fitted_state(sk_model, model, coefs, intercepts):
+    """The attributes scikit-learn's predict, score and partial_fit read."""
+    sk_model.coefs_, sk_model.intercepts_ = coefs, intercepts
+    sk_model.n_layers_ = len(coefs) + 1
+    sk_model.n_outputs_ = coefs[-1].shape[1]
+    sk_model.n_features_in_ = model.n_features_in_
+    if hasattr(model, "feature_names_in_"):
+        sk_model.feature_names_in_ = model.feature_names_in_
+    sk_model.n_iter_ = int(model.n_iter_)
+    sk_model.loss_curve_ = [float(v) for v in model.loss_curve_]
+    sk_model.loss_ = sk_model.loss_curve_[-1] if sk_model.loss_curve_ else None
+    sk_model.best_loss_ = min(sk_model.loss_curve_, default=np.inf)
+    sk_model.t_ = 0
+    sk_model.validation_scores_ = None
+    sk_model.best_validation_score_ = None
+    sk_model._no_improvement_count = 0
+    sk_model._best_coefs = [W.copy() for W in coefs]
+    sk_model._best_intercepts = [b.copy() for b in intercepts]
+
+
+def to_torch(model, dtype=torch.float32):
+    """Return ``model`` as a ``torch.nn.Sequential`` computing its outputs.
+
+    Parameters
+    ----------
+    model : SingleMLPClassifier or SingleMLPRegressor
+        A fitted standalone model (any activation).
+    dtype : torch.dtype, default=torch.float32
+        Dtype of the module's parameters.
+
+    Returns
+    -------
+    torch.nn.Sequential
+        ``Linear, activation, ..., Linear`` with copies of the trained
+        weights. Its output is the model's raw output: class logits (one
+        per class, also for two classes; apply a softmax for
+        probabilities) or the regression predictions, of shape
+        ``(n_samples, n_outputs)``.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``model`` is not fitted.
+    """
+    check_is_fitted(model)
+    activation = TORCH_MODULES[canonical_activation(model.activation)]
+    layers = []
+    for W, b in zip(model.coefs_, model.intercepts_):
+        linear = torch.nn.Linear(W.shape[0], W.shape[1], dtype=dtype)
+        with torch.no_grad():
+            # torch stores (fan_out, fan_in); the model stores (fan_in, fan_out)
+            linear.weight.copy_(torch.as_tensor(np.asarray(W).T, dtype=dtype))
+            linear.bias.copy_(torch.as_tensor(np.asarray(b), dtype=dtype))
+        layers += [linear, activation()]
+    return torch.nn.Sequential(*layers[:-1])

@@ -1,0 +1,108 @@
+"""Shards of a population as joblib tasks.
+
+With ``n_jobs``, the population is cut into shards of about equal cost and
+each shard is trained as its own fused network in a joblib task
+(:class:`sklearn.utils.parallel.Parallel`), so the user's joblib backend
+decides where shards run: loky processes on this machine by default, a Dask
+cluster under ``joblib.parallel_config(backend="dask")``. Tasks receive and
+return numpy only, pick their torch thread count and device where they run,
+and give the results of one in-process run (models are independent; only
+successive halving, which ranks within a shard, depends on the sharding).
+"""
+
+import dataclasses
+import os
+import socket
+import time
+
+import torch
+from joblib import effective_n_jobs
+from sklearn.utils.parallel import Parallel, delayed
+
+from ._engine import merge_results, resolve_device, split_models, train_population
+
+
+def shard_device(device, shard):
+    """The device shard ``shard`` trains on, resolved where it runs.
+
+    ``"auto"`` and ``"cuda"`` spread shards over the visible GPUs (one GPU
+    per worker when each worker sees one, e.g. through
+    ``CUDA_VISIBLE_DEVICES`` or Dask worker resources); an explicit
+    ``"cuda:N"`` or ``"cpu"`` is kept.
+    """
+    resolved = resolve_device(device)
+    if resolved == "cuda":
+        return f"cuda:{shard % torch.cuda.device_count()}"
+    return resolved
+
+
+def _dask_worker():
+    """Address of the Dask worker running this task, or None."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
+
+
+def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_kwargs):
+    """Train one shard where this task runs; numpy in, numpy out.
+
+    Returns
+    -------
+    result : TrainResult
+    info : dict
+        Where and how long the shard trained: ``shard``, ``models``,
+        ``device``, ``host``, ``pid``, ``worker`` (Dask address or None),
+        ``threads``, ``seconds``.
+    """
+    # private copies: never hand torch a read-only memmap or shared buffer
+    X, y = X.copy(), y.copy()
+    cores = os.cpu_count() or 1
+    threads = max(1, cores // min(n_shards, cores))
+    config = dataclasses.replace(config, device=shard_device(device, shard))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    try:
+        result = train_population(spec, config, X, y, folds, **train_kwargs)
+    finally:
+        torch.set_num_threads(previous)
+    info = {
+        "shard": shard, "models": spec.n_models, "device": config.device,
+        "host": socket.gethostname(), "pid": os.getpid(), "worker": _dask_worker(),
+        "threads": threads, "seconds": time.perf_counter() - start,
+    }
+    return result, info
+
+
+def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch_callback=None, **train_kwargs):
+    """Train a population in-process (``n_jobs=None``) or as joblib shards.
+
+    Returns
+    -------
+    result : TrainResult
+        In population order.
+    shards : list of dict
+        One entry per fused run (see :func:`train_shard`).
+    """
+    if n_jobs is None:
+        start = time.perf_counter()
+        result = train_population(spec, config, X, y, folds, epoch_callback=epoch_callback, **train_kwargs)
+        info = {
+            "shard": 0, "models": spec.n_models, "device": config.device, "host": socket.gethostname(),
+            "pid": os.getpid(), "worker": None, "threads": torch.get_num_threads(),
+            "seconds": time.perf_counter() - start,
+        }
+        return result, [info]
+    parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
+    outputs = Parallel(n_jobs=n_jobs)(
+        delayed(train_shard)(
+            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts), device=device,
+            **train_kwargs,
+        )
+        for i, part in enumerate(parts)
+    )
+    result = merge_results([(part, r) for part, (r, _) in zip(parts, outputs)], spec.n_models)
+    return result, [info for _, info in outputs]

@@ -1,0 +1,59 @@
+"""Train / validation splits of rows (pure numpy and scikit-learn).
+
+They depend only on the seed and the labels, never on the models, so a
+model's split is the same in any population and when it trains alone.
+"""
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.model_selection import train_test_split
+
+
+def holdout_split(y_encoded, fraction, seed, *, stratify):
+    """Split row indices into training and validation parts.
+
+    The split depends only on ``seed`` and ``y``. It is stratified for
+    classifiers when every class has at least two samples and both parts
+    can hold every class; otherwise it falls back to a random split with a
+    warning.
+
+    Raises
+    ------
+    ValueError
+        If either part would be empty.
+    """
+    n = len(y_encoded)
+    n_val = math.ceil(fraction * n)
+    if n_val < 1 or n - n_val < 1:
+        raise ValueError(
+            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
+            f"and {n_val} validation samples; at least one of each is needed."
+        )
+    strata = None
+    if stratify:
+        counts = np.bincount(y_encoded)
+        n_classes = np.count_nonzero(counts)
+        if counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
+            strata = y_encoded
+        else:
+            warnings.warn(
+                f"The validation split is not stratified: with n_samples={n} and "
+                f"validation_fraction={fraction}, some class is too small to appear in "
+                f"both the training and the validation part.",
+                UserWarning,
+                stacklevel=4,
+            )
+    return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+
+
+def validation_split(estimator, rows, y_encoded, seed):
+    """Split ``rows`` into (training, validation) rows with the estimator's
+    ``validation_fraction`` (stratified for classifiers): what early
+    stopping and pruning monitor when the held-out rows are for scoring."""
+    classifier = is_classifier(estimator)
+    labels = y_encoded[rows] if classifier else np.zeros(len(rows), dtype=int)
+    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)
+    return rows[train], rows[val]

@@ -1,0 +1,83 @@
+"""The memory plan: chunked training and out-of-memory retries give the
+results of one fused run."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from skpmlp import ParallelMLPClassifier
+from skpmlp._engine import _train
+from skpmlp._engine._memory import plan_chunks
+
+SEARCH = dict(
+    hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
+    learning_rate_init=(0.01, 0.03), max_iter=12, dtype="float64", random_state=0,
+)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def one_run(iris):
+    return ParallelMLPClassifier(**SEARCH).fit(*iris)
+
+
+def _assert_same_search(a, b):
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+    np.testing.assert_allclose(a.loss_curves_, b.loss_curves_, atol=1e-12)
+    for i in range(a.n_models_):
+        for wa, wb in zip(a.export_model(i).coefs_, b.export_model(i).coefs_):
+            np.testing.assert_allclose(wa, wb, atol=1e-12, rtol=0)
+
+
+def test_population_over_max_memory_trains_in_chunks(iris, one_run):
+    with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+        chunked = ParallelMLPClassifier(max_memory=2e5, **SEARCH).fit(*iris)
+    _assert_same_search(chunked, one_run)
+
+
+def test_out_of_memory_is_retried_in_smaller_chunks(iris, one_run, monitor_calls):
+    """A device that cannot hold more than 3 models: the run is re-split
+    until every chunk fits, with a warning, and nothing changes."""
+    with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
+        retried = ParallelMLPClassifier(**SEARCH).fit(*iris)
+    _assert_same_search(retried, one_run)
+    assert max(monitor_calls) <= 3
+
+
+@pytest.fixture
+def monitor_calls(monkeypatch):
+    """Make ``_train`` fail with torch's OOM error above 3 models."""
+    sizes, real_train = [], _train._train
+
+    def small_device(spec, *args, **kwargs):
+        if spec.n_models > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        sizes.append(spec.n_models)
+        return real_train(spec, *args, **kwargs)
+
+    monkeypatch.setattr(_train, "_train", small_device)
+    return sizes
+
+
+def test_a_model_larger_than_the_budget_is_a_clear_error(iris):
+    with pytest.raises(MemoryError, match="Training even one model needs"):
+        ParallelMLPClassifier(max_memory=1000, **SEARCH).fit(*iris)
+
+
+def test_chunks_cover_every_model_once():
+    from skpmlp._population import build_population
+
+    spec = build_population([(4,), (64,), (8, 8)], ("relu", "tanh"), (0.01, 0.1), 0.0, 2).spec(0)
+    per_model = np.array([sum(a) for a in spec.hidden_layer_sizes], float)
+    chunks = plan_chunks(spec, per_model, shared=10.0, budget=200.0)
+    assert len(chunks) > 1
+    np.testing.assert_array_equal(np.sort(np.concatenate(chunks)), np.arange(spec.n_models))
+    assert all(10 + per_model[c].sum() <= 200 for c in chunks)

@@ -1,0 +1,79 @@
+"""Shards of a search as joblib tasks: loky processes and a real Dask cluster
+on 127.0.0.1 give the results of one in-process run."""
+
+import os
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from skpmlp import ParallelMLPClassifier
+from skpmlp._engine import split_models
+from skpmlp._population import build_population
+
+SEARCH = dict(
+    hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
+    learning_rate_init=(0.01, 0.03), max_iter=10, dtype="float64", random_state=0,
+)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def in_process(iris):
+    return ParallelMLPClassifier(**SEARCH).fit(*iris)
+
+
+def _assert_same_search(a, b):
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+    np.testing.assert_allclose(a.predict_proba(np.eye(4)), b.predict_proba(np.eye(4)), atol=1e-12)
+
+
+def test_shards_balance_cost_and_cover_every_model():
+    spec = build_population([(4,), (64,), (8, 8)], ("relu", "tanh"), (0.01, 0.1), 0.0, 2).spec(0)
+    parts = split_models(spec, 3, n_features=10, n_outputs=2)
+    assert len(parts) == 3
+    np.testing.assert_array_equal(np.sort(np.concatenate(parts)), np.arange(spec.n_models))
+    costs = [sum(sum(spec.hidden_layer_sizes[i]) for i in p) for p in parts]
+    assert max(costs) <= 1.5 * min(costs)
+
+
+def test_loky_shards_match_one_run(iris, in_process):
+    sharded = ParallelMLPClassifier(n_jobs=2, **SEARCH).fit(*iris)
+    _assert_same_search(sharded, in_process)
+    assert len(sharded.shards_) == 2
+    assert sum(s["models"] for s in sharded.shards_) == sharded.n_models_
+    assert all(s["pid"] != os.getpid() and s["threads"] == 1 for s in sharded.shards_)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
+    ) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def test_dask_shards_run_on_the_workers(iris, in_process, dask_client):
+    workers = set(dask_client.scheduler_info()["workers"])
+    assert len(workers) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in workers)
+    with parallel_config(backend="dask"):
+        sharded = ParallelMLPClassifier(n_jobs=2, **SEARCH).fit(*iris)
+    _assert_same_search(sharded, in_process)
+    assert {s["worker"] for s in sharded.shards_} <= workers
+    assert all(s["worker"] is not None and s["pid"] != os.getpid() for s in sharded.shards_)
+
+
+def test_an_error_in_a_dask_task_reaches_the_caller(iris, dask_client):
+    # the memory plan runs inside the task, so this fails on the worker
+    with parallel_config(backend="dask"), pytest.raises(MemoryError, match="Training even one model needs"):
+        ParallelMLPClassifier(n_jobs=2, max_memory=1000, **SEARCH).fit(*iris)

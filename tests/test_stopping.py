@@ -1,0 +1,145 @@
+"""Early stopping with compaction, successive halving and top-k ensembles.
+
+Stopping, pruning or compacting one model never changes another model's
+trajectory: checked in float64 against each model trained alone.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
+from skpmlp._engine import PopulationSpec, TrainConfig, train_population
+from skpmlp._engine._train import halve
+
+SEARCH = dict(
+    hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
+    learning_rate_init=(0.003, 0.03), max_iter=40, dtype="float64", random_state=0,
+)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _spec(n=12):
+    archs = [(3,), (5,), (8,), (4, 3)]
+    acts = ["relu", "tanh", "logistic"]
+    models = [(archs[i % 4], acts[i % 3], 10 ** (-3 + (i % 5) / 2), i) for i in range(n)]
+    return PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
+        learning_rates=np.array([m[2] for m in models]), alphas=np.full(n, 1e-4),
+        init_seeds=[(0, m[3]) for m in models],
+    )
+
+
+def _config(**kw):
+    base = dict(task="classification", n_outputs=3, batch_size=16, max_iter=30, dtype="float64",
+                n_iter_no_change=3, tol=1e-3, shuffle_seed=5)
+    return TrainConfig(**{**base, **kw})
+
+
+def _folds(X):
+    rows = np.random.default_rng(0).permutation(len(X))
+    return [(rows[:110], rows[110:])]
+
+
+def _assert_same_weights(a, b, models, *, atol=1e-10):
+    for i in models:
+        for wa, wb in zip(a.coefs[0][i] + a.intercepts[0][i], b.coefs[0][i] + b.intercepts[0][i]):
+            np.testing.assert_allclose(wa, wb, atol=atol, rtol=0)
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_compaction_changes_no_result(iris, early_stopping):
+    X, y = iris
+    spec = _spec()
+    runs = [
+        train_population(spec, _config(early_stopping=early_stopping, compact_fraction=f), X, y, _folds(X))
+        for f in (0.0, 2.0)  # compact at every stop / never
+    ]
+    assert len(set(runs[0].n_iter.ravel())) > 1, "models must stop at different epochs"
+    np.testing.assert_array_equal(runs[0].n_iter, runs[1].n_iter)
+    np.testing.assert_allclose(runs[0].loss_curves, runs[1].loss_curves, atol=1e-12)
+    _assert_same_weights(runs[0], runs[1], range(spec.n_models), atol=1e-12)
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_pruned_and_surviving_models_equal_models_trained_alone(iris, early_stopping):
+    """A pruned or surviving model's weights are those of the same model
+    trained alone for as many epochs: pruning others never touched it."""
+    X, y = iris
+    spec = _spec()
+    config = _config(pruning="halving", min_iter=2, halving_factor=2, early_stopping=early_stopping,
+                     n_iter_no_change=1000)
+    population = train_population(spec, config, X, y, _folds(X))
+    assert population.pruned.any() and not population.pruned.all()
+    for i in (int(np.flatnonzero(population.pruned[:, 0])[0]), int(np.flatnonzero(~population.pruned[:, 0])[0])):
+        alone_config = dataclasses.replace(config, pruning=None, max_iter=int(population.n_iter[i, 0]))
+        alone = train_population(spec.subset([i]), alone_config, X, y, _folds(X))
+        for wa, wb in zip(population.coefs[0][i] + population.intercepts[0][i],
+                          alone.coefs[0][0] + alone.intercepts[0][0]):
+            np.testing.assert_allclose(wa, wb, atol=1e-10, rtol=0)
+
+
+def test_halving_keeps_the_best_third_at_each_rung():
+    scores = np.array([0.5, 0.9, np.nan, 0.7, 0.9, 0.1, 0.3])
+    alive = np.array([True, True, True, True, True, True, False])
+    pruned = halve(scores, alive, 3)
+    # ceil(6 / 3) = 2 kept: the two 0.9 (ties by position), NaN counts as worst
+    np.testing.assert_array_equal(np.flatnonzero(~pruned & alive), [1, 4])
+    assert not pruned[6]
+
+
+def test_halving_schedule_and_ranking(iris):
+    X, y = iris
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, halving_factor=3, n_iter_no_change=1000, **SEARCH)
+    search.fit(X, y)
+    results = search.cv_results_
+    n_iter, pruned = results["n_iter"], results["pruned"]
+    # rungs at 3, 9, 27: 18 -> 6 -> 2 -> 1 survivors
+    assert sorted(set(n_iter[pruned])) == [3, 9, 27]
+    assert [int(np.sum(n_iter > e)) for e in (3, 9, 27)] == [6, 2, 1]
+    assert not pruned[search.best_index_]
+    assert results["rank_test_score"][pruned].min() > results["rank_test_score"][~pruned].max()
+    # curves end with the model
+    after_stop = np.arange(search.loss_curves_.shape[1])[None, :] >= n_iter[:, None]
+    for curves in (search.loss_curves_, search.validation_scores_):
+        assert np.isnan(curves[after_stop]).all() and np.isfinite(curves[~after_stop]).all()
+
+
+def test_kfold_replicas_stop_together(iris):
+    X, y = iris
+    search = ParallelMLPClassifier(cv=3, early_stopping=True, n_iter_no_change=2, **SEARCH).fit(X, y)
+    assert (search.n_iter_ == search.n_iter_[:, :1]).all()
+    assert search.validation_scores_.shape == search.loss_curves_.shape
+
+
+def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
+    X, y = iris
+    search = ParallelMLPClassifier(cv=3, early_stopping=True, n_iter_no_change=3, **SEARCH).fit(X, y)
+    best = search.best_estimator_
+    assert isinstance(best, SingleMLPClassifier) and best.early_stopping
+    again = clone(best).fit(X, y)
+    np.testing.assert_allclose(again.predict_proba(X), best.predict_proba(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_top_k_ensemble(iris, cv):
+    X, y = iris
+    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, **SEARCH).fit(X, y)
+    ensemble = search.best_estimator_
+    assert isinstance(ensemble, MLPEnsembleClassifier)
+    members = search.ensemble_indices_
+    assert members[0] == search.best_index_ and len(members) == 3
+    ranks = search.cv_results_["rank_test_score"]
+    assert ranks[members].max() <= np.sort(ranks)[2]
+    mean = np.mean([search.export_model(i).predict_proba(X) for i in members], axis=0)
+    np.testing.assert_allclose(search.predict_proba(X), mean)
+    np.testing.assert_array_equal(search.predict(X), search.classes_[mean.argmax(1)])
