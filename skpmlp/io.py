@@ -1,0 +1,437 @@
+"""Save and load fitted skpmlp estimators without pickle.
+
+A pickle (or joblib) file runs code when it is loaded, so a model file
+shared by someone else is a program. :func:`save` writes a fitted estimator
+as data only: one ``.npz`` archive holding a JSON document (parameters,
+scalars, structure) and plain numeric / string arrays (weights, scores).
+:func:`load` reads it with ``allow_pickle=False`` and rebuilds only skpmlp
+estimator classes, looked up by name in the ``skpmlp`` package.
+
+The fitted state is encoded generically: every parameter and every fitted
+attribute (a name ending in ``_`` or starting with ``_``) goes through one
+small recursive encoder, so attributes added to the estimators later are
+saved without changing this module, as long as they are made of data
+(numbers, strings, None, numpy scalars and arrays, masked arrays, lists,
+tuples, dicts, RandomState instances and nested skpmlp estimators).
+Scorer objects (``scorer_``) are functions, not data: they are dropped on
+save and rebuilt on load from the ``scoring`` parameter.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from sklearn.datasets import load_iris
+>>> from skpmlp import SingleMLPClassifier
+>>> import skpmlp.io
+>>> X, y = load_iris(return_X_y=True)
+>>> clf = SingleMLPClassifier((8,), "tanh", max_iter=20, random_state=0).fit(X, y)
+>>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+>>> skpmlp.io.save(clf, path)
+>>> loaded = skpmlp.io.load(path)
+>>> bool((loaded.predict_proba(X) == clf.predict_proba(X)).all())
+True
+"""
+
+import json
+import math
+import os
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.metrics import check_scoring
+from sklearn.utils.validation import check_is_fitted
+
+import skpmlp
+
+from ._search import resolve_scorers
+
+__all__ = ["save", "load", "FORMAT_VERSION"]
+
+#: Version of the file layout; :func:`load` refuses any other.
+FORMAT_VERSION = 1
+
+_FORMAT_NAME = "skpmlp.io"
+_DOCUMENT_KEY = "__document__"
+_TAG = "__type__"
+
+#: Attributes in ``__dict__`` that are configuration kept by scikit-learn
+#: itself, not fitted state; they are not saved.
+_SKIPPED_ATTRIBUTES = frozenset({"_metadata_request", "_sklearn_output_config"})
+
+#: dtype kinds a numpy scalar may have in a file (no objects, no voids).
+_SCALAR_KINDS = frozenset("biufU")
+
+
+# ---------------------------------------------------------------- classes
+def _estimator_classes():
+    """``{name: class}`` of the estimators a file may name.
+
+    Only public estimator classes defined in the skpmlp package qualify:
+    those of the ``skpmlp`` namespace, then any other public subclass of
+    ``BaseEstimator`` that a skpmlp module defines (e.g. a new ensemble
+    class not exported yet). Classes are found among those already
+    defined, by name: a file can never make :func:`load` import a module
+    or build an arbitrary object.
+    """
+
+    def ours(obj):
+        return (
+            isinstance(obj, type) and issubclass(obj, BaseEstimator)
+            and not obj.__name__.startswith("_")
+            and (obj.__module__ == "skpmlp" or obj.__module__.startswith("skpmlp."))
+        )
+
+    classes = {}
+    pending = [BaseEstimator]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if ours(cls):
+            classes.setdefault(cls.__name__, cls)
+    # the public namespace wins over a same-named class elsewhere
+    classes.update({name: getattr(skpmlp, name) for name in dir(skpmlp) if ours(getattr(skpmlp, name))})
+    return classes
+
+
+def _class_name(estimator, path, classes):
+    """The name :func:`load` will find ``estimator``'s class by, checked."""
+    name = type(estimator).__name__
+    if classes.get(name) is not type(estimator):
+        raise TypeError(
+            f"{path}: cannot save a {type(estimator).__module__}.{name}; only the estimators "
+            f"of the skpmlp package ({', '.join(sorted(classes))}) can be saved."
+        )
+    return name
+
+
+# ------------------------------------------------------- derived attributes
+def _check_scoring_is_data(estimator):
+    """A callable scorer is code: it cannot be stored, so saving fails early."""
+    scoring = getattr(estimator, "scoring", None)
+    values = scoring.values() if isinstance(scoring, dict) else (
+        scoring if isinstance(scoring, (list, tuple, set)) else [scoring]
+    )
+    if any(callable(value) for value in values):
+        raise ValueError(
+            f"Cannot save {type(estimator).__name__}: its scoring={scoring!r} holds a callable, "
+            f"which is code and cannot be stored without pickle. Fit with scoring given as "
+            f"scorer names (a str, or a list or dict of str) to save the estimator, or use "
+            f"pickle / joblib for files you trust."
+        )
+
+
+def _rebuild_scorer(estimator):
+    """``scorer_`` as fit sets it, from the ``scoring`` parameter."""
+    scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
+    scorers = {n: (s if s is not None else check_scoring(estimator)) for n, s in scorers.items()}
+    return scorers if multimetric else scorers["score"]
+
+
+#: Fitted attributes that are not data: ``name: (check before saving,
+#: rebuild after loading)``. They are left out of the file.
+_DERIVED_ATTRIBUTES = {"scorer_": (_check_scoring_is_data, _rebuild_scorer)}
+
+
+def _is_state_name(name):
+    """sklearn's convention: fitted attributes end in ``_`` (or are private)."""
+    return (
+        isinstance(name, str) and name.isidentifier() and not name.startswith("__")
+        and (name.endswith("_") or name.startswith("_")) and name not in _SKIPPED_ATTRIBUTES
+    )
+
+
+# ---------------------------------------------------------------- encoding
+class _Encoder:
+    """Turns a value into JSON-able data, putting arrays into ``self.arrays``.
+
+    An array object referenced twice is stored once and shared again on
+    load (e.g. ``classes_`` of a search and of its ``best_estimator_``).
+    """
+
+    def __init__(self):
+        self.classes = _estimator_classes()
+        self.arrays = {}
+        # id -> (array, key); holding the array keeps its id from being reused
+        self._memo = {}
+
+    def encode(self, value, path):
+        if isinstance(value, np.generic):  # before float: np.float64 is a float
+            return self._scalar(value, path)
+        if type(value) is np.ma.MaskedArray:
+            return {
+                _TAG: "masked_array",
+                "data": self.encode(np.ma.getdata(value), f"{path}.data"),
+                "mask": self.encode(np.ma.getmaskarray(value), f"{path}.mask"),
+                "fill_value": self.encode(value.fill_value, f"{path}.fill_value"),
+            }
+        if type(value) is np.ndarray:
+            return self._array(value, path)
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, Integral):
+            return int(value)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {_TAG: "float", "value": repr(value)}
+        # exact types: a subclass (namedtuple, defaultdict, ...) would come
+        # back as its base class, so it is refused rather than changed
+        if type(value) in (list, tuple):
+            items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            return items if type(value) is list else {_TAG: "tuple", "items": items}
+        if type(value) in (set, frozenset):  # e.g. scoring={"accuracy", "f1_macro"}
+            items = [self.encode(v, f"{path} item {v!r}") for v in value]
+            return {_TAG: type(value).__name__, "items": items}
+        if type(value) is dict:
+            return self._dict(value, path)
+        if isinstance(value, np.random.RandomState):
+            return {_TAG: "random_state", "state": self.encode(value.get_state(), f"{path}.state")}
+        if isinstance(value, BaseEstimator):
+            return self.estimator(value, path)
+        raise TypeError(
+            f"{path}: cannot save a value of type {type(value).__module__}."
+            f"{type(value).__qualname__}; skpmlp.io stores only data (None, bool, int, float, "
+            f"str, numpy scalars and arrays, lists, tuples, sets, dicts, RandomState and skpmlp "
+            f"estimators)."
+        )
+
+    def _scalar(self, value, path):
+        if value.dtype.kind not in _SCALAR_KINDS:
+            raise TypeError(f"{path}: cannot save a numpy scalar of dtype {value.dtype}.")
+        return {_TAG: "scalar", "dtype": value.dtype.str, "value": self.encode(value.item(), path)}
+
+    def _array(self, value, path):
+        if value.dtype.hasobject:
+            items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(value.ravel())]
+            return {_TAG: "object_array", "shape": list(value.shape), "items": items}
+        if id(value) not in self._memo:
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = value
+            self._memo[id(value)] = (value, key)
+        return {_TAG: "ndarray", "key": self._memo[id(value)][1]}
+
+    def _dict(self, value, path):
+        plain = all(isinstance(k, str) for k in value) and _TAG not in value
+        if plain:
+            return {k: self.encode(v, f"{path}[{k!r}]") for k, v in value.items()}
+        # int (or other) keys cannot be JSON object keys: store the pairs
+        return {
+            _TAG: "dict",
+            "items": [
+                [self.encode(k, f"{path} key {k!r}"), self.encode(v, f"{path}[{k!r}]")]
+                for k, v in value.items()
+            ],
+        }
+
+    def estimator(self, estimator, path):
+        name = _class_name(estimator, path, self.classes)
+        params = estimator.get_params(deep=False)
+        state, derived = {}, []
+        for attr, value in vars(estimator).items():
+            if attr in params or not _is_state_name(attr):
+                continue
+            if attr in _DERIVED_ATTRIBUTES:
+                _DERIVED_ATTRIBUTES[attr][0](estimator)
+                derived.append(attr)
+                continue
+            state[attr] = self.encode(value, f"{path}.{attr}")
+        return {
+            _TAG: "estimator",
+            "class": name,
+            "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
+            "state": state,
+            "derived": derived,
+        }
+
+
+# ---------------------------------------------------------------- decoding
+class _Decoder:
+    """Rebuilds values from :class:`_Encoder` data; refuses anything else."""
+
+    def __init__(self, arrays):
+        self.classes = _estimator_classes()
+        self.arrays = arrays
+
+    def decode(self, data):
+        if data is None or isinstance(data, (bool, int, float, str)):
+            return data
+        if isinstance(data, list):
+            return [self.decode(v) for v in data]
+        if not isinstance(data, dict):
+            raise ValueError(f"Invalid skpmlp file: unexpected JSON value {data!r}.")
+        tag = data.get(_TAG)
+        if tag is None:
+            return {k: self.decode(v) for k, v in data.items()}
+        decoder = getattr(self, f"_decode_{tag}", None) if isinstance(tag, str) else None
+        if decoder is None:
+            raise ValueError(f"Invalid skpmlp file: unknown value type {tag!r}.")
+        try:
+            return decoder(data)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ValueError(f"Invalid skpmlp file: malformed {tag!r} value ({exc!r}).") from exc
+
+    def _decode_float(self, data):
+        if data["value"] not in ("nan", "inf", "-inf"):
+            raise ValueError(f"Invalid skpmlp file: bad float {data['value']!r}.")
+        return float(data["value"])
+
+    def _decode_tuple(self, data):
+        return tuple(self.decode(v) for v in data["items"])
+
+    def _decode_set(self, data):
+        return {self.decode(v) for v in data["items"]}
+
+    def _decode_frozenset(self, data):
+        return frozenset(self.decode(v) for v in data["items"])
+
+    def _decode_dict(self, data):
+        return {self.decode(k): self.decode(v) for k, v in data["items"]}
+
+    def _decode_scalar(self, data):
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in _SCALAR_KINDS:
+            raise ValueError(f"Invalid skpmlp file: scalar dtype {dtype} is not allowed.")
+        return np.array(self.decode(data["value"]), dtype=dtype)[()]
+
+    def _decode_ndarray(self, data):
+        return self.arrays[data["key"]]
+
+    def _decode_object_array(self, data):
+        shape = tuple(int(n) for n in data["shape"])
+        items = [self.decode(v) for v in data["items"]]
+        array = np.empty(len(items), dtype=object)
+        # element-wise, so tuples stay elements instead of becoming a dimension
+        for i, item in enumerate(items):
+            array[i] = item
+        return array.reshape(shape)
+
+    def _decode_masked_array(self, data):
+        return np.ma.MaskedArray(
+            self.decode(data["data"]), mask=self.decode(data["mask"]),
+            fill_value=self.decode(data["fill_value"]),
+        )
+
+    def _decode_random_state(self, data):
+        random_state = np.random.RandomState()
+        random_state.set_state(self.decode(data["state"]))
+        return random_state
+
+    def _decode_estimator(self, data):
+        name = data["class"]
+        if not isinstance(name, str) or name not in self.classes:
+            raise ValueError(
+                f"Invalid skpmlp file: unknown estimator class {name!r}; known classes are "
+                f"{', '.join(sorted(self.classes))}."
+            )
+        cls = self.classes[name]
+        params = {k: self.decode(v) for k, v in data["params"].items()}
+        unknown = set(params) - set(cls._get_param_names())
+        if unknown:
+            raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
+        estimator = cls(**params)
+        for attr, value in data["state"].items():
+            if not _is_state_name(attr) or attr in params:
+                raise ValueError(f"Invalid skpmlp file: {attr!r} is not a fitted attribute name.")
+            setattr(estimator, attr, self.decode(value))
+        for attr in data["derived"]:
+            if attr not in _DERIVED_ATTRIBUTES:
+                raise ValueError(f"Invalid skpmlp file: unknown derived attribute {attr!r}.")
+            setattr(estimator, attr, _DERIVED_ATTRIBUTES[attr][1](estimator))
+        return estimator
+
+
+# -------------------------------------------------------------------- API
+def save(estimator, path, *, compress=False):
+    """Save a fitted skpmlp estimator to one file, without pickle.
+
+    Parameters
+    ----------
+    estimator : ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier or SingleMLPRegressor
+        A fitted estimator (any skpmlp estimator class).
+    path : str, path-like or binary file object
+        Where to write. The file is a ``.npz`` archive whatever its name:
+        a JSON document and plain numeric or string ``.npy`` arrays.
+    compress : bool, default=False
+        Compress the archive's members (smaller, slower).
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``estimator`` is not fitted.
+    TypeError
+        If ``estimator`` is not a skpmlp estimator, or holds an attribute
+        value that is not data; the message names the attribute.
+    ValueError
+        If ``scoring`` holds a callable (code cannot be stored).
+    """
+    encoder = _Encoder()
+    # a foreign object gets the TypeError, not check_is_fitted's message
+    _class_name(estimator, "estimator", encoder.classes)
+    check_is_fitted(estimator)
+    document = {
+        "format": _FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "skpmlp_version": skpmlp.__version__,
+        "estimator": encoder.estimator(estimator, "estimator"),
+    }
+    # allow_nan=False: non-finite floats are tagged, so the JSON stays standard
+    text = json.dumps(document, allow_nan=False, separators=(",", ":"))
+    members = {_DOCUMENT_KEY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8), **encoder.arrays}
+    savez = np.savez_compressed if compress else np.savez
+    if hasattr(path, "write"):
+        savez(path, **members)
+    else:
+        # through a file object, so numpy does not append ".npz" to the name
+        with open(os.fspath(path), "wb") as file:
+            savez(file, **members)
+
+
+def load(path):
+    """Load an estimator written by :func:`save`.
+
+    Nothing in the file is unpickled or executed: arrays are read with
+    ``allow_pickle=False``, the rest is JSON, and only skpmlp estimator
+    classes are built.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+
+    Returns
+    -------
+    estimator
+        The fitted estimator, predicting as the saved one.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a skpmlp file, has another format version, names
+        an unknown class, or contains pickled data.
+    """
+    archive = np.load(path, allow_pickle=False)
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path!r} is not a skpmlp file (not an .npz archive).")
+    with archive:
+        # read every member now: one holding pickled data raises here
+        members = {name: archive[name] for name in archive.files}
+    for name, member in members.items():
+        if not isinstance(member, np.ndarray) or member.dtype.hasobject:
+            raise ValueError(f"Invalid skpmlp file: member {name!r} is not a plain array.")
+    if _DOCUMENT_KEY not in members:
+        raise ValueError(f"{path!r} is not a skpmlp file (no {_DOCUMENT_KEY} member).")
+    document = json.loads(members.pop(_DOCUMENT_KEY).tobytes().decode("utf-8"),
+                          parse_constant=_reject_constant)
+    if not isinstance(document, dict) or document.get("format") != _FORMAT_NAME:
+        raise ValueError(f"{path!r} is not a skpmlp file.")
+    version = document.get("version")
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise ValueError(
+            f"Unsupported skpmlp file format version {version!r}; this skpmlp "
+            f"({skpmlp.__version__}) reads version {FORMAT_VERSION}."
+        )
+    estimator = document.get("estimator")
+    if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
+        raise ValueError("Invalid skpmlp file: the document holds no estimator.")
+    return _Decoder(members).decode(estimator)
+
+
+def _reject_constant(name):
+    raise ValueError(f"Invalid skpmlp file: non-standard JSON constant {name}.")

@@ -1,0 +1,436 @@
+"""Saving and loading fitted estimators as data, without pickle."""
+
+import builtins
+import collections
+import io
+import json
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from sklearn.base import BaseEstimator
+from sklearn.datasets import load_iris, make_regression
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import make_scorer, accuracy_score
+from sklearn.preprocessing import StandardScaler
+
+import skpmlp.io
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+
+FAST = dict(max_iter=15, learning_rate_init=0.01, random_state=0)
+
+
+def _iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _iris_strings():
+    X, y = _iris()
+    return X, np.array(["setosa", "versicolor", "virginica"])[y]
+
+
+def _iris_frame():
+    pd = pytest.importorskip("pandas")
+    X, y = _iris_strings()
+    return pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"]), pd.Series(y, dtype=object)
+
+
+def _regression():
+    X, y = make_regression(n_samples=90, n_features=4, n_targets=2, noise=1.0, random_state=0)
+    return X, y / y.std()
+
+
+#: name -> (estimator, data): every kind of fitted state the file must hold
+CASES = {
+    "clf_holdout": (lambda: ParallelMLPClassifier([(8,), (4, 4)], ("relu", "tanh"), **FAST), _iris),
+    "clf_cv": (
+        lambda: ParallelMLPClassifier((8,), ("relu", "gelu"), cv=3, n_repeats=2, **FAST), _iris_strings,
+    ),
+    "clf_cv_no_refit": (
+        lambda: ParallelMLPClassifier((8,), "tanh", alpha=(1e-4, 1e-2), cv=3, refit=False, **FAST), _iris,
+    ),
+    "clf_multimetric": (
+        lambda: ParallelMLPClassifier(
+            (8,), ("relu", "sigmoid"), cv=3, scoring={"acc": "accuracy", "f1": "f1_macro"},
+            refit="f1", return_train_score=True, **FAST,
+        ),
+        _iris_frame,
+    ),
+    "clf_multimetric_list_no_refit": (
+        lambda: ParallelMLPClassifier(
+            (8,), "relu", scoring=["accuracy", "balanced_accuracy"], refit=False, **FAST,
+        ),
+        _iris,
+    ),
+    "reg_holdout_early_stopping": (
+        lambda: ParallelMLPRegressor(
+            [(8,), (16,)], "tanh", early_stopping=True, dtype="float64",
+            random_state=np.random.RandomState(3), max_iter=15,
+        ),
+        _regression,
+    ),
+    "reg_cv_scoring": (
+        lambda: ParallelMLPRegressor((8,), "relu", cv=3, scoring="neg_mean_squared_error", **FAST),
+        _regression,
+    ),
+    "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
+    "single_reg": (lambda: SingleMLPRegressor((8,), "tanh", **FAST), _regression),
+}
+
+
+SEARCHES = sorted(name for name in CASES if not name.startswith("single"))
+
+
+@pytest.fixture(scope="module")
+def saved_cases(tmp_path_factory):
+    """``name -> (fitted, loaded, X, y, path)``, each case fitted and saved once."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            make, data = CASES[name]
+            X, y = data()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fitted = make().fit(X, y)
+            path = tmp_path_factory.mktemp("io") / "model.skpmlp"
+            skpmlp.io.save(fitted, path)
+            cache[name] = fitted, skpmlp.io.load(path), X, y, path
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request, saved_cases):
+    """Every estimator kind, fitted, saved and loaded."""
+    return saved_cases(request.param)
+
+
+@pytest.fixture(params=SEARCHES)
+def search_case(request, saved_cases):
+    """The searches (ParallelMLP*) among the cases."""
+    return saved_cases(request.param)
+
+
+def assert_same(actual, expected, where="estimator"):
+    """Equal values of the same types, recursively (NaN equals NaN)."""
+    assert type(actual) is type(expected), f"{where}: {type(actual)} != {type(expected)}"
+    if isinstance(expected, BaseEstimator):
+        assert_same(actual.get_params(deep=False), expected.get_params(deep=False), f"{where}.params")
+        # attribute order is not state (rebuilt attributes come last)
+        assert sorted(vars(actual)) == sorted(vars(expected)), where
+        for name in vars(expected):
+            assert_same(vars(actual)[name], vars(expected)[name], f"{where}.{name}")
+    elif isinstance(expected, np.ma.MaskedArray):
+        assert_array_equal(np.ma.getmaskarray(actual), np.ma.getmaskarray(expected))
+        assert_same(np.ma.getdata(actual), np.ma.getdata(expected), f"{where}.data")
+        assert_same(actual.fill_value, expected.fill_value, f"{where}.fill_value")
+    elif isinstance(expected, np.ndarray):
+        assert (actual.dtype, actual.shape) == (expected.dtype, expected.shape), where
+        if expected.dtype.hasobject:
+            for i, (a, e) in enumerate(zip(actual.ravel(), expected.ravel())):
+                assert_same(a, e, f"{where}[{i}]")
+        else:
+            assert_array_equal(actual, expected, err_msg=where)
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, f"{where}[{i}]")
+    elif isinstance(expected, dict):
+        assert list(actual) == list(expected), where
+        for key in expected:
+            assert_same(actual[key], expected[key], f"{where}[{key!r}]")
+    elif isinstance(expected, np.random.RandomState):
+        assert_same(actual.get_state(), expected.get_state(), where)
+    elif isinstance(expected, (float, np.floating)) and np.isnan(expected):
+        assert np.isnan(actual), where
+    elif callable(expected):  # scorers are rebuilt, not stored: same kind and settings
+        assert repr(actual) == repr(expected), where
+    else:
+        assert actual == expected, where
+
+
+def test_round_trip_keeps_params_and_every_fitted_attribute(case):
+    fitted, loaded, *_ = case
+    assert_same(loaded, fitted)
+
+
+def test_round_trip_predicts_the_same(case):
+    fitted, loaded, X, y, _ = case
+    if getattr(fitted, "refit", True) is False:
+        assert not hasattr(loaded, "predict") and not hasattr(fitted, "predict")
+        return
+    assert_array_equal(loaded.predict(X), fitted.predict(X))
+    if hasattr(fitted, "predict_proba"):
+        assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
+    assert loaded.score(X, y) == fitted.score(X, y)
+
+
+def test_round_trip_keeps_the_search_results(search_case):
+    fitted, loaded, X, _, _ = search_case
+    assert_same(loaded.cv_results_, fitted.cv_results_, "cv_results_")
+    assert list(loaded.cv_results_["params"][0].values())[0].__class__ is tuple
+    if getattr(fitted, "best_index_", None) is not None:
+        assert_same(loaded.best_params_, fitted.best_params_)
+        assert loaded.best_score_ == fitted.best_score_
+    if fitted.refit:
+        assert_same(loaded.best_estimator_, fitted.best_estimator_)
+        assert_array_equal(loaded.best_estimator_.predict(X), fitted.best_estimator_.predict(X))
+
+
+@pytest.mark.parametrize("index", [0, -1])
+def test_export_model_after_load(search_case, index):
+    fitted, loaded, X, _, _ = search_case
+    index %= fitted.n_models_
+    fold = None if fitted.cv is None else fitted.n_splits_ - 1
+    assert_same(loaded.export_model(index, fold=fold), fitted.export_model(index, fold=fold))
+    assert_array_equal(
+        loaded.export_model(index, fold=fold).predict(X), fitted.export_model(index, fold=fold).predict(X)
+    )
+
+
+def test_rebuilt_scorer_scores_the_same(search_case):
+    fitted, loaded, X, y, _ = search_case
+    scorers = loaded.scorer_ if loaded.multimetric_ else {"score": loaded.scorer_}
+    expected = fitted.scorer_ if fitted.multimetric_ else {"score": fitted.scorer_}
+    model = loaded.export_model(0, fold=0)
+    for key in expected:
+        assert scorers[key](model, X, y) == expected[key](model, X, y)
+
+
+def test_file_is_plain_arrays_and_json(case):
+    path = case[-1]
+    assert path.name == "model.skpmlp"  # no ".npz" appended
+    with zipfile.ZipFile(path) as archive:
+        assert all(name.endswith(".npy") for name in archive.namelist())
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    assert not any(member.dtype.hasobject for member in members.values())
+    document = json.loads(members["__document__"].tobytes())
+    assert document["version"] == skpmlp.io.FORMAT_VERSION
+    assert document["estimator"]["class"] == type(case[0]).__name__
+
+
+# ------------------------------------------------------------ tampering
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """Members of a valid file: ``(document dict, {key: array})``."""
+    X, y = _iris()
+    model = SingleMLPClassifier((4,), "relu", **FAST).fit(X, y)
+    path = tmp_path_factory.mktemp("io") / "model.npz"
+    skpmlp.io.save(model, path)
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    return json.loads(members.pop("__document__").tobytes()), members
+
+
+def _write(path, document, members):
+    text = json.dumps(document).encode()
+    np.savez(path, __document__=np.frombuffer(text, dtype=np.uint8), **members)
+    return path
+
+
+class _Payload:
+    """Pickling this runs code when unpickled: what a loader must never do."""
+
+    def __reduce__(self):
+        return exec, ("import builtins; builtins._skpmlp_pwned = True",)
+
+
+def test_pickled_member_is_refused_unexecuted(saved, tmp_path):
+    document, members = saved
+    document = json.loads(json.dumps(document))
+    document["estimator"]["state"]["extra_"] = {"__type__": "ndarray", "key": "evil"}
+    evil = np.empty(1, dtype=object)
+    evil[0] = _Payload()
+    path = _write(tmp_path / "evil.npz", document, {**members, "evil": evil})
+    with pytest.raises(ValueError, match="allow_pickle"):
+        skpmlp.io.load(path)
+    assert not hasattr(builtins, "_skpmlp_pwned")
+
+
+def test_pickle_file_is_refused(tmp_path):
+    import pickle
+
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(_Payload()))
+    with pytest.raises(ValueError):
+        skpmlp.io.load(path)
+    assert not hasattr(builtins, "_skpmlp_pwned")
+
+
+@pytest.mark.parametrize(
+    "name", ["LogisticRegression", "os.system", "BaseEstimator", "_PrecomputedClassifier"]
+)
+def test_tampered_class_name_is_refused(saved, tmp_path, name):
+    document, members = saved
+    document = json.loads(json.dumps(document))
+    document["estimator"]["class"] = name
+    with pytest.raises(ValueError, match="unknown estimator class"):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(version=99), "format version 99"),
+        (lambda d: d.update(version=True), "format version True"),
+        (lambda d: d.update(format="other"), "not a skpmlp file"),
+        (
+            lambda d: d["estimator"]["state"].update(coefs_={"__type__": "code", "value": "x"}),
+            "unknown value type",
+        ),
+        (lambda d: d["estimator"]["state"].update(__class__=1), "not a fitted attribute"),
+        (lambda d: d["estimator"]["params"].update(evil=1), "no parameters"),
+        (lambda d: d["estimator"]["state"].update(x_={"__type__": "ndarray", "key": "none"}), "malformed"),
+        (
+            lambda d: d["estimator"]["state"].update(x_={"__type__": "scalar", "dtype": "O", "value": 1}),
+            "dtype",
+        ),
+        (lambda d: d["estimator"]["derived"].append("coefs_"), "derived"),
+    ],
+)
+def test_tampered_document_is_refused(saved, tmp_path, edit, message):
+    document, members = saved
+    document = json.loads(json.dumps(document))
+    edit(document)
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+def test_other_files_are_refused(tmp_path):
+    np.save(tmp_path / "array.npy", np.arange(3))
+    with pytest.raises(ValueError, match="not an .npz archive"):
+        skpmlp.io.load(tmp_path / "array.npy")
+    np.savez(tmp_path / "plain.npz", x=np.arange(3))
+    with pytest.raises(ValueError, match="not a skpmlp file"):
+        skpmlp.io.load(tmp_path / "plain.npz")
+
+
+# ----------------------------------------------------------- save errors
+@pytest.mark.parametrize(
+    "estimator",
+    [ParallelMLPClassifier(), ParallelMLPRegressor(), SingleMLPClassifier(), SingleMLPRegressor()],
+    ids=lambda e: type(e).__name__,
+)
+def test_unfitted_estimator_is_refused(estimator, tmp_path):
+    with pytest.raises(NotFittedError):
+        skpmlp.io.save(estimator, tmp_path / "model.npz")
+
+
+def test_foreign_estimator_is_refused(tmp_path):
+    X, y = _iris()
+    with pytest.raises(TypeError, match="only the estimators of the skpmlp package"):
+        skpmlp.io.save(LogisticRegression().fit(X, y), tmp_path / "model.npz")
+
+
+@pytest.mark.parametrize(
+    "scoring", [make_scorer(accuracy_score), {"acc": make_scorer(accuracy_score), "f1": "f1_macro"}],
+    ids=["callable", "dict_with_callable"],
+)
+def test_callable_scoring_is_refused(scoring, tmp_path):
+    X, y = _iris()
+    refit = "acc" if isinstance(scoring, dict) else True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = ParallelMLPClassifier((4,), "relu", scoring=scoring, refit=refit, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="scoring=.*holds a callable"):
+        skpmlp.io.save(search, tmp_path / "model.npz")
+
+
+@pytest.fixture(scope="module")
+def single():
+    X, y = _iris()
+    return SingleMLPClassifier((4,), "tanh", **FAST).fit(X, y), X
+
+
+@pytest.mark.parametrize(
+    "value, where",
+    [
+        (object(), r"estimator\.extra_"),
+        ({"a": [1, lambda x: x]}, r"estimator\.extra_\['a'\]\[1\]"),
+        (np.array([1, object()], dtype=object), r"estimator\.extra_\[1\]"),
+        ([0, collections.namedtuple("Pair", "a b")(1, 2)], r"estimator\.extra_\[1\]: .*Pair"),
+    ],
+    ids=["object", "nested_function", "object_array_item", "namedtuple"],
+)
+def test_attribute_that_is_not_data_is_named(single, value, where, tmp_path):
+    model, _ = single
+    model.extra_ = value
+    try:
+        with pytest.raises(TypeError, match=where):
+            skpmlp.io.save(model, tmp_path / "model.npz")
+    finally:
+        del model.extra_
+
+
+# -------------------------------------------------- generic attribute values
+def _masked():
+    column = np.ma.MaskedArray(np.empty(3, dtype=object), mask=[False, True, False])
+    column[0], column[2] = (64, 32), "relu"
+    return column
+
+
+def _object_array():
+    array = np.empty((2, 2), dtype=object)
+    array[:] = [[(1, 2), "a"], [None, np.float32(0.5)]]
+    return array
+
+
+VALUES = {
+    "none": None,
+    "nan": float("nan"),
+    "inf": float("inf"),
+    "minus_inf": -float("inf"),
+    "big_int": 2**70,
+    "bool": True,
+    "numpy_scalars": [
+        np.float32(1.5), np.int64(-3), np.bool_(False), np.str_("x"), np.float64("nan"),
+        np.uint64(2**64 - 1),
+    ],
+    "tuple_vs_list": ((1, [2, (3,)]), [(), []]),
+    "int_and_str_keys": {1: "a", "b": (2,), (3, 4): None},
+    "reserved_key": {"__type__": "not a tag"},
+    "arrays": [np.arange(6, dtype=np.int32).reshape(2, 3), np.array([np.nan, 1.0], dtype=np.float32),
+               np.array([True, False]), np.array(["a", "bc"]), np.array(3.0), np.empty((0, 4))],
+    "object_array": _object_array(),
+    "masked_array": _masked(),
+    "masked_numbers": np.ma.MaskedArray([1.0, 2.0], mask=[True, False], fill_value=-1.0),
+    "random_state": np.random.RandomState(7),
+    "set": {"accuracy", "f1"},
+    "nested_estimator": SingleMLPRegressor((3,), "elu"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_any_data_attribute_round_trips(single, name):
+    model, X = single
+    model.extra_ = VALUES[name]
+    model._private = {"copy": VALUES[name]}
+    buffer = io.BytesIO()
+    try:
+        skpmlp.io.save(model, buffer)
+    finally:
+        del model.extra_, model._private
+    buffer.seek(0)
+    loaded = skpmlp.io.load(buffer)
+    assert_same(loaded.extra_, VALUES[name], "extra_")
+    assert_same(loaded._private, {"copy": VALUES[name]}, "_private")
+    assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_shared_arrays_are_stored_once(tmp_path):
+    X, y = _iris()
+    model = SingleMLPClassifier((4,), "relu", **FAST).fit(X, y)
+    model.same_ = model.coefs_[0]
+    skpmlp.io.save(model, tmp_path / "model.npz")
+    loaded = skpmlp.io.load(tmp_path / "model.npz")
+    assert loaded.same_ is loaded.coefs_[0]
+    with np.load(tmp_path / "model.npz", allow_pickle=False) as archive:
+        # coefs, intercepts (2 layers each) and classes_, besides the document
+        assert len(archive.files) == 1 + 4 + 1
