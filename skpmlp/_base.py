@@ -55,7 +55,9 @@ class BaseParallelMLP(BaseEstimator):
         "halving_factor": [Interval(Real, 1, None, closed="neither")],
         "min_iter": [Interval(Integral, 1, None, closed="left")],
         "ensemble_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        # 0 means nothing to joblib: refused here, not deep inside Parallel
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
         "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         **TRAINING_CONSTRAINTS,
@@ -274,15 +276,6 @@ class BaseParallelMLP(BaseEstimator):
             "ensemble_indices_": np.array(members),
             "refit_time_": time.perf_counter() - start,
         }
-
-    def _report_epoch(self, epoch, info):
-        active = info["active"]
-        line = f"epoch {epoch + 1}: {int(active.sum())} models training"
-        if active.any():
-            line += f", mean loss {np.nanmean(info['loss'][active]):.5f}"
-        if info["val_score"] is not None:
-            line += f", best validation score {np.nanmax(info['val_score']):.4f}"
-        print(line)
 
     # --------------------------------------------------------------- models
     def export_model(self, index, fold=None):

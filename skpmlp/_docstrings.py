@@ -27,9 +27,14 @@ PARAMETERS = """
         Stop each model when its validation score has not improved by
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep its best
         weights. Otherwise each model stops on a training-loss plateau.
+        With ``cv``, the validation score is that of a ``validation_fraction``
+        part of each fold's training rows, averaged over the folds, so a
+        model's fold replicas stop together. Stopped models are dropped from
+        the fused network (compacted), so they stop costing compute.
     validation_fraction : float, default=0.1
         With ``cv=None``, the fraction of the rows held out (stratified for
-        classifiers) to score and select models.
+        classifiers) to score and select models; with ``cv``, the fraction
+        of each fold's training rows that early stopping and pruning watch.
     n_iter_no_change : int, default=10
         Patience of the per-model stopping rule, in epochs.
     tol : float, default=1e-4
@@ -38,6 +43,19 @@ PARAMETERS = """
         SGD momentum.
     nesterovs_momentum : bool, default=True
         Use Nesterov's momentum with SGD.
+    pruning : {None, "halving"}, default=None
+        ``"halving"`` runs successive halving inside the fused run: after
+        ``min_iter``, ``min_iter * halving_factor``, ... epochs, only the
+        best ``1 / halving_factor`` of the models still training (by
+        validation score, mean over folds) go on. A pruned model keeps its
+        last weights and score, ranks below every survivor, and its epoch
+        count is in ``cv_results_["n_iter"]``. With ``n_jobs`` shards (or
+        memory chunks) the halving ranks within each shard, so results
+        then depend on ``n_jobs``.
+    halving_factor : float, default=3
+        Inverse of the fraction of models kept at each halving.
+    min_iter : int, default=5
+        Epochs before the first halving.
     cv : int, cross-validation generator, iterable or None, default=None
         None holds out ``validation_fraction`` of the rows. Otherwise, as in
         GridSearchCV (an int K gives StratifiedKFold for classifiers, KFold
@@ -47,6 +65,13 @@ PARAMETERS = """
         scikit-learn scorer(s) used to rank models on the held-out rows;
         None uses <default_score>. Several scorers give multi-metric
         ``cv_results_`` columns, as GridSearchCV.
+    ensemble_size : int, default=1
+        With more than one, ``best_estimator_`` (and predict) averages the
+        top ``ensemble_size`` models by rank (ties by row order): their
+        probabilities for classifiers, their predictions for regressors.
+        The members were selected on their validation scores, so the
+        ensemble's score on the same validation data is optimistic: judge
+        it on data the search never saw.
     refit : bool or str, default=True
         Expose the best model as ``best_estimator_`` and predict with it
         (with multi-metric scoring, the name of the scorer that picks it).
@@ -64,11 +89,31 @@ PARAMETERS = """
     device : str, default="auto"
         Torch device; ``"auto"`` uses CUDA when available. Fitted state is
         kept as numpy arrays, so a fitted estimator loads without a GPU.
+    n_jobs : int or None, default=None
+        None trains the population as one fused network in this process.
+        An int splits it into that many shards of about equal cost (-1: as
+        many as joblib's backend has workers), each trained as its own
+        fused network in a joblib task: the active joblib backend decides
+        where (loky processes by default, a Dask cluster under
+        ``joblib.parallel_config(backend="dask")``). With ``device="cuda"``
+        shards spread over the visible GPUs. Results equal one in-process
+        run (except for ``pruning``, which ranks within a shard).
+    max_memory : float or None, default=None
+        Bytes a fused run may use on its device; None uses 80% of the free
+        memory. A population that needs more trains as chunks, one after
+        another, with the same results; a chunk that still runs out of
+        memory is split and retried with a warning.
+    max_time : float or None, default=None
+        Seconds after which training ends at the end of an epoch; what was
+        trained is kept and scored (a warning says how far it got).
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split, the minibatch order and, with each
         model's own hyperparameters and repeat index, its initial weights.
     verbose : int, default=0
-        Print one line per epoch when positive.
+        1 shows a progress bar per fused run (epochs, models still
+        training, best validation score so far; needs tqdm, else a line
+        every few epochs); 2 also prints a line per epoch; 0 prints
+        nothing.
 """
 
 ATTRIBUTES = """
@@ -107,6 +152,13 @@ ATTRIBUTES = """
         ``cv`` only when ``early_stopping=True``.
     n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
+    ensemble_indices_ : ndarray of int
+        Rows of the models in ``best_estimator_``, best first (one row
+        unless ``ensemble_size > 1``). Only with ``refit``.
+    shards_ : list of dict
+        One entry per fused run: ``shard``, ``models``, ``device``,
+        ``host``, ``pid``, ``worker`` (Dask address, or None), ``threads``,
+        ``seconds``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.

@@ -20,6 +20,7 @@ from ._engine import population_outputs
 from ._parallel import train_search
 from ._params import resolve_seed, train_config
 from ._population import build_population
+from ._progress import SearchProgress
 from ._results import build_cv_results
 from ._scoring import score_population, warn_failed
 from ._single import _SPARSE, dense
@@ -156,12 +157,17 @@ def run_search(estimator, X, y, sample_weight=None):
     config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
-    report = getattr(estimator, "_report_epoch", None) if estimator.verbose else None
-    result, shards = train_search(
-        spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs, device=estimator.device,
-        sample_weight=sample_weight, monitor=engine_folds[0][1] is not None, epoch_callback=report,
-        max_memory=estimator.max_memory, max_time=estimator.max_time,
-    )
+    progress = SearchProgress(estimator.verbose, config.max_iter) if estimator.verbose else None
+    try:
+        result, shards = train_search(
+            spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs,
+            device=estimator.device, sample_weight=sample_weight,
+            monitor=engine_folds[0][1] is not None, epoch_callback=progress,
+            max_memory=estimator.max_memory, max_time=estimator.max_time,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
     warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too

@@ -221,11 +221,27 @@ def test_same_random_state_same_results(iris):
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
-def test_verbose_prints_epochs(iris, capsys):
+def test_verbose_1_shows_a_progress_bar(iris, capsys):
     X, y = iris
     ParallelMLPClassifier((8,), "relu", verbose=1, max_iter=3, random_state=0).fit(X, y)
+    captured = capsys.readouterr()
+    assert "fused run 1" in captured.err and "3/3" in captured.err and "best_val" in captured.err
+    assert "epoch" not in captured.out
+
+
+def test_verbose_2_adds_a_line_per_epoch(iris, capsys):
+    X, y = iris
+    ParallelMLPClassifier((8,), "relu", verbose=2, max_iter=3, random_state=0).fit(X, y)
     out = capsys.readouterr().out
-    assert "epoch 3: " in out and "models training" in out
+    assert all(f"epoch {e}: 3 models training" in out for e in (1, 2, 3))
+    assert "best validation score" in out
+
+
+def test_verbose_0_prints_nothing(iris, capsys):
+    X, y = iris
+    ParallelMLPClassifier((8,), "relu", verbose=0, max_iter=3, random_state=0).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
 
 
 def test_sparse_input_is_densified(iris):
