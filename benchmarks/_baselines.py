@@ -18,20 +18,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from skpmlp._engine import ACTIVATIONS
+from skpmlp._engine import ACTIVATIONS, TORCH_MODULES
 
-TORCH_MODULES = {
-    "identity": torch.nn.Identity,
-    "logistic": torch.nn.Sigmoid,
-    "tanh": torch.nn.Tanh,
-    "relu": torch.nn.ReLU,
-    "elu": torch.nn.ELU,
-    "selu": torch.nn.SELU,
-    "gelu": torch.nn.GELU,
-    "leaky_relu": torch.nn.LeakyReLU,
-    "hardshrink": torch.nn.Hardshrink,
-    "mish": torch.nn.Mish,
-}
 
 
 def _sorted_by_activation(widths, activations):

@@ -14,7 +14,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted
 
-from ._engine import canonical_activation
+from ._engine import TORCH_MODULES, canonical_activation
 
 #: Hidden activations scikit-learn's MLP implements (its own names).
 SKLEARN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
@@ -23,21 +23,6 @@ SKLEARN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
 #: the architecture and activation are set from the weights, and a seed
 #: draws different initial weights in scikit-learn.
 UNMAPPED_PARAMS = ("hidden_layer_sizes", "activation", "random_state")
-
-#: torch module of each canonical activation; the defaults (gelu exact,
-#: leaky slope 0.01, hardshrink 0.5) are those of the engine's functions.
-TORCH_MODULES = {
-    "identity": torch.nn.Identity,
-    "logistic": torch.nn.Sigmoid,
-    "tanh": torch.nn.Tanh,
-    "relu": torch.nn.ReLU,
-    "elu": torch.nn.ELU,
-    "selu": torch.nn.SELU,
-    "gelu": torch.nn.GELU,
-    "leaky_relu": torch.nn.LeakyReLU,
-    "hardshrink": torch.nn.Hardshrink,
-    "mish": torch.nn.Mish,
-}
 
 
 def _weights(model):

@@ -77,3 +77,23 @@ def test_an_error_in_a_dask_task_reaches_the_caller(iris, dask_client):
     # the memory plan runs inside the task, so this fails on the worker
     with parallel_config(backend="dask"), pytest.raises(MemoryError, match="Training even one model needs"):
         ParallelMLPClassifier(n_jobs=2, max_memory=1000, **SEARCH).fit(*iris)
+
+
+def test_cuda_shards_spread_over_the_visible_gpus(monkeypatch):
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "resolve_device", lambda device: "cuda" if device in ("auto", "cuda") else device)
+    monkeypatch.setattr(parallel.torch.cuda, "device_count", lambda: 2)
+    assert [parallel.shard_device("cuda", s) for s in range(4)] == ["cuda:0", "cuda:1", "cuda:0", "cuda:1"]
+    assert parallel.shard_device("auto", 1) == "cuda:1"
+    assert parallel.shard_device("cuda:0", 1) == "cuda:0"
+    assert parallel.shard_device("cpu", 1) == "cpu"
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_shards_match_one_cpu_run_in_float64(iris, in_process):
+    sharded = ParallelMLPClassifier(n_jobs=2, device="cuda", **SEARCH).fit(*iris)
+    assert all(s["device"].startswith("cuda:") for s in sharded.shards_)
+    np.testing.assert_allclose(
+        sharded.predict_proba(np.eye(4)), in_process.predict_proba(np.eye(4)), atol=1e-6
+    )

@@ -7,7 +7,13 @@ Public to the rest of the package: the dataclasses describing a population
 of a population trained apart), and the activation tables.
 """
 
-from ._activations import ACTIVATION_CODES, ACTIVATION_NAMES, ACTIVATIONS, canonical_activation
+from ._activations import (
+    ACTIVATION_CODES,
+    ACTIVATION_NAMES,
+    ACTIVATIONS,
+    TORCH_MODULES,
+    canonical_activation,
+)
 from ._chunks import merge_results, split_models
 from ._device import resolve_device
 from ._losses import MONITOR_SCORES
@@ -22,6 +28,7 @@ __all__ = [
     "MONITOR_SCORES",
     "PopulationSpec",
     "TrainConfig",
+    "TORCH_MODULES",
     "TrainResult",
     "canonical_activation",
     "merge_results",

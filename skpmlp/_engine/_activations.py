@@ -24,6 +24,22 @@ ACTIVATIONS = {
     "mish": lambda x: x * torch.tanh(F.softplus(x)),
 }
 
+#: torch module computing each activation, for plain ``nn.Sequential``
+#: copies of a model (its defaults, e.g. exact gelu, leaky slope 0.01,
+#: hardshrink 0.5, are those of the functions above).
+TORCH_MODULES = {
+    "identity": torch.nn.Identity,
+    "logistic": torch.nn.Sigmoid,
+    "tanh": torch.nn.Tanh,
+    "relu": torch.nn.ReLU,
+    "elu": torch.nn.ELU,
+    "selu": torch.nn.SELU,
+    "gelu": torch.nn.GELU,
+    "leaky_relu": torch.nn.LeakyReLU,
+    "hardshrink": torch.nn.Hardshrink,
+    "mish": torch.nn.Mish,
+}
+
 ACTIVATION_ALIASES = {"sigmoid": "logistic"}
 
 #: Every name a user may pass, canonical names first.
