@@ -22,7 +22,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import _fit_context
 from ._engine import ACTIVATION_NAMES, train_population
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
-from ._search import run_search, validation_split
+from ._scoring import warn_halted
+from ._search import run_search
+from ._splits import validation_split
 
 
 def _refitted(search):
@@ -34,6 +36,10 @@ def _refitted(search):
             f"any trained model."
         )
     return True
+
+
+#: Attributes that validating the data sets on the estimator before training.
+_DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
 
 
 class BaseParallelMLP(BaseEstimator):
@@ -163,12 +169,20 @@ class BaseParallelMLP(BaseEstimator):
         self : object
         """
         self._check_refit()
-        run = run_search(self, X, y, sample_weight)
-        fitted = self._search_attributes(run)
-        if self.refit:
-            fitted.update(self._refit_attributes(run, fitted))
-        # set together, only once everything is computed: an interrupted fit
-        # never leaves the estimator half-fitted
+        # validation sets the data attributes first: put them back if the fit
+        # is interrupted, so a failed fit never leaves the estimator half-fitted
+        previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
+        try:
+            run = run_search(self, X, y, sample_weight)
+            fitted = self._search_attributes(run)
+            if self.refit:
+                fitted.update(self._refit_attributes(run, fitted))
+        except BaseException:
+            for name in _DATA_ATTRIBUTES:
+                vars(self).pop(name, None)
+            vars(self).update(previous)
+            raise
+        # set together, only once everything is computed
         vars(self).update(fitted)
         return self
 
@@ -245,7 +259,8 @@ class BaseParallelMLP(BaseEstimator):
         best_index = fitted["best_index_"]
         ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
         means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
-        order = [i for i in np.argsort(ranks, kind="stable") if np.isfinite(means[i])]
+        usable = np.isfinite(means) & ~run.failed
+        order = [i for i in np.argsort(ranks, kind="stable") if usable[i]]
         members = [best_index] + [i for i in order if i != best_index][: self.ensemble_size - 1]
         refitted = {}
         if self.cv is not None:
@@ -257,8 +272,9 @@ class BaseParallelMLP(BaseEstimator):
             result = train_population(
                 run.spec.subset(members), config, run.X, run.y_encoded, folds,
                 sample_weight=run.sample_weight, monitor=self.early_stopping,
-                max_memory=self.max_memory,
+                max_memory=self.max_memory, max_time=self.max_time,
             )
+            warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):
                 refitted[row] = (
                     result.coefs[0][j], result.intercepts[0][j], int(result.n_iter[j, 0]),

@@ -9,8 +9,8 @@ from ._population import SEARCHED_PARAMS
 def rank_scores(means, demoted=None):
     """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last.
 
-    Rows where ``demoted`` is True (models pruned by successive halving)
-    rank below every other row, among themselves by score.
+    Rows where ``demoted`` is True (pruned or failed models) rank below
+    every other row, among themselves by score.
     """
     means = np.asarray(means, dtype=float)
     if np.isnan(means).all():
@@ -44,7 +44,7 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None):
 
 def build_cv_results(
     population, test_scores, train_scores=None, *, fit_time, score_time, multimetric, n_iter=None,
-    pruned=None,
+    pruned=None, failed=None,
 ):
     """Build ``cv_results_`` for a population.
 
@@ -66,6 +66,10 @@ def build_cv_results(
     pruned : ndarray of bool of shape (n_models,), optional
         Models stopped by successive halving: the ``pruned`` column; they
         rank below the others.
+    failed : ndarray of bool of shape (n_models,), optional
+        Models that diverged or never trained: they rank below every other
+        model whatever their ``error_score``, so they are never selected
+        while another model is left.
 
     Returns
     -------
@@ -89,9 +93,13 @@ def build_cv_results(
         results["n_iter"] = np.asarray(n_iter, dtype=int)
     if pruned is not None:
         results["pruned"] = np.asarray(pruned, dtype=bool)
+    demoted = np.zeros(n, dtype=bool)
+    for mask in (pruned, failed):
+        if mask is not None:
+            demoted |= np.asarray(mask, dtype=bool)
     for name, scores in test_scores.items():
         suffix = name if multimetric else "score"
-        _store(results, f"test_{suffix}", scores, rank=True, demoted=pruned)
+        _store(results, f"test_{suffix}", scores, rank=True, demoted=demoted)
         if train_scores is not None:
             _store(results, f"train_{suffix}", train_scores[name])
     return results

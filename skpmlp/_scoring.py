@@ -136,3 +136,19 @@ def warn_failed(failed, n_models):
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def warn_halted(result, what="the search"):
+    """Warn that training ended early (Ctrl-C or ``max_time``) and how far
+    it got."""
+    if result.halted is None:
+        return
+    why = "was interrupted" if result.halted == "interrupted" else "reached max_time"
+    trained = int((result.n_iter > 0).any(axis=1).sum())
+    warnings.warn(
+        f"Training {why} after {result.loss_curves.shape[2]} epochs; {what} keeps what was "
+        f"trained ({trained} of {result.n_iter.shape[0]} models trained at least one epoch; "
+        f"untrained ones are scored error_score).",
+        UserWarning,
+        stacklevel=4,
+    )

@@ -7,7 +7,6 @@ model on every fold in ONE fused run, and score every replica on its fold's
 held-out rows with every scorer.
 """
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ from ._params import resolve_seed, train_config
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
-from ._scoring import score_population, warn_failed
+from ._scoring import score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
 from ._splits import holdout_split, validation_split
 
@@ -128,6 +127,7 @@ class SearchRun:
     y_encoded: np.ndarray
     sample_weight: np.ndarray
     shards: list
+    failed: np.ndarray
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -197,24 +197,9 @@ def run_search(estimator, X, y, sample_weight=None):
         population, scores["test"], scores.get("train"), fit_time=result.train_time,
         score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
         pruned=None if config.pruning is None else result.pruned.any(axis=1),
+        failed=failed.any(axis=1),
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards,
-    )
-
-
-def warn_halted(result):
-    """Warn that training ended early (Ctrl-C or ``max_time``) and how far
-    it got."""
-    if result.halted is None:
-        return
-    why = "was interrupted" if result.halted == "interrupted" else "reached max_time"
-    trained = int((result.n_iter > 0).any(axis=1).sum())
-    warnings.warn(
-        f"Training {why} after {result.loss_curves.shape[2]} epochs; the search keeps what was "
-        f"trained ({trained} of {result.n_iter.shape[0]} models trained at least one epoch; "
-        f"untrained ones are scored error_score). See cv_results_['n_iter'].",
-        UserWarning,
-        stacklevel=4,
+        X, y, y_encoded, sample_weight, shards, failed.any(axis=1),
     )

@@ -20,6 +20,7 @@ from ._compat import _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures
+from ._scoring import warn_halted
 from ._splits import validation_split
 from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 
@@ -133,6 +134,7 @@ class _BaseSingleMLP(BaseEstimator):
         result = train_population(
             population.spec(seed), config, X, y_encoded, folds, sample_weight=sample_weight,
         )
+        warn_halted(result, "the model")
         self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
         self.n_iter_ = int(result.n_iter[0, 0])
         self.loss_curve_ = list(result.loss_curves[0, 0, : self.n_iter_])
