@@ -237,7 +237,7 @@ class BaseParallelMLP(BaseEstimator):
         if not run.multimetric or isinstance(self.refit, str):
             ranks = run.cv_results[f"rank_test_{metric}"]
             means = run.cv_results[f"mean_test_{metric}"]
-            if np.isnan(means).all():
+            if np.isnan(means).all() or run.failed.all():
                 raise ValueError(
                     f"All {n_models} models failed (diverged or could not be scored); try "
                     f"smaller learning rates or scale the input features."
