@@ -82,6 +82,7 @@ class BaseParallelMLP(BaseEstimator):
         n_repeats=1,
         early_stopping=False,
         validation_fraction=0.1,
+        monitor="score",
         n_iter_no_change=10,
         tol=1e-4,
         momentum=0.9,
@@ -113,6 +114,7 @@ class BaseParallelMLP(BaseEstimator):
         self.n_repeats = n_repeats
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.monitor = monitor
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.momentum = momentum

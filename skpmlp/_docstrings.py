@@ -35,6 +35,14 @@ PARAMETERS = """
         With ``cv=None``, the fraction of the rows held out (stratified for
         classifiers) to score and select models; with ``cv``, the fraction
         of each fold's training rows that early stopping and pruning watch.
+    monitor : {"score", "loss"}, default="score"
+        What early stopping and pruning watch on the validation rows each
+        epoch, computed fused on the device: the accuracy (classifiers) or
+        R^2 (regressors), as scikit-learn's MLP, or the validation loss
+        (cross-entropy / half squared error, without the L2 term). With
+        "loss", ``validation_scores_`` holds the negated loss, so higher is
+        better either way (as scikit-learn's ``neg_log_loss``). The final
+        ranking always uses ``scoring``.
     n_iter_no_change : int, default=10
         Patience of the per-model stopping rule, in epochs.
     tol : float, default=1e-4
@@ -148,7 +156,8 @@ ATTRIBUTES = """
         Training loss per epoch (with ``cv``, per fold replica); NaN after
         a model stopped.
     validation_scores_ : ndarray like ``loss_curves_``, or None
-        Held-out <default_score> per epoch; NaN after a model stopped. With
+        Held-out <default_score> (or negated loss, with ``monitor="loss"``)
+        per epoch; NaN after a model stopped. With
         ``cv`` only when ``early_stopping=True``.
     n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.

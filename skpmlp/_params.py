@@ -20,6 +20,7 @@ TRAINING_PARAMS = (
     "nesterovs_momentum",
     "early_stopping",
     "validation_fraction",
+    "monitor",
     "dtype",
     "device",
 )
@@ -34,6 +35,7 @@ TRAINING_CONSTRAINTS = {
     "nesterovs_momentum": ["boolean"],
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "monitor": [StrOptions({"score", "loss"})],
     "dtype": [StrOptions({"float32", "float64"})],
     "device": [str],
     "random_state": ["random_state"],
@@ -72,4 +74,5 @@ def train_config(estimator, *, task, n_outputs, seed):
         pruning=getattr(estimator, "pruning", None),
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),
+        monitor=estimator.monitor,
     )

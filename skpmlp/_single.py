@@ -58,6 +58,7 @@ class _BaseSingleMLP(BaseEstimator):
         nesterovs_momentum=True,
         early_stopping=False,
         validation_fraction=0.1,
+        monitor="score",
         repeat=0,
         dtype="float32",
         device="auto",
@@ -76,6 +77,7 @@ class _BaseSingleMLP(BaseEstimator):
         self.nesterovs_momentum = nesterovs_momentum
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.monitor = monitor
         self.repeat = repeat
         self.dtype = dtype
         self.device = device
@@ -259,6 +261,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep the best
         weights.
     validation_fraction : float, default=0.1
+    monitor : {"score", "loss"}, default="score"
+        What early stopping watches: the validation accuracy / R^2, or the
+        validation loss.
     repeat : int, default=0
         Repeat index; with ``random_state`` it selects the initial weights.
     dtype : {"float32", "float64"}, default="float32"

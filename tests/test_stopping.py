@@ -143,3 +143,36 @@ def test_top_k_ensemble(iris, cv):
     mean = np.mean([search.export_model(i).predict_proba(X) for i in members], axis=0)
     np.testing.assert_allclose(search.predict_proba(X), mean)
     np.testing.assert_array_equal(search.predict(X), search.classes_[mean.argmax(1)])
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_monitoring_the_validation_loss(iris, task):
+    """monitor="loss": validation_scores_ is minus each model's loss on the
+    validation rows, as scikit-learn's neg_log_loss / neg_mean_squared_error."""
+    from sklearn.metrics import log_loss, mean_squared_error
+
+    from skpmlp import ParallelMLPRegressor
+    from skpmlp._splits import holdout_split
+
+    X, y = iris
+    params = dict(SEARCH, max_iter=8, n_iter_no_change=1000, monitor="loss")
+    if task == "classification":
+        search = ParallelMLPClassifier(**params).fit(X, y)
+        _, val = holdout_split(y, 0.1, 0, stratify=True)
+        losses = [log_loss(y[val], search.export_model(i).predict_proba(X[val]), labels=[0, 1, 2])
+                  for i in range(search.n_models_)]
+    else:
+        target = X[:, 0] + np.sin(X[:, 1])
+        search = ParallelMLPRegressor(**params).fit(X[:, 1:], target)
+        _, val = holdout_split(np.zeros(len(target), dtype=int), 0.1, 0, stratify=False)
+        losses = [0.5 * mean_squared_error(target[val], search.export_model(i).predict(X[val, 1:]))
+                  for i in range(search.n_models_)]
+    np.testing.assert_allclose(search.validation_scores_[:, -1], -np.array(losses), rtol=1e-9, atol=1e-9)
+
+
+def test_halving_on_the_validation_loss(iris):
+    X, y = iris
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, monitor="loss", **SEARCH).fit(X, y)
+    pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
+    assert pruned.any() and not pruned[search.best_index_]
+    assert ranks[pruned].min() > ranks[~pruned].max()

@@ -76,3 +76,27 @@ def r2(outputs, y, weights=None):
 
 
 MONITOR_SCORES = {"classification": accuracy, "regression": r2}
+
+
+def negated_loss(task):
+    """The monitoring function ``-loss`` of a task: each model's weighted mean
+    loss on the evaluation rows, negated so that higher is better (as
+    scikit-learn's ``neg_log_loss`` / ``neg_mean_squared_error``).
+
+    Without the L2 term: it scores predictions, not weights."""
+    loss = LOSSES[task]
+
+    def score(outputs, y, weights=None):
+        if weights is None:
+            weights = torch.ones((1, outputs.shape[1]), dtype=outputs.dtype, device=outputs.device)
+        weights = weights / weights.sum(1, keepdim=True)
+        return -loss(outputs, y.unsqueeze(0), weights)
+
+    return score
+
+
+def monitor_function(task, monitor):
+    """What a run watches on its evaluation rows each epoch: the default
+    score (``monitor="score"``) or the negated loss (``"loss"``)."""
+    return MONITOR_SCORES[task] if monitor == "score" else negated_loss(task)
+

@@ -108,6 +108,9 @@ class TrainConfig:
     compact_fraction : float
         The network drops its stopped models (parameters and optimizer
         state) once this fraction of its slots has stopped; above 1 never.
+    monitor : {"score", "loss"}
+        What early stopping and pruning watch on the evaluation rows: the
+        accuracy / R^2, or the negated loss (higher is better either way).
     """
 
     task: str
@@ -131,10 +134,12 @@ class TrainConfig:
     halving_factor: float = 3.0
     min_iter: int = 5
     compact_fraction: float = 0.25
+    monitor: str = "score"
 
     def __post_init__(self):
         assert self.task in ("classification", "regression")
         assert self.solver in ("adam", "sgd")
+        assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
 
     def halving_epochs(self):

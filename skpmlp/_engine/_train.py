@@ -20,7 +20,7 @@ from ._chunks import merge_results
 from ._cpu import fast_cpu_training
 from ._init import initial_weights
 from ._layout import plan_groups
-from ._losses import LOSSES, MONITOR_SCORES
+from ._losses import LOSSES, monitor_function
 from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
 from ._network import FusedNetwork
 from ._optim import make_optimizer
@@ -220,12 +220,14 @@ class PopulationTrainer:
 
     @torch.no_grad()
     def monitor_scores(self, X_eval, y_eval, eval_weights):
-        """Each slot's score on its own fold's evaluation rows (numpy).
+        """Each slot's monitored value (score, or negated loss) on its own
+        fold's evaluation rows (numpy).
 
         ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
         outputs = self.net.outputs(X_eval)
         weights = eval_weights.index_select(0, self.slot_fold_t)
-        return MONITOR_SCORES[self.config.task](outputs, y_eval, weights).cpu().numpy()
+        score = monitor_function(self.config.task, self.config.monitor)
+        return score(outputs, y_eval, weights).cpu().numpy()
 
     @torch.no_grad()
     def keep_best(self, improved):
