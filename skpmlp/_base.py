@@ -282,10 +282,8 @@ class BaseParallelMLP(BaseEstimator):
                     result.coefs[0][j], result.intercepts[0][j], int(result.n_iter[j, 0]),
                     result.loss_curves[j, 0],
                 )
-        state = {**fitted, "_refitted": refitted, "n_features_in_": self.n_features_in_}
-        for name in ("classes_", "feature_names_in_"):
-            if hasattr(self, name):
-                state[name] = getattr(self, name)
+        data = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
+        state = {**fitted, **data, "_refitted": refitted}
         models = [self._single_model(state, row, None) for row in members]
         best = models[0] if len(models) == 1 else self._ensemble_class.from_fitted(models)
         return {
@@ -350,7 +348,7 @@ class BaseParallelMLP(BaseEstimator):
         model.intercepts_ = [b.copy() for b in intercepts]
         model.n_iter_ = n_iter
         model.loss_curve_ = list(curve[:n_iter])
-        for name in ("n_features_in_", "feature_names_in_", "classes_"):
+        for name in _DATA_ATTRIBUTES:
             if name in state:
                 setattr(model, name, state[name])
         return model

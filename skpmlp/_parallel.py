@@ -46,6 +46,15 @@ def _dask_worker():
         return None
 
 
+def _shard_info(shard, spec, device, threads, start):
+    """Where and how long a fused run trained (an entry of ``shards_``)."""
+    return {
+        "shard": shard, "models": spec.n_models, "device": device, "host": socket.gethostname(),
+        "pid": os.getpid(), "worker": _dask_worker(), "threads": threads,
+        "seconds": time.perf_counter() - start,
+    }
+
+
 def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_kwargs):
     """Train one shard where this task runs; numpy in, numpy out.
 
@@ -69,12 +78,7 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
         result = train_population(spec, config, X, y, folds, **train_kwargs)
     finally:
         torch.set_num_threads(previous)
-    info = {
-        "shard": shard, "models": spec.n_models, "device": config.device,
-        "host": socket.gethostname(), "pid": os.getpid(), "worker": _dask_worker(),
-        "threads": threads, "seconds": time.perf_counter() - start,
-    }
-    return result, info
+    return result, _shard_info(shard, spec, config.device, threads, start)
 
 
 def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch_callback=None, **train_kwargs):
@@ -90,12 +94,7 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch
     if n_jobs is None:
         start = time.perf_counter()
         result = train_population(spec, config, X, y, folds, epoch_callback=epoch_callback, **train_kwargs)
-        info = {
-            "shard": 0, "models": spec.n_models, "device": config.device, "host": socket.gethostname(),
-            "pid": os.getpid(), "worker": None, "threads": torch.get_num_threads(),
-            "seconds": time.perf_counter() - start,
-        }
-        return result, [info]
+        return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(train_shard)(

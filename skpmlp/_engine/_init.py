@@ -37,3 +37,14 @@ def initial_weights(hidden_layer_sizes, activation, seed, n_features, n_outputs)
         coefs.append(rng.uniform(-bound, bound, (fan_in, fan_out)))
         intercepts.append(rng.uniform(-bound, bound, fan_out))
     return coefs, intercepts
+
+
+def population_initial_weights(spec, n_features, n_outputs):
+    """Initial ``(coefs, intercepts)`` of every model of ``spec``, each
+    drawn from the model's own seed."""
+    drawn = [
+        initial_weights(arch, act, seed, n_features, n_outputs)
+        for arch, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)
+    ]
+    return [c for c, _ in drawn], [b for _, b in drawn]
+

@@ -69,7 +69,7 @@ class FusedNetwork:
         self.dtype, self.device = flat.dtype, flat.device
         self.slot_models = np.concatenate([g.models for g in groups])
         self.group_offsets = np.cumsum([0] + [g.size for g in groups])
-        self._shapes = [self._param_shapes(g) for g in groups]
+        self._shapes = [self._shapes_of(g, n_features, n_outputs) for g in groups]
         self.n_parameters = sum(int(np.prod(s)) for shapes in self._shapes for s in shapes)
         assert flat.shape == (self.n_parameters,)
         self.flat = flat
@@ -111,9 +111,6 @@ class FusedNetwork:
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
             shapes += [(group.size, fan_in, fan_out), (group.size, 1, fan_out)]
         return shapes
-
-    def _param_shapes(self, group):
-        return self._shapes_of(group, self.n_features, self.n_outputs)
 
     def layer_views(self, buffer):
         """Per group, the layer tensors of a flat ``buffer`` laid out as
@@ -261,10 +258,6 @@ class FusedNetwork:
                     [blocks[2 * l + 1][row, 0, :o].copy() for l, (_, o) in enumerate(fans)],
                 )
         return weights
-
-    def slot_values(self, per_model):
-        """Reorder a per-model array into slot order."""
-        return np.asarray(per_model)[self.slot_models]
 
 
 def _activation_of_slot(group, slot):

@@ -70,11 +70,21 @@ class FusedAdam(_FusedOptimizer):
         # one step count per fold (a fold may sit out a step); float32 as
         # torch.optim keeps it, read by the kernel: no host sync
         self.step_counts = torch.zeros(n_folds, dtype=torch.float32, device=params.device)
+        self._increments = {}
+
+    def _increment(self, stepping):
+        """``stepping`` as a device tensor, made once per pattern (all folds
+        step, or some sit out an epoch's last steps): no host-to-device copy
+        per step."""
+        key = stepping.tobytes()
+        if key not in self._increments:
+            self._increments[key] = torch.as_tensor(stepping, dtype=torch.float32).to(self.step_counts.device)
+        return self._increments[key]
 
     @torch.no_grad()
     def step(self, weight_sums, stepping):
         """One update of the partitions of the folds that step."""
-        self.step_counts += torch.as_tensor(stepping, dtype=torch.float32).to(self.step_counts.device)
+        self.step_counts += self._increment(stepping)
         for lr, alpha, fold, (p, g, m, v) in self.partitions:
             if not stepping[fold]:
                 continue

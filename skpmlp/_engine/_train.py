@@ -18,7 +18,7 @@ import torch
 from ._batches import BatchPlanner
 from ._chunks import merge_results
 from ._cpu import fast_cpu_training
-from ._init import initial_weights
+from ._init import population_initial_weights
 from ._layout import plan_groups
 from ._losses import LOSSES, monitor_function
 from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
@@ -55,12 +55,7 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
     replicas of one fold next to each other inside a group.
     """
     if coefs is None:
-        drawn = [
-            initial_weights(arch, act, seed, n_features, config.n_outputs)
-            for arch, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)
-        ]
-        coefs = [c for c, _ in drawn]
-        intercepts = [b for _, b in drawn]
+        coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
     # slots of equal (learning rate, alpha, fold) side by side: one optimizer
     # partition per run
     folds = np.zeros(spec.n_models, dtype=int) if folds is None else np.asarray(folds)
@@ -402,15 +397,12 @@ def _release_device_memory(device):
 def _untrained(spec, config, n_features, K, monitor):
     """The result of a chunk that never trained: initial weights, 0 epochs."""
     M = spec.n_models
-    drawn = [
-        initial_weights(a, act, seed, n_features, config.n_outputs)
-        for a, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)
-    ]
+    coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
     empty = np.zeros((M, K, 0))
     false = np.zeros((M, K), dtype=bool)
     return TrainResult(
-        coefs=[[c for c, _ in drawn] for _ in range(K)],
-        intercepts=[[b for _, b in drawn] for _ in range(K)],
+        coefs=[coefs] * K,
+        intercepts=[intercepts] * K,
         loss_curves=empty, validation_scores=empty.copy() if monitor else None,
         n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
         pruned=false.copy(),
