@@ -129,11 +129,17 @@ def torch_reference(model, X, y, task, n_outputs, cfg):
         return net(X_t).numpy()
 
 
+# the torch path is the reference and the GPU path; the native kernel is the
+# CPU default: both must keep the invariant
+BACKENDS = ["torch", "native"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("task", ["classification", "regression"])
 @pytest.mark.parametrize("solver", ["adam", "sgd"])
-def test_population_equals_alone_equals_plain_torch(task, solver):
+def test_population_equals_alone_equals_plain_torch(task, solver, backend):
     X, y, n_outputs = make_data(task)
-    cfg = config(task, n_outputs, solver)
+    cfg = config(task, n_outputs, solver, backend=backend)
     population = train(make_spec(POPULATION), cfg, X, y)
     for i, model in enumerate(POPULATION):
         alone = train(make_spec([model]), cfg, X, y)
@@ -146,11 +152,12 @@ def test_population_equals_alone_equals_plain_torch(task, solver):
         np.testing.assert_allclose(population.loss_curves[i], alone.loss_curves[0], rtol=1e-9)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
-def test_every_activation_matches_torch_module(activation):
+def test_every_activation_matches_torch_module(activation, backend):
     X, y, n_outputs = make_data("classification", n=64)
     model = ((5,), activation, 1e-2, 1e-4, 0)
-    cfg = config("classification", n_outputs, max_iter=3)
+    cfg = config("classification", n_outputs, max_iter=3, backend=backend)
     result = train(make_spec([model, ((8,), "relu", 1e-2, 1e-4, 0)]), cfg, X, y)
     ours = mlp_forward(result.coefs[0], result.intercepts[0], activation, X)
     np.testing.assert_allclose(ours, torch_reference(model, X, y, "classification", n_outputs, cfg), atol=1e-6)
@@ -187,11 +194,12 @@ def test_stopping_rule_is_per_model_and_freezes():
     )
 
 
-def test_diverging_model_does_not_touch_others():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_diverging_model_does_not_touch_others(backend):
     X, y, n_outputs = make_data("regression")
     good = [((8,), "relu", 1e-3, 1e-4, 0), ((4, 4), "tanh", 1e-3, 1e-4, 0)]
     bad = [((8,), "identity", 1e6, 0.0, 0)]
-    cfg = config("regression", n_outputs, solver="sgd", max_iter=5)
+    cfg = config("regression", n_outputs, solver="sgd", max_iter=5, backend=backend)
     mixed = train(make_spec(good + bad), cfg, X, y)
     clean = train(make_spec(good), cfg, X, y)
     assert mixed.diverged.tolist() == [False, False, True]

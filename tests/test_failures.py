@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
 from skpmlp._engine import _train
+from skpmlp._engine._native import make_native_trainer
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -167,15 +168,20 @@ def interrupt_epoch(monkeypatch):
     from now on (counting every fused run)."""
 
     def arm(n):
-        calls, run_epoch = [0], _train.PopulationTrainer.run_epoch
+        calls = [0]
 
-        def interrupted(self, *args, **kwargs):
-            calls[0] += 1
-            if calls[0] == n:
-                raise KeyboardInterrupt
-            return run_epoch(self, *args, **kwargs)
+        def interrupting(run_epoch):
+            def interrupted(self, *args, **kwargs):
+                calls[0] += 1
+                if calls[0] == n:
+                    raise KeyboardInterrupt
+                return run_epoch(self, *args, **kwargs)
 
-        monkeypatch.setattr(_train.PopulationTrainer, "run_epoch", interrupted)
+            return interrupted
+
+        # both trainers: the torch one and the native kernel's
+        for trainer in (_train.PopulationTrainer, make_native_trainer(_train.PopulationTrainer)):
+            monkeypatch.setattr(trainer, "run_epoch", interrupting(trainer.run_epoch))
         return calls
 
     return arm

@@ -111,6 +111,11 @@ class TrainConfig:
     monitor : {"score", "loss"}
         What early stopping and pruning watch on the evaluation rows: the
         accuracy / R^2, or the negated loss (higher is better either way).
+    backend : {"auto", "native", "torch"}
+        How each epoch's steps run: the per-model native kernel
+        (``"native"``, CPU only), torch's batched ops (``"torch"``, the
+        reference and the GPU path), or the kernel wherever it can run
+        (``"auto"``).
     """
 
     task: str
@@ -135,12 +140,14 @@ class TrainConfig:
     min_iter: int = 5
     compact_fraction: float = 0.25
     monitor: str = "score"
+    backend: str = "auto"
 
     def __post_init__(self):
         assert self.task in ("classification", "regression")
         assert self.solver in ("adam", "sgd")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
+        assert self.backend in ("auto", "native", "torch")
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""

@@ -21,6 +21,7 @@ from ._cpu import fast_cpu_training
 from ._init import population_initial_weights
 from ._layout import plan_groups
 from ._losses import LOSSES, monitor_function
+from ._native import choose_trainer
 from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
 from ._network import FusedNetwork
 from ._optim import make_optimizer
@@ -413,7 +414,7 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
     """One fused run of every model of ``spec`` on every fold."""
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
-    trainer = PopulationTrainer(spec, config, X.shape[1], K)
+    trainer = choose_trainer(PopulationTrainer, spec, config)(spec, config, X.shape[1], K)
     dtype, device = trainer.net.dtype, trainer.net.device
     R = K * M
 

@@ -1,0 +1,179 @@
+"""Cost of one training step of a whole population: the native kernel
+against torch, on the small tabular case of the per-model kernel issue.
+
+The population: 240 models (hidden widths 16, 32, 64, 128 and one 2-layer
+(64, 32) net x relu / tanh / gelu x 2 learning rates x 2 L2 penalties x 4
+repeats), batch 200, 10 features, 5 classes, softmax cross-entropy, Adam.
+Per step, in one process and one run:
+
+* ``plain torch``: the textbook fused step, one ``baddbmm`` per layer over
+  all models of a depth (padded to the widest), autograd, and
+  ``torch.optim.Adam(fused=True)``; the baseline the targets are set against;
+* ``skpmlp torch``: skpmlp's torch engine (activation-split groups, flat
+  buffers, fused Adam partitions per learning rate and penalty);
+* ``skpmlp native``: the per-model kernel (skpmlp._kernels), a whole epoch per
+  call.
+
+Each figure is the median over several epochs; FLOPs count the real (not
+padded) widths, 3 matmuls per layer (forward, input gradient, weight
+gradient); the limit is the measured float32 matmul rate of this machine
+(a large ``torch.mm``, which runs near the FMA peak).
+
+Usage::
+
+    python benchmarks/step.py               # 1 thread, then all cores
+    python benchmarks/step.py --threads 1
+
+Writes ``benchmarks/results/step.json``.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import machine_limits  # noqa: E402
+
+from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig  # noqa: E402
+from skpmlp._engine._batches import BatchPlanner  # noqa: E402
+from skpmlp._engine._native import make_native_trainer  # noqa: E402
+from skpmlp._engine._train import PopulationTrainer  # noqa: E402
+
+ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
+ACTS = ["relu", "tanh", "gelu"]
+N_FEATURES, N_CLASSES, BATCH, N_ROWS = 10, 5, 200, 4000
+
+
+def population():
+    models = [
+        (arch, act, lr, alpha, repeat)
+        for arch in ARCHS for act in ACTS for lr in (1e-3, 1e-2) for alpha in (1e-4, 1e-2)
+        for repeat in range(4)
+    ]
+    return PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
+        learning_rates=np.array([m[2] for m in models]), alphas=np.array([m[3] for m in models]),
+        init_seeds=[(0, i) for i in range(len(models))],
+    )
+
+
+def step_flops(spec, batch):
+    total = 0
+    for arch in spec.hidden_layer_sizes:
+        sizes = [N_FEATURES, *arch, N_CLASSES]
+        total += sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    return 6 * batch * total  # 2 FLOPs x (forward, input grad, weight grad)
+
+
+class PlainTorchStep:
+    """One ``baddbmm`` per layer over all models of a depth, autograd and
+    torch's fused Adam: the plain fused step."""
+
+    def __init__(self, spec):
+        by_depth = {}
+        for i, arch in enumerate(spec.hidden_layer_sizes):
+            by_depth.setdefault(len(arch), []).append(i)
+        self.groups = []
+        params = []
+        for depth, models in sorted(by_depth.items()):
+            widths = [max(spec.hidden_layer_sizes[i][l] for i in models) for l in range(depth)]
+            sizes = [N_FEATURES, *widths, N_CLASSES]
+            layers = []
+            for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+                W = (torch.randn(len(models), fan_in, fan_out) / fan_in**0.5).requires_grad_()
+                b = torch.zeros(len(models), 1, fan_out, requires_grad=True)
+                layers.append((W, b))
+                params += [W, b]
+            acts = sorted(spec.activations[i] for i in models)  # one slice per activation
+            slices = [(a, acts.count(a)) for a in dict.fromkeys(acts)]
+            self.groups.append((layers, slices, len(models)))
+        self.optimizer = torch.optim.Adam(params, lr=1e-3, weight_decay=1e-4, fused=True)
+
+    def step(self, x, y):
+        self.optimizer.zero_grad()
+        total = 0
+        for layers, slices, n_models in self.groups:
+            h = x.expand(n_models, *x.shape)
+            for i, (W, b) in enumerate(layers):
+                h = torch.baddbmm(b, h, W)
+                if i < len(layers) - 1:
+                    parts = torch.split(h, [n for _, n in slices])
+                    h = torch.cat([ACTIVATIONS[a](p) for (a, _), p in zip(slices, parts)])
+            loss = torch.nn.functional.cross_entropy(h.reshape(-1, N_CLASSES), y.repeat(n_models))
+            total = total + loss * n_models
+        total.backward()
+        self.optimizer.step()
+
+
+def time_epochs(run_epoch, n_steps, epochs):
+    run_epoch()
+    samples = []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        run_epoch()
+        samples.append((time.perf_counter() - start) / n_steps)
+    return statistics.median(samples)
+
+
+def measure(threads, epochs):
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32)
+    y = torch.tensor(rng.integers(0, N_CLASSES, N_ROWS))
+    spec = population()
+    cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH)
+    plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device="cpu").next_epoch()
+    S = plan.n_steps
+    plain = PlainTorchStep(spec)
+
+    def plain_epoch():
+        for s in range(S):
+            rows = plan.rows[s, 0]
+            plain.step(X[rows], y[rows])
+
+    results = {"plain torch": time_epochs(plain_epoch, S, epochs)}
+    for name, cls in (("skpmlp torch", PopulationTrainer), ("skpmlp native", make_native_trainer(PopulationTrainer))):
+        trainer = cls(spec, cfg, N_FEATURES, 1)
+        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, nargs="*", default=None)
+    parser.add_argument("--epochs", type=int, default=5)
+    args = parser.parse_args()
+    threads = args.threads or sorted({1, os.cpu_count() or 1})
+    torch.set_num_threads(1)
+    limit = machine_limits("cpu")["matmul_gflops"]
+    flops = step_flops(population(), BATCH)
+    report = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+              "torch": torch.__version__, "models": population().n_models, "batch": BATCH,
+              "step_gflop": flops / 1e9, "matmul_gflops_1_thread": limit, "runs": []}
+    print(f"{report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
+          f"1-thread float32 matmul limit {limit:.0f} GFLOP/s")
+    print(f"{'threads':>7} {'method':>14} {'ms/step':>8} {'vs plain':>8} {'GFLOP/s':>8} {'of limit':>8}")
+    for n in threads:
+        timings = measure(n, args.epochs)
+        for name, seconds in timings.items():
+            gflops = flops / seconds / 1e9
+            ratio = timings["plain torch"] / seconds
+            print(f"{n:>7} {name:>14} {1e3 * seconds:8.2f} {ratio:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%}")
+            report["runs"].append({"threads": n, "method": name, "ms_per_step": 1e3 * seconds,
+                                   "speedup_vs_plain": ratio, "gflops": gflops})
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "step.json").write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

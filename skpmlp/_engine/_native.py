@@ -1,0 +1,189 @@
+"""The population trainer on the native kernel (CPU).
+
+:class:`NativeTrainer` is a :class:`PopulationTrainer` whose epoch is one
+call of the per-model kernel (``skpmlp._kernels``): each model runs every
+step of its fold's batches (forward, loss gradient, backward, L2 and the
+optimizer update) in one native pass, reading and writing the same flat
+parameter and optimizer-state buffers as the torch path. Everything around
+the epoch (monitoring, early stopping, halving, compaction, export) is the
+torch trainer's, so both paths share one layout and one set of invariants.
+
+The kernel loops over each model's own widths: the padding of a group
+costs memory, never time.
+"""
+
+import functools
+
+import numpy as np
+import torch
+
+from .. import _kernels
+from ._activations import ACTIVATION_CODES
+
+_LOSS_OF_TASK = {"classification": "softmax", "regression": "squared"}
+
+
+def native_supported(config, spec):
+    """Why the kernel cannot train this run, or None when it can."""
+    if torch.device(config.device).type != "cpu":
+        return "the native kernel runs on the CPU only"
+    if config.dtype not in ("float32", "float64"):
+        return f"dtype {config.dtype!r}"
+    if max(len(arch) for arch in spec.hidden_layer_sizes) > _kernels.MAX_DEPTH:
+        return f"networks deeper than {_kernels.MAX_DEPTH} hidden layers"
+    return None
+
+
+def _slot_activation(group, position):
+    for name, start, stop in group.activation_slices:
+        if start <= position < stop:
+            return name
+    raise AssertionError(position)
+
+
+def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
+    """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
+
+    Parameters
+    ----------
+    net : FusedNetwork
+    slots : ndarray of int
+        Slots to train (the frozen ones are left out).
+    slot_fold, slot_lr, slot_alpha : ndarray of shape (n_slots,)
+    config : TrainConfig
+
+    Returns
+    -------
+    meta : ndarray of int64 of shape (len(slots), META_WIDTH)
+    hyper : ndarray of float64 of shape (len(slots), HYPER_WIDTH)
+    """
+    fields = _kernels.META_FIELDS
+    meta = np.zeros((len(slots), _kernels._step.META_WIDTH), dtype=np.int64)
+    hyper = np.zeros((len(slots), _kernels._step.HYPER_WIDTH))
+    # flat offset of every layer tensor of every group
+    tensor_offsets, offset = [], 0
+    for shapes in net._shapes:
+        starts = []
+        for shape in shapes:
+            starts.append(offset)
+            offset += int(np.prod(shape))
+        tensor_offsets.append(starts)
+    group_of_slot = np.searchsorted(net.group_offsets, slots, side="right") - 1
+    h = _kernels.HYPER_FIELDS
+    for row, (slot, gi) in enumerate(zip(slots, group_of_slot)):
+        group, shapes = net.groups[gi], net._shapes[gi]
+        position = slot - net.group_offsets[gi]
+        arch = net.archs[int(net.slot_models[slot])]
+        sizes = [net.n_features, *arch, net.n_outputs]
+        depth = len(arch)
+        meta[row, fields["slot"]] = slot
+        meta[row, fields["depth"]] = depth
+        meta[row, fields["activation"]] = ACTIVATION_CODES[_slot_activation(group, position)]
+        meta[row, fields["fold"]] = slot_fold[slot]
+        meta[row, fields["solver"]] = 0 if config.solver == "adam" else 1
+        meta[row, fields["nesterov"]] = int(config.nesterovs_momentum)
+        meta[row, fields["sizes"] : fields["sizes"] + depth + 2] = sizes
+        for layer in range(depth + 1):
+            w_shape, b_shape = shapes[2 * layer], shapes[2 * layer + 1]
+            per_w = w_shape[1] * w_shape[2]
+            meta[row, fields["w_off"] + layer] = tensor_offsets[gi][2 * layer] + position * per_w
+            meta[row, fields["b_off"] + layer] = tensor_offsets[gi][2 * layer + 1] + position * b_shape[2]
+            meta[row, fields["ld"] + layer] = w_shape[2]
+        hyper[row, h["lr"]] = slot_lr[slot]
+        hyper[row, h["alpha"]] = slot_alpha[slot]
+        hyper[row, h["beta_1"]], hyper[row, h["beta_2"]] = config.beta_1, config.beta_2
+        hyper[row, h["epsilon"]], hyper[row, h["momentum"]] = config.epsilon, config.momentum
+    return meta, hyper
+
+
+def epoch_batches(X, y, plan, task):
+    """The kernel's per-epoch batch tensors: every fold's batches gathered
+    once and transposed so that samples lie along the vector lanes.
+
+    Returns
+    -------
+    dict
+        ``X`` (n_steps, K, F, B_pad), ``Y`` (n_steps, K, B_pad) or
+        (n_steps, K, C, B_pad), ``W`` (n_steps, K, B_pad); zero in the
+        padding columns.
+    """
+    S, K, B = plan.rows.shape
+    lanes = _kernels.lanes(X.dtype)
+    bp = -(-B // lanes) * lanes
+    rows = plan.rows
+    Xb = X.new_zeros((S, K, X.shape[1], bp))
+    Xb[..., :B] = X[rows].transpose(2, 3)
+    if task == "classification":
+        Yb = X.new_zeros((S, K, bp))
+        Yb[..., :B] = y[rows].to(X.dtype)
+    else:
+        Yb = X.new_zeros((S, K, y.shape[1], bp))
+        Yb[..., :B] = y[rows].transpose(2, 3)
+    Wb = X.new_zeros((S, K, bp))
+    Wb[..., :B] = plan.weights
+    return {"X": Xb, "Y": Yb, "W": Wb}
+
+
+@functools.lru_cache(maxsize=None)
+def make_native_trainer(base):
+    """The native subclass of the trainer class ``base`` (kept apart so the
+    torch trainer's module does not import the kernels)."""
+
+    class NativeTrainer(base):
+        """:class:`PopulationTrainer` whose epochs run on the native kernel."""
+
+        backend = "native"
+
+        def _update_partitions(self):
+            super()._update_partitions()
+            slots = np.flatnonzero(~self.frozen)
+            replica = self.net.slot_models
+            self._meta, self._hyper = kernel_tables(
+                self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+                slot_alpha=self._replica_alpha[replica], config=self.config,
+            )
+
+        def run_epoch(self, X, y, plan):
+            self.loss_sums.zero_()
+            if len(self._meta) == 0:
+                return
+            optimizer = self.optimizer
+            counts = getattr(optimizer, "step_counts", None)
+            step0 = np.zeros(self.n_folds) if counts is None else counts.cpu().numpy().astype(np.float64)
+            batches = epoch_batches(X, y, plan, self.config.task)
+            batches.update(
+                counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
+                stepping=plan.stepping, step0=step0,
+            )
+            state = optimizer.state
+            _kernels.run_models(
+                "epoch", self._meta, self._hyper, batches,
+                {
+                    "params": self.net.flat.detach(), "grads": None,
+                    "state1": state[0] if state else None,
+                    "state2": state[1] if len(state) > 1 else None,
+                    "loss_sums": self.loss_sums,
+                },
+                n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
+                n_threads=torch.get_num_threads(),
+            )
+            if counts is not None:
+                counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
+
+    return NativeTrainer
+
+
+def choose_trainer(base, spec, config):
+    """The trainer class for this run: the native one unless the config asks
+    for torch, or the kernel cannot run here (``backend="native"`` then
+    raises with the reason)."""
+    if config.backend == "torch":
+        return base
+    reason = native_supported(config, spec)
+    if reason is None and not _kernels.kernel_available():
+        reason = f"the kernel could not be built ({_kernels.build_info()['error']})"
+    if reason is None:
+        return make_native_trainer(base)
+    if config.backend == "native":
+        raise ValueError(f"backend='native' cannot train this run: {reason}.")
+    return base

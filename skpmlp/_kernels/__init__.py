@@ -1,0 +1,24 @@
+"""Native kernels: the whole training step of each model in one pass.
+
+Below the engine: buffers and offsets in, buffers out; nothing here knows
+populations, folds or scikit-learn. :func:`run_models` is the one entry
+point, :func:`kernel_available` says whether the kernel could be built on
+this machine (else the engine keeps its torch path).
+"""
+
+from ._build import KernelBuildWarning, build_info, cache_dir, load_library
+from ._step import LOSS_CODES, MAX_DEPTH, META_FIELDS, HYPER_FIELDS, kernel_available, lanes, run_models
+
+__all__ = [
+    "HYPER_FIELDS",
+    "KernelBuildWarning",
+    "LOSS_CODES",
+    "MAX_DEPTH",
+    "META_FIELDS",
+    "build_info",
+    "cache_dir",
+    "kernel_available",
+    "lanes",
+    "load_library",
+    "run_models",
+]

@@ -1,0 +1,710 @@
+// One native pass per model and minibatch step: forward, loss gradient,
+// backward, L2 term and optimizer update of a small MLP, for every model of a
+// population, over a whole epoch of its fold's batches.
+//
+// It knows nothing of populations, folds or scikit-learn: buffers and
+// offsets in, buffers out. The torch engine (skpmlp/_engine) is the
+// reference it is tested against in float64.
+//
+// Layout (T is float or double; L = 64 / sizeof(T) lanes of one vector):
+//
+//   Samples lie along the vector lanes. A batch of B rows is padded to
+//   B_pad (a multiple of L) with zero-weight columns, and every activation
+//   tensor is (units, B_pad), row-major. Every layer is then
+//       Z^T (n_out, B_pad) = W^T (n_out, n_in) . A^T (n_in, B_pad) + b
+//   where the weights are only ever read as broadcast scalars: lanes are
+//   always full whatever the widths (5 classes waste nothing), and the
+//   parameters can stay in the caller's flat buffer with its own strides.
+//
+//   Xb      (n_steps, K, F, B_pad)      every fold's batch, transposed
+//   Yb      (n_steps, K, B_pad)         class index as T      (loss 0)
+//           (n_steps, K, C, B_pad)      targets               (loss 1, 2)
+//   Wb      (n_steps, K, B_pad)         row weights, summing to 1 per batch
+//   counts, weight_sums  (n_steps, K)   real rows; sum of sample weights
+//   stepping             (n_steps, K)   whether a fold has a batch
+//   step0                (K)            optimizer steps taken before
+//   params, grads, state1, state2       flat buffers, same layout; model m's
+//       layer l weight (k, j) sits at w_off[l] + k * ld[l] + j, its bias j
+//       at b_off[l] + j. state1 is Adam's first moment or SGD's momentum
+//       buffer, state2 Adam's second moment.
+//   meta    (n_models, META) int64      see the M_* indices below
+//   hyper   (n_models, HYPER) double    see the H_* indices below
+//   loss_sums (n_slots)                 += each step's batch loss x counts
+//
+// Modes: 0 trains a whole epoch (every step of the plan); 1 writes the
+// gradients of step 0 (no L2 term) into `grads`; 2 applies L2 and the
+// optimizer update of step 0 from `grads` (1 then 2 equals one step of 0).
+//
+// The arithmetic follows torch: softmax cross-entropy / half squared error
+// (mean over outputs) / binary log-loss (sum over outputs), each model's
+// weighted batch mean; coupled L2 `alpha / weight_sum * W` as scikit-learn's
+// MLP; torch.optim.Adam and SGD (momentum, Nesterov) as their fused kernels.
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int MAX_DEPTH = 8;  // hidden layers
+enum Meta {
+    M_SLOT = 0, M_DEPTH, M_ACT, M_FOLD, M_SOLVER, M_NESTEROV,
+    M_SIZES = 6,                           // MAX_DEPTH + 2 layer sizes
+    M_WOFF = M_SIZES + MAX_DEPTH + 2,      // MAX_DEPTH + 1 weight offsets
+    M_BOFF = M_WOFF + MAX_DEPTH + 1,       // bias offsets
+    M_LD = M_BOFF + MAX_DEPTH + 1,         // weight row strides
+    META = M_LD + MAX_DEPTH + 1,
+};
+enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, HYPER = 8 };
+enum Loss { LOSS_SOFTMAX = 0, LOSS_SQUARED = 1, LOSS_LOGISTIC = 2 };
+enum Act {
+    A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
+};
+
+constexpr int VBYTES = 64;
+typedef float vfloat __attribute__((vector_size(VBYTES)));
+typedef double vdouble __attribute__((vector_size(VBYTES)));
+template <class T> struct VT;
+template <> struct VT<float> { typedef vfloat V; static constexpr int L = 16; };
+template <> struct VT<double> { typedef vdouble V; static constexpr int L = 8; };
+
+template <class T> inline typename VT<T>::V vload(const T* p) {
+    typename VT<T>::V v;
+    __builtin_memcpy(&v, p, sizeof(v));
+    return v;
+}
+template <class T> inline void vstore(T* p, typename VT<T>::V v) { __builtin_memcpy(p, &v, sizeof(v)); }
+template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>::V{} + x; }
+// Sum of the lanes by halving (log2(L) vector adds) where the compiler has
+// __builtin_shufflevector, else lane by lane. It keeps the accumulator in
+// registers: the reductions of the weight and bias gradients use it.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define SKP_HAS_SHUFFLE 1
+#endif
+#endif
+template <class T> inline T vsum(typename VT<T>::V v);
+#ifdef SKP_HAS_SHUFFLE
+template <> inline float vsum<float>(vfloat v) {
+    typedef float v8 __attribute__((vector_size(32)));
+    typedef float v4 __attribute__((vector_size(16)));
+    const v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const v4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+template <> inline double vsum<double>(vdouble v) {
+    typedef double v4 __attribute__((vector_size(32)));
+    typedef double v2 __attribute__((vector_size(16)));
+    const v4 a = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+    const v2 b = __builtin_shufflevector(a, a, 0, 1) + __builtin_shufflevector(a, a, 2, 3);
+    return b[0] + b[1];
+}
+#else
+template <> inline float vsum<float>(vfloat v) {
+    float s = 0;
+    for (int i = 0; i < 16; ++i) s += v[i];
+    return s;
+}
+template <> inline double vsum<double>(vdouble v) {
+    double s = 0;
+    for (int i = 0; i < 8; ++i) s += v[i];
+    return s;
+}
+#endif
+
+// ----------------------------------------------------------------- math
+// Every activation works on whole vectors of lanes. float: exp by
+// Cody-Waite reduction and a degree-6 polynomial (about 2 ulp), tanh and
+// erf from it; double: the C library lane by lane, so the float64 build
+// agrees with torch to rounding.
+template <class T> struct VMath;
+
+template <> struct VMath<float> {
+    typedef vfloat V;
+    typedef int32_t vint __attribute__((vector_size(VBYTES)));
+    static V splat(float x) { return V{} + x; }
+    static V exp(V x) {
+        x = x < splat(-87.0f) ? splat(-87.0f) : x;
+        x = x > splat(88.0f) ? splat(88.0f) : x;
+        // n = round(x / ln 2) by the 1.5 * 2^23 trick (round to nearest)
+        const V shifter = splat(12582912.0f);
+        const V n = (x * 1.44269504f + shifter) - shifter;
+        const V r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+        V p = splat(1.0f / 720);
+        p = p * r + 1.0f / 120;
+        p = p * r + 1.0f / 24;
+        p = p * r + 1.0f / 6;
+        p = p * r + 0.5f;
+        p = p * r + 1.0f;
+        p = p * r + 1.0f;
+        const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;  // 2^n
+        return p * reinterpret_cast<const V&>(bits);
+    }
+    static V tanh(V x) {
+        const V ax = x < 0 ? -x : x;
+        const V e = exp(-2.0f * ax);
+        const V t = (1.0f - e) / (1.0f + e);
+        return x < 0 ? -t : t;
+    }
+    static V erf(V x) {
+        // Abramowitz & Stegun 7.1.26, |error| < 1.5e-7
+        const V a = x < 0 ? -x : x;
+        const V t = 1.0f / (1.0f + 0.3275911f * a);
+        V p = splat(1.061405429f);
+        p = p * t - 1.453152027f;
+        p = p * t + 1.421413741f;
+        p = p * t - 0.284496736f;
+        p = p * t + 0.254829592f;
+        const V y = 1.0f - p * t * exp(-a * a);
+        return x < 0 ? -y : y;
+    }
+};
+
+template <> struct VMath<double> {
+    typedef vdouble V;
+    static V splat(double x) { return V{} + x; }
+    template <class F> static V lanewise(V x, F f) {
+        for (int i = 0; i < 8; ++i) x[i] = f(x[i]);
+        return x;
+    }
+    static V exp(V x) { return lanewise(x, [](double v) { return std::exp(v); }); }
+    static V tanh(V x) { return lanewise(x, [](double v) { return std::tanh(v); }); }
+    static V erf(V x) { return lanewise(x, [](double v) { return std::erf(v); }); }
+};
+
+template <class T> inline T exp_scalar(T x) {
+    typename VMath<T>::V v = VMath<T>::splat(x);
+    return VMath<T>::exp(v)[0];
+}
+
+constexpr double SELU_ALPHA = 1.6732632423543772848170429916717;
+constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
+constexpr double SQRT1_2 = 0.70710678118654752440;
+constexpr double INV_SQRT_2PI = 0.39894228040143267794;
+
+// a = f(z) over n values (n a multiple of the lanes)
+template <class T, int act> void activate_as(const T* z, T* a, long n) {
+    typedef VMath<T> M;
+    typedef typename M::V V;
+    constexpr int L = VT<T>::L;
+    const V zero{}, one = M::splat(1);
+    for (long i = 0; i < n; i += L) {
+        const V x = vload(z + i);
+        V y;
+        switch (act) {  // a compile-time constant: no branch in the loop
+        case A_IDENTITY: y = x; break;
+        case A_LOGISTIC: y = one / (one + M::exp(-x)); break;
+        case A_TANH: y = M::tanh(x); break;
+        case A_RELU: y = x > zero ? x : zero; break;
+        case A_ELU: y = x > zero ? x : M::exp(x) - one; break;
+        case A_SELU: y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one)); break;
+        case A_GELU: y = T(0.5) * x * (one + M::erf(x * T(SQRT1_2))); break;
+        case A_LEAKY: y = x > zero ? x : T(0.01) * x; break;
+        case A_HARDSHRINK: y = (x > M::splat(0.5)) | (x < M::splat(-0.5)) ? x : zero; break;
+        case A_MISH: {
+            // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z)
+            const V big = M::splat(20);
+            const V e = M::exp(x < big ? x : big);
+            const V q = e * (e + T(2));
+            y = x * (x >= big ? one : q / (q + T(2)));
+            break;
+        }
+        default: y = x;
+        }
+        vstore(a + i, y);
+    }
+}
+
+// d *= f'(z) over n values (a = f(z))
+template <class T, int act> void activation_backward_as(const T* z, const T* a, T* d, long n) {
+    typedef VMath<T> M;
+    typedef typename M::V V;
+    constexpr int L = VT<T>::L;
+    if (act == A_IDENTITY) return;
+    const V zero{}, one = M::splat(1);
+    for (long i = 0; i < n; i += L) {
+        const V x = vload(z + i), y = vload(a + i), g = vload(d + i);
+        V r;
+        switch (act) {  // a compile-time constant: no branch in the loop
+        case A_LOGISTIC: r = g * y * (one - y); break;
+        case A_TANH: r = g * (one - y * y); break;
+        case A_RELU: r = x > zero ? g : zero; break;
+        case A_ELU: r = g * (x > zero ? one : y + one); break;
+        case A_SELU: r = g * (x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA)); break;
+        case A_GELU: {
+            const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2)));
+            r = g * (cdf + x * T(INV_SQRT_2PI) * M::exp(T(-0.5) * x * x));
+            break;
+        }
+        case A_LEAKY: r = g * (x > zero ? one : M::splat(0.01)); break;
+        case A_HARDSHRINK: r = (x > M::splat(0.5)) | (x < M::splat(-0.5)) ? g : zero; break;
+        case A_MISH: {
+            // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
+            const V big = M::splat(20);
+            const V e = M::exp(x < big ? x : big);
+            const V q = e * (e + T(2));
+            const V tsp = q / (q + T(2));
+            const V grad = tsp + x * (one - tsp * tsp) * (e / (one + e));
+            r = g * (x >= big ? one : grad);
+            break;
+        }
+        default: r = g;
+        }
+        vstore(d + i, r);
+    }
+}
+
+// The activation is a template argument, so each loop is branch-free.
+#define SKP_ACTIVATION_CASES(CALL)                                                            \
+    switch (act) {                                                                             \
+    case A_IDENTITY: CALL(A_IDENTITY); break;                                                  \
+    case A_LOGISTIC: CALL(A_LOGISTIC); break;                                                  \
+    case A_TANH: CALL(A_TANH); break;                                                          \
+    case A_RELU: CALL(A_RELU); break;                                                          \
+    case A_ELU: CALL(A_ELU); break;                                                            \
+    case A_SELU: CALL(A_SELU); break;                                                          \
+    case A_GELU: CALL(A_GELU); break;                                                          \
+    case A_LEAKY: CALL(A_LEAKY); break;                                                        \
+    case A_HARDSHRINK: CALL(A_HARDSHRINK); break;                                              \
+    case A_MISH: CALL(A_MISH); break;                                                          \
+    }
+
+template <class T> void activate(int act, const T* z, T* a, long n) {
+#define SKP_CALL(CODE) activate_as<T, CODE>(z, a, n)
+    SKP_ACTIVATION_CASES(SKP_CALL)
+#undef SKP_CALL
+}
+
+template <class T> void activation_backward(int act, const T* z, const T* a, T* d, long n) {
+#define SKP_CALL(CODE) activation_backward_as<T, CODE>(z, a, d, n)
+    SKP_ACTIVATION_CASES(SKP_CALL)
+#undef SKP_CALL
+}
+
+// ------------------------------------------------------- register tiles
+// out[r][v] = bias[r] + sum_t coef[r * rs + t * ts] * in[t][v] for MR rows
+// and NVB vectors of lanes: MR x NVB accumulators stay in registers while
+// the inner dimension t streams.
+template <class T, int MR, int NVB>
+inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T* __restrict in,
+                    T* __restrict out, long ld, const T* bias) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    V acc[MR][NVB];
+    for (int r = 0; r < MR; ++r)
+        for (int u = 0; u < NVB; ++u) acc[r][u] = vsplat<T>(bias ? bias[r] : T(0));
+    for (int t = 0; t < n_t; ++t) {
+        V x[NVB];
+        for (int u = 0; u < NVB; ++u) x[u] = vload(in + t * ld + u * L);
+        for (int r = 0; r < MR; ++r) {
+            const V c = vsplat<T>(coef[r * rs + t * ts]);
+            for (int u = 0; u < NVB; ++u) acc[r][u] += c * x[u];
+        }
+    }
+    for (int r = 0; r < MR; ++r)
+        for (int u = 0; u < NVB; ++u) vstore(out + r * ld + u * L, acc[r][u]);
+}
+
+template <class T, int MR>
+inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld, int nv,
+                    const T* bias) {
+    constexpr int L = VT<T>::L;
+    int v = 0;
+    for (; v + 4 <= nv; v += 4) tile_mm<T, MR, 4>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
+    switch (nv - v) {
+    case 3: tile_mm<T, MR, 3>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
+    case 2: tile_mm<T, MR, 2>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
+    case 1: tile_mm<T, MR, 1>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
+    }
+}
+
+// out (n_rows, ld) = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
+// then epilogue(first_row, n_rows) on each block of rows while it is still
+// in L1 (the activation, or its derivative, fused into the layer).
+struct NoEpilogue {
+    void operator()(int, int) const {}
+};
+
+template <class T, class Epilogue = NoEpilogue>
+void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld,
+                  int nv, const T* bias, Epilogue epilogue = Epilogue()) {
+    int r = 0;
+    for (; r + 4 <= n_rows; r += 4) {
+        rows_mm<T, 4>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, bias ? bias + r : nullptr);
+        epilogue(r, 4);
+    }
+    const T* b = bias ? bias + r : nullptr;
+    switch (n_rows - r) {
+    case 3: rows_mm<T, 3>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
+    case 2: rows_mm<T, 2>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
+    case 1: rows_mm<T, 1>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
+    }
+    if (n_rows > r) epilogue(r, n_rows - r);
+}
+
+// g[r][c] += sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
+// vectors; the products stay per lane until one reduction at the end.
+template <class T, int MR, int NC>
+inline void tile_outer(int nv, const T* __restrict a, const T* __restrict d, long ld, T* __restrict g,
+                       long gld) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    V acc[MR][NC];
+    for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NC; ++c) acc[r][c] = V{};
+    for (int v = 0; v < nv; ++v) {
+        V x[MR], y[NC];
+        for (int r = 0; r < MR; ++r) x[r] = vload(a + r * ld + v * L);
+        for (int c = 0; c < NC; ++c) y[c] = vload(d + c * ld + v * L);
+        for (int r = 0; r < MR; ++r)
+            for (int c = 0; c < NC; ++c) acc[r][c] += x[r] * y[c];
+    }
+    for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NC; ++c) g[r * gld + c] += vsum<T>(acc[r][c]);
+}
+
+template <class T, int MR>
+inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+    int c = 0;
+    for (; c + 4 <= n_c; c += 4) tile_outer<T, MR, 4>(nv, a, d + c * ld, ld, g + c, gld);
+    switch (n_c - c) {
+    case 3: tile_outer<T, MR, 3>(nv, a, d + c * ld, ld, g + c, gld); break;
+    case 2: tile_outer<T, MR, 2>(nv, a, d + c * ld, ld, g + c, gld); break;
+    case 1: tile_outer<T, MR, 1>(nv, a, d + c * ld, ld, g + c, gld); break;
+    }
+}
+
+// g (n_r, n_c; row stride gld) += a (n_r, ld) . d (n_c, ld)^T
+template <class T> void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+    int r = 0;
+    for (; r + 4 <= n_r; r += 4) outer_row_block<T, 4>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
+    switch (n_r - r) {
+    case 3: outer_row_block<T, 3>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
+    case 2: outer_row_block<T, 2>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
+    case 1: outer_row_block<T, 1>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
+    }
+}
+
+// ---------------------------------------------------------------- model
+struct Layer {
+    int n_in, n_out;
+    long w_off, b_off, ld;
+};
+
+struct Model {
+    int slot, depth, act, fold, solver, nesterov;
+    Layer layers[MAX_DEPTH + 1];
+    double lr, alpha, beta1, beta2, eps, momentum;
+
+    Model(const int64_t* m, const double* h) {
+        slot = int(m[M_SLOT]), depth = int(m[M_DEPTH]), act = int(m[M_ACT]), fold = int(m[M_FOLD]);
+        solver = int(m[M_SOLVER]), nesterov = int(m[M_NESTEROV]);
+        for (int l = 0; l <= depth; ++l)
+            layers[l] = {int(m[M_SIZES + l]), int(m[M_SIZES + l + 1]), m[M_WOFF + l], m[M_BOFF + l], m[M_LD + l]};
+        lr = h[H_LR], alpha = h[H_ALPHA], beta1 = h[H_BETA1], beta2 = h[H_BETA2], eps = h[H_EPS];
+        momentum = h[H_MOMENTUM];
+    }
+    int n_outputs() const { return layers[depth].n_out; }
+};
+
+// Per-thread working memory, grown on demand, 64-byte aligned.
+template <class T> struct Scratch {
+    std::vector<T*> z, a;  // per hidden layer: pre-activation, activation (units, B_pad)
+    T *logits = nullptr, *delta = nullptr, *delta_prev = nullptr;
+    T* grads = nullptr;  // dense gradient of every layer: W (n_in, n_out) then b
+    std::vector<long> g_off;
+    std::vector<void*> owned;
+    ~Scratch() {
+        for (void* p : owned) std::free(p);
+    }
+    T* alloc(long n) {
+        void* p = std::aligned_alloc(64, ((n * sizeof(T) + 63) / 64) * 64 + 64);
+        owned.push_back(p);
+        return static_cast<T*>(p);
+    }
+    void prepare(const Model& m, long bp) {
+        for (void* p : owned) std::free(p);
+        owned.clear();
+        z.assign(m.depth, nullptr), a.assign(m.depth, nullptr);
+        int widest = 1;
+        long n_grad = 0;
+        g_off.assign(2 * (m.depth + 1), 0);
+        for (int l = 0; l <= m.depth; ++l) {
+            const Layer& L = m.layers[l];
+            widest = std::max({widest, L.n_in, L.n_out});
+            if (l < m.depth) z[l] = alloc(L.n_out * bp), a[l] = alloc(L.n_out * bp);
+            g_off[2 * l] = n_grad, n_grad += long(L.n_in) * L.n_out;
+            g_off[2 * l + 1] = n_grad, n_grad += L.n_out;
+        }
+        logits = alloc(long(m.n_outputs()) * bp);
+        delta = alloc(long(widest) * bp), delta_prev = alloc(long(widest) * bp);
+        grads = alloc(n_grad);
+        n_grads = n_grad;
+    }
+    long n_grads = 0;
+};
+
+template <class T> struct Problem {
+    int n_steps, n_folds, bp, n_features, n_outputs, loss;
+    const T *Xb, *Yb, *Wb;
+    const double *counts, *weight_sums, *step0;
+    const uint8_t* stepping;
+    T *params, *grads, *state1, *state2, *loss_sums;
+};
+
+// Forward, loss and backward of one batch; the dense gradient lands in
+// s.grads. Returns the model's weighted mean batch loss.
+template <class T> double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
+    const long bp = P.bp;
+    const int nv = int(bp / VT<T>::L);
+    const long batch = long(step) * P.n_folds + m.fold;
+    const T* x = P.Xb + batch * P.n_features * bp;
+    const T* w = P.Wb + batch * bp;
+    const T* params = P.params;
+
+    // forward
+    const T* input = x;
+    for (int l = 0; l <= m.depth; ++l) {
+        const Layer& L = m.layers[l];
+        T* out = l < m.depth ? s.z[l] : s.logits;
+        if (l < m.depth) {
+            T* a = s.a[l];
+            matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off,
+                            [&](int r, int n) { activate<T>(m.act, out + r * bp, a + r * bp, n * bp); });
+            input = a;
+        } else {
+            matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off);
+        }
+    }
+
+    // loss and its gradient on the logits, weighted per sample (lane)
+    const int C = P.n_outputs;
+    T* d = s.delta;
+    double loss = 0;
+    if (P.loss == LOSS_SOFTMAX) {
+        // softmax - onehot, a vector of samples at a time
+        typedef VMath<T> M;
+        typedef typename M::V V;
+        constexpr int L = VT<T>::L;
+        const T* label = P.Yb + batch * bp;
+        for (long i = 0; i < bp; i += L) {
+            V zmax = vload(s.logits + i);
+            for (int c = 1; c < C; ++c) {
+                const V z = vload(s.logits + c * bp + i);
+                zmax = z > zmax ? z : zmax;
+            }
+            V total{}, picked{};
+            const V y = vload(label + i), wi = vload(w + i);
+            for (int c = 0; c < C; ++c) {
+                const V z = vload(s.logits + c * bp + i);
+                const V e = M::exp(z - zmax);
+                vstore(d + c * bp + i, e);
+                total += e;
+                picked = y == M::splat(T(c)) ? z : picked;
+            }
+            const V inv = T(1) / total;
+            for (int c = 0; c < C; ++c) {
+                const V onehot = y == M::splat(T(c)) ? M::splat(1) : V{};
+                vstore(d + c * bp + i, (vload(d + c * bp + i) * inv - onehot) * wi);
+            }
+            for (int k = 0; k < L; ++k)
+                if (wi[k] != 0) loss += double(wi[k]) * (std::log(double(total[k])) + zmax[k] - picked[k]);
+        }
+    } else {
+        const T* target = P.Yb + batch * C * bp;
+        for (int c = 0; c < C; ++c) {
+            const T* z = s.logits + c * bp;
+            const T* y = target + c * bp;
+            T* dc = d + c * bp;
+            if (P.loss == LOSS_SQUARED) {
+                for (long i = 0; i < bp; ++i) {
+                    const T r = z[i] - y[i];
+                    dc[i] = r / T(C) * w[i];
+                    loss += 0.5 * double(w[i]) * double(r) * double(r) / C;
+                }
+            } else {  // binary log-loss, summed over outputs
+                for (long i = 0; i < bp; ++i) {
+                    dc[i] = (T(1) / (T(1) + exp_scalar(-z[i])) - y[i]) * w[i];
+                    const double zi = z[i];
+                    // softplus(z) - y z, overflow-safe
+                    const double sp = zi > 0 ? zi + std::log1p(std::exp(-zi)) : std::log1p(std::exp(zi));
+                    if (w[i] != 0) loss += double(w[i]) * (sp - double(y[i]) * zi);
+                }
+            }
+        }
+    }
+
+    // backward
+    std::memset(s.grads, 0, sizeof(T) * s.n_grads);
+    for (int l = m.depth; l >= 0; --l) {
+        const Layer& L = m.layers[l];
+        const T* a_in = l > 0 ? s.a[l - 1] : x;
+        T* gw = s.grads + s.g_off[2 * l];
+        T* gb = s.grads + s.g_off[2 * l + 1];
+        outer_lanes<T>(L.n_in, L.n_out, nv, a_in, d, bp, gw, L.n_out);
+        for (int j = 0; j < L.n_out; ++j) {
+            typename VT<T>::V acc{};
+            for (int v = 0; v < nv; ++v) acc += vload(d + j * bp + v * VT<T>::L);
+            gb[j] = vsum<T>(acc);
+        }
+        if (l > 0) {
+            // delta_prev (n_in, bp) = W (n_in, n_out) . delta (n_out, bp), then * f'(z)
+            const T *z = s.z[l - 1], *a = s.a[l - 1];
+            T* dp = s.delta_prev;
+            matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, dp, bp, nv, nullptr, [&](int r, int n) {
+                activation_backward<T>(m.act, z + r * bp, a + r * bp, dp + r * bp, n * bp);
+            });
+            std::swap(s.delta, s.delta_prev);
+            d = s.delta;
+        }
+    }
+    return loss;
+}
+
+// torch's fused Adam / SGD update of one tensor of n_rows x n_cols values
+// (row stride ld in the flat buffers, dense in g), coupled weight decay wd.
+template <class T>
+void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n_rows, int n_cols, const T* g,
+                   double wd, double t) {
+    T* p = P.params + off;
+    T* s1 = P.state1 + off;
+    if (m.solver == 0) {
+        T* s2 = P.state2 + off;
+        const T b1 = T(m.beta1), b2 = T(m.beta2), lr = T(m.lr), eps = T(m.eps), decay = T(wd);
+        const T bias1 = T(1) - T(std::pow(double(T(m.beta1)), t));
+        const T bias2 = T(1) - T(std::pow(double(T(m.beta2)), t));
+        const T step_size = lr / bias1;
+        const T bias2_sqrt = std::sqrt(bias2);
+        for (int r = 0; r < n_rows; ++r) {
+            T* pr = p + r * ld;
+            T* m1 = s1 + r * ld;
+            T* m2 = s2 + r * ld;
+            const T* gr = g + long(r) * n_cols;
+            for (int c = 0; c < n_cols; ++c) {
+                const T grad = gr[c] + decay * pr[c];
+                m1[c] += (grad - m1[c]) * (T(1) - b1);  // lerp, as torch
+                m2[c] = b2 * m2[c] + (T(1) - b2) * grad * grad;
+                const T denom = std::sqrt(m2[c]) / bias2_sqrt + eps;
+                pr[c] -= step_size * m1[c] / denom;
+            }
+        }
+    } else {
+        const T mu = T(m.momentum), lr = T(m.lr), decay = T(wd);
+        for (int r = 0; r < n_rows; ++r) {
+            T* pr = p + r * ld;
+            T* buf = s1 + r * ld;
+            const T* gr = g + long(r) * n_cols;
+            for (int c = 0; c < n_cols; ++c) {
+                T grad = gr[c] + decay * pr[c];
+                if (mu != 0) {
+                    buf[c] = mu * buf[c] + grad;
+                    grad = m.nesterov ? grad + mu * buf[c] : buf[c];
+                }
+                pr[c] -= lr * grad;
+            }
+        }
+    }
+}
+
+template <class T>
+void update_model(const Model& m, const Problem<T>& P, const T* grads, const std::vector<long>& g_off,
+                  double weight_sum, double t) {
+    const double wd = m.alpha != 0 ? m.alpha / weight_sum : 0.0;
+    for (int l = 0; l <= m.depth; ++l) {
+        const Layer& L = m.layers[l];
+        update_tensor<T>(m, P, L.w_off, L.ld, L.n_in, L.n_out, grads + g_off[2 * l], wd, t);
+        update_tensor<T>(m, P, L.b_off, 0, 1, L.n_out, grads + g_off[2 * l + 1], 0.0, t);
+    }
+}
+
+template <class T> void run_model(int mode, const Model& m, const Problem<T>& P, Scratch<T>& s) {
+    s.prepare(m, P.bp);
+    double t = P.step0[m.fold];
+    if (mode == 2) {  // update from the caller's gradient buffer
+        // gather the flat gradients into the dense layout
+        for (int l = 0; l <= m.depth; ++l) {
+            const Layer& L = m.layers[l];
+            for (int r = 0; r < L.n_in; ++r)
+                for (int c = 0; c < L.n_out; ++c)
+                    s.grads[s.g_off[2 * l] + long(r) * L.n_out + c] = P.grads[L.w_off + r * L.ld + c];
+            for (int c = 0; c < L.n_out; ++c) s.grads[s.g_off[2 * l + 1] + c] = P.grads[L.b_off + c];
+        }
+        if (P.stepping[m.fold]) update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[m.fold], t + 1);
+        return;
+    }
+    const int n_steps = mode == 0 ? P.n_steps : 1;
+    double loss_sum = 0;
+    for (int step = 0; step < n_steps; ++step) {
+        const long sk = long(step) * P.n_folds + m.fold;
+        if (!P.stepping[sk]) continue;
+        const double loss = forward_backward<T>(m, P, step, s);
+        loss_sum += loss * P.counts[sk];
+        if (mode == 0) {
+            t += 1;
+            update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
+        }
+    }
+    if (mode == 1) {  // scatter the dense gradient into the flat buffer
+        for (int l = 0; l <= m.depth; ++l) {
+            const Layer& L = m.layers[l];
+            for (int r = 0; r < L.n_in; ++r)
+                for (int c = 0; c < L.n_out; ++c)
+                    P.grads[L.w_off + r * L.ld + c] = s.grads[s.g_off[2 * l] + long(r) * L.n_out + c];
+            for (int c = 0; c < L.n_out; ++c) P.grads[L.b_off + c] = s.grads[s.g_off[2 * l + 1] + c];
+        }
+    }
+    P.loss_sums[m.slot] += T(loss_sum);
+}
+
+template <class T>
+int run(int mode, int n_models, const int64_t* meta, const double* hyper, const Problem<T>& P, int n_threads) {
+    for (int i = 0; i < n_models; ++i) {
+        const int64_t depth = meta[long(i) * META + M_DEPTH];
+        if (depth < 0 || depth > MAX_DEPTH) return 1;
+    }
+    if (P.bp % VT<T>::L != 0) return 2;
+    // models are independent: threads take the next model as they finish
+    // one (no barrier inside an epoch, so a stalled thread delays only the
+    // model it holds)
+    std::atomic<int> next{0};
+    auto worker = [&]() {
+        Scratch<T> s;
+        for (int i = next++; i < n_models; i = next++) {
+            const Model m(meta + long(i) * META, hyper + long(i) * HYPER);
+            run_model<T>(mode, m, P, s);
+        }
+    };
+    n_threads = std::max(1, std::min(n_threads, n_models));
+    std::vector<std::thread> pool;
+    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    return 0;
+}
+
+}  // namespace
+
+#define SKP_ENTRY(NAME, T)                                                                               \
+    extern "C" int NAME(int mode, int n_models, const int64_t* meta, const double* hyper, int n_steps,  \
+                        int n_folds, int bp, int n_features, int n_outputs, int loss, const T* Xb,        \
+                        const T* Yb, const T* Wb, const double* counts, const double* weight_sums,        \
+                        const uint8_t* stepping, const double* step0, T* params, T* grads, T* state1,     \
+                        T* state2, T* loss_sums, int n_threads) {                                         \
+        Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
+                     weight_sums, step0, stepping, params, grads, state1, state2, loss_sums};             \
+        return run<T>(mode, n_models, meta, hyper, P, n_threads);                                        \
+    }
+
+SKP_ENTRY(skp_run_f32, float)
+SKP_ENTRY(skp_run_f64, double)
+
+extern "C" int skp_layout(int* max_depth, int* meta, int* hyper) {
+    *max_depth = MAX_DEPTH, *meta = META, *hyper = HYPER;
+    return 0;
+}

@@ -1,0 +1,200 @@
+"""The native per-model kernel against the torch engine, in float64.
+
+The torch path (batched matmuls, autograd, torch's fused optimizers) is the
+reference: on the same population, folds, batches and sample weights, the
+kernel must give the same weights, losses and scores to rounding.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from skpmlp import _kernels
+from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population
+from skpmlp._engine import _native
+from skpmlp._engine._batches import BatchPlanner
+from skpmlp._engine._train import PopulationTrainer
+
+pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
+
+ARCHS = [(5,), (9, 3), (4, 6, 5)]
+
+
+def population(seed=0):
+    # every activation at every depth; learning rates and penalties vary
+    models = [
+        (arch, act, (1e-2, 3e-3)[i % 2], (0.0, 1e-2)[i // 2 % 2])
+        for i, (arch, act) in enumerate((a, act) for a in ARCHS for act in sorted(ACTIVATIONS))
+    ]
+    return PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models],
+        activations=[m[1] for m in models],
+        learning_rates=np.array([m[2] for m in models]),
+        alphas=np.array([m[3] for m in models]),
+        init_seeds=[(seed, i) for i in range(len(models))],
+    )
+
+
+def data(task, n=150, n_features=7, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    y = rng.integers(0, 3, n) if task == "classification" else rng.normal(size=(n, 2))
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+def two_folds(n):
+    rows = np.arange(n)
+    return [(rows[rows % 3 != 0], rows[rows % 3 == 0]), (rows[rows % 3 != 1], rows[rows % 3 == 1])]
+
+
+def assert_same_models(a, b, atol=1e-12):
+    for k in range(len(a.coefs)):
+        for model_a, model_b in zip(a.coefs[k] + a.intercepts[k], b.coefs[k] + b.intercepts[k]):
+            for x, y in zip(model_a, model_b):
+                np.testing.assert_allclose(x, y, rtol=0, atol=atol)
+
+
+SOLVERS = [
+    dict(solver="adam"),
+    dict(solver="sgd", momentum=0.9, nesterovs_momentum=True),
+    dict(solver="sgd", momentum=0.9, nesterovs_momentum=False),
+    dict(solver="sgd", momentum=0.0),
+]
+
+
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2)])
+@pytest.mark.parametrize("solver", SOLVERS, ids=lambda s: "-".join(map(str, s.values())))
+def test_kernel_equals_torch_engine(task, n_outputs, solver):
+    """Every activation, depths 1-3, two folds, sample weights, a short last
+    batch: the same weights and loss curves as the torch engine."""
+    X, y, sw = data(task)
+    cfg = TrainConfig(task=task, n_outputs=n_outputs, batch_size=32, max_iter=3, dtype="float64",
+                      n_iter_no_change=1000, **solver)
+    spec, folds = population(), two_folds(len(X))
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds, sample_weight=sw)
+    native = train_population(spec, dataclasses.replace(cfg, backend="native"), X, y, folds, sample_weight=sw)
+    assert_same_models(reference, native)
+    np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-12)
+    np.testing.assert_allclose(native.validation_scores, reference.validation_scores, rtol=1e-12)
+
+
+def test_kernel_keeps_the_invariants_of_stopping_halving_and_compaction():
+    """Early stopping, successive halving and compaction around the kernel's
+    epochs give what they give around the torch path."""
+    X, y, sw = data("classification", n=200)
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=40, max_iter=30, dtype="float64",
+                      early_stopping=True, n_iter_no_change=3, pruning="halving", min_iter=3,
+                      compact_fraction=0.1)
+    spec, folds = population(), two_folds(len(X))
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds)
+    native = train_population(spec, dataclasses.replace(cfg, backend="native"), X, y, folds)
+    np.testing.assert_array_equal(native.n_iter, reference.n_iter)
+    np.testing.assert_array_equal(native.pruned, reference.pruned)
+    assert native.pruned.any() and native.converged.any()
+    assert_same_models(reference, native, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver, atol", [("sgd", 1e-5), ("adam", 5e-3)])
+def test_float32_kernel_stays_close_to_torch(solver, atol):
+    """float32 rounds differently (its exp, tanh and erf are the kernel's
+    own); SGD stays within rounding, Adam's normalised steps turn rounding
+    of tiny gradients into learning-rate-sized moves, so it gets a looser
+    bound, and the losses agree to 1e-3."""
+    X, y, _ = data("classification")
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=32, max_iter=3, n_iter_no_change=1000,
+                      solver=solver)
+    spec, folds = population(), [(np.arange(len(X)), None)]
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds)
+    native = train_population(spec, dataclasses.replace(cfg, backend="native"), X, y, folds)
+    assert_same_models(reference, native, atol=atol)
+    np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-3)
+
+
+def _one_step(trainer_class, mode=None):
+    X, y, sw = data("regression", n=64)
+    spec = population()
+    cfg = TrainConfig(task="regression", n_outputs=2, batch_size=64, dtype="float64")
+    trainer = trainer_class(spec, cfg, X.shape[1], 1)
+    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
+    plan = BatchPlanner([np.arange(len(X))], 64, 0, sw, dtype=torch.float64, device="cpu").next_epoch()
+    return trainer, X_t, y_t, plan
+
+
+def test_gradient_and_update_modes_equal_autograd_and_one_step():
+    """Mode "gradients" writes autograd's gradients; "gradients" then
+    "update" equals one full step (the parts data-parallel training uses)."""
+    torch_trainer, X, y, plan = _one_step(PopulationTrainer)
+    net = torch_trainer.net
+    net.grad.zero_()
+    outputs = [net.group_forward(g, X[plan.rows[0, 0]]) for g in range(len(net.groups))]
+    losses = [
+        torch_trainer.loss_fn(out, y[plan.rows[0, 0]].unsqueeze(0), plan.weights[0]).sum() for out in outputs
+    ]
+    sum(losses).backward()
+
+    native_class = _native.make_native_trainer(PopulationTrainer)
+    native, _, _, _ = _one_step(native_class)
+    batches = _native.epoch_batches(X, y, plan, "regression")
+    batches.update(counts=plan.counts.numpy(), weight_sums=plan.weight_sums, stepping=plan.stepping,
+                   step0=np.zeros(1))
+    buffers = {
+        "params": native.net.flat.detach(), "grads": torch.zeros_like(native.net.flat),
+        "state1": native.optimizer.state[0], "state2": native.optimizer.state[1],
+        "loss_sums": native.loss_sums,
+    }
+    run = lambda mode: _kernels.run_models(  # noqa: E731
+        mode, native._meta, native._hyper, batches, buffers, n_outputs=2, loss="squared"
+    )
+    run("gradients")
+    # padded units hold no gradient in either path
+    np.testing.assert_allclose(buffers["grads"].numpy(), net.grad.numpy(), rtol=0, atol=1e-13)
+
+    run("update")
+    stepped, _, _, _ = _one_step(native_class)
+    stepped.run_epoch(X, y, plan)
+    np.testing.assert_allclose(native.net.flat.detach().numpy(), stepped.net.flat.detach().numpy(), atol=1e-15)
+
+
+def test_backend_choice_and_fallback(monkeypatch):
+    spec = population()
+    cpu = TrainConfig(task="classification", n_outputs=3)
+    assert _native.choose_trainer(PopulationTrainer, spec, cpu).backend == "native"
+    torch_only = dataclasses.replace(cpu, backend="torch")
+    assert _native.choose_trainer(PopulationTrainer, spec, torch_only) is PopulationTrainer
+    gpu = dataclasses.replace(cpu, device="cuda", backend="native")
+    with pytest.raises(ValueError, match="CPU only"):
+        _native.choose_trainer(PopulationTrainer, spec, gpu)
+    monkeypatch.setattr(_kernels, "kernel_available", lambda verbose=False: False)
+    assert _native.choose_trainer(PopulationTrainer, spec, cpu) is PopulationTrainer
+    with pytest.raises(ValueError, match="could not be built"):
+        _native.choose_trainer(PopulationTrainer, spec, dataclasses.replace(cpu, backend="native"))
+
+
+def test_no_compiler_warns_once_and_trains_on_torch(monkeypatch, tmp_path):
+    from skpmlp._kernels import _build
+
+    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
+    monkeypatch.setattr(_build, "_compiler", lambda: None)
+    with pytest.warns(_kernels.KernelBuildWarning, match="no C.. compiler"):
+        assert _build.load_library() is None
+    assert _build.load_library() is None  # the second call is silent and cached
+    assert not _kernels.kernel_available()
+    X, y, _ = data("classification")
+    cfg = TrainConfig(task="classification", n_outputs=3, max_iter=1)
+    result = train_population(population(), cfg, X, y, [(np.arange(len(X)), None)])
+    assert result.n_iter.min() == 1
+
+
+def test_kernel_cache_is_keyed_and_reused(tmp_path, monkeypatch):
+    from skpmlp._kernels import _build
+
+    monkeypatch.setenv("SKPMLP_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
+    assert _build.load_library() is not None
+    built = list((tmp_path / "kernels").glob("mlp_step-*.so"))
+    assert len(built) == 1 and _build.build_info()["build_seconds"] > 0
+    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
+    monkeypatch.setattr(_build, "_build", lambda *a: pytest.fail("rebuilt a cached kernel"))
+    assert _build.load_library() is not None
