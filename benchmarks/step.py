@@ -12,7 +12,11 @@ Per step, in one process and one run:
 * ``skpmlp torch``: skpmlp's torch engine (activation-split groups, flat
   buffers, fused Adam partitions per learning rate and penalty);
 * ``skpmlp native``: the per-model kernel (skpmlp._kernels), a whole epoch per
-  call.
+  call;
+* ``native, whole fit``: a whole fused training run on the kernel (network
+  build, batch plans, per-epoch validation scoring on a 10 % holdout and
+  stopping bookkeeping included), divided by its number of steps: what a
+  search pays per step.
 
 Each figure is the median over several epochs; FLOPs count the real (not
 padded) widths, 3 matmuls per layer (forward, input gradient, weight
@@ -43,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import machine_limits  # noqa: E402
 
-from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig  # noqa: E402
+from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._batches import BatchPlanner  # noqa: E402
 from skpmlp._engine._native import make_native_trainer  # noqa: E402
 from skpmlp._engine._train import PopulationTrainer  # noqa: E402
@@ -144,6 +148,13 @@ def measure(threads, epochs):
     for name, cls in (("skpmlp torch", PopulationTrainer), ("skpmlp native", make_native_trainer(PopulationTrainer))):
         trainer = cls(spec, cfg, N_FEATURES, 1)
         results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs)
+    rows = np.arange(N_ROWS)
+    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
+    fit_cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, max_iter=epochs,
+                          n_iter_no_change=10**6, backend="native")
+    start = time.perf_counter()
+    train_population(spec, fit_cfg, X.numpy(), y.numpy(), folds)
+    results["native, whole fit"] = (time.perf_counter() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
     return results
 
 
