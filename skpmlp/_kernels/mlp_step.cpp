@@ -572,6 +572,10 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
 template <class T>
 void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n_rows, int n_cols, const T* g,
                    double wd, double t) {
+    if (ld == n_cols && n_rows > 1) {  // unpadded: one contiguous run the compiler vectorises
+        n_cols *= n_rows;
+        n_rows = 1;
+    }
     T* p = P.params + off;
     T* s1 = P.state1 + off;
     if (m.solver == 0) {
