@@ -6,8 +6,9 @@ synthetic 2-class data, samples {100, 1000, 10000} x features {5, 10, 50,
 100} x batch {32, 128, 256}; plus a 10-class case and seed 001's
 learning-rate grid on a 784-1024-10 sigmoid net. Reports time per epoch of
 
-(a) skpmlp's fused engine, (b) the paper's M3, (c) a padded pack,
-(d) sequential training (a sample of models, extrapolated),
+(a) skpmlp (the native per-model kernel on the CPU, where it builds), (b) skpmlp's
+torch engine, (c) the paper's M3, (d) a padded pack, (e) sequential training (a
+sample of models, extrapolated),
 
 with, for every cell, the limit: FLOP-bound time (the models' FLOPs / the
 measured matmul GFLOP/s) and memory-bound time (bytes that must move / the
@@ -44,12 +45,14 @@ from _baselines import M3Population, PaddedPopulation, SequentialModel  # noqa: 
 from _harness import PeakMemory, machine_limits, seconds_per_call  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig  # noqa: E402
+from skpmlp._engine._batches import BatchPlanner  # noqa: E402
+from skpmlp._engine._native import choose_trainer  # noqa: E402
 from skpmlp._engine._train import PopulationTrainer  # noqa: E402
 
 SAMPLES = (100, 1000, 10000)
 FEATURES = (5, 10, 50, 100)
 BATCHES = (32, 128, 256)
-METHODS = ("skpmlp", "m3", "padded", "sequential")
+METHODS = ("skpmlp", "skpmlp_torch", "m3", "padded", "sequential")
 
 
 def paper_population(n_models):
@@ -63,7 +66,7 @@ def paper_population(n_models):
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
-def skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device, lr=1e-3):
+def skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device, lr=1e-3, backend="auto"):
     n = len(widths)
     spec = PopulationSpec(
         hidden_layer_sizes=[(w,) for w in widths],
@@ -72,8 +75,15 @@ def skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device, 
         alphas=np.zeros(n),
         init_seeds=[(0, r, i) for i, r in enumerate(repeats)],
     )
-    config = TrainConfig(task="classification", n_outputs=n_outputs, device=device)
-    return PopulationTrainer(spec, config, n_features)
+    config = TrainConfig(task="classification", n_outputs=n_outputs, device=device, backend=backend)
+    return choose_trainer(PopulationTrainer, spec, config)(spec, config, n_features)
+
+
+def epoch_step(trainer, X, y, batch):
+    """``step()``: seconds are per epoch of ``ceil(len(X) / batch)`` steps
+    (the native kernel's unit of work); returns the step count."""
+    plan = BatchPlanner([np.arange(X.shape[0])], batch, 0, None, dtype=X.dtype, device=X.device).next_epoch()
+    return (lambda: trainer.run_epoch(X, y, plan)), plan.n_steps
 
 
 def single_fold_step(trainer):
@@ -138,17 +148,22 @@ def measure(method, widths, activations, repeats, n_features, batch, n_outputs, 
             step = float(np.mean(per_model)) * len(widths)
             setup = None
         else:
-            if method == "skpmlp":
-                train = single_fold_step(
-                    skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device)
-                )
-                fn = lambda: train(*next_batch())  # noqa: E731
+            steps_per_call = 1
+            if method in ("skpmlp", "skpmlp_torch"):
+                backend = "auto" if method == "skpmlp" else "torch"
+                trainer = skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device,
+                                         backend=backend)
+                if getattr(trainer, "backend", "torch") == "native":
+                    fn, steps_per_call = epoch_step(trainer, X, y, batch)
+                else:
+                    train = single_fold_step(trainer)
+                    fn = lambda: train(*next_batch())  # noqa: E731
             else:
                 cls = M3Population if method == "m3" else PaddedPopulation
                 pop = cls(widths, activations, n_features, n_outputs, device=device)
                 fn = lambda: pop.step(*next_batch())  # noqa: E731
             setup = time.perf_counter() - setup
-            step = seconds_per_call(fn, device=device, warmup=2, target_seconds=0.5, repeats=3)
+            step = seconds_per_call(fn, device=device, warmup=2, target_seconds=0.5, repeats=3) / steps_per_call
     return {"seconds_per_step": step, "peak_bytes": peak.bytes, "setup_seconds": setup}
 
 
