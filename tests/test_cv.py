@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import make_regression
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.neural_network import MLPClassifier
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 from skpmlp.model_selection import fused_cross_validate
@@ -15,12 +14,6 @@ SMALL = dict(
     hidden_layer_sizes=[(6,), (10,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
     max_iter=15, random_state=0,
 )
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

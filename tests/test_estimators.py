@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
@@ -21,12 +21,6 @@ from skpmlp import (
 from skpmlp._search import holdout_split
 
 FAST = dict(max_iter=30, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")
