@@ -5,10 +5,14 @@ model of a search space as one fused PyTorch network and hand back the best
 model, a GridSearchCV-style ``cv_results_`` table and every trained model.
 """
 
-from ._classifier import ParallelMLPClassifier
-from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor
-from ._regressor import ParallelMLPRegressor
-from ._single import SingleMLPClassifier, SingleMLPRegressor
+from ._torch_version import check_torch_version
+
+check_torch_version()  # before anything that trains: a clear error for an old torch
+
+from ._classifier import ParallelMLPClassifier  # noqa: E402
+from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor  # noqa: E402
+from ._regressor import ParallelMLPRegressor  # noqa: E402
+from ._single import SingleMLPClassifier, SingleMLPRegressor  # noqa: E402
 
 __version__ = "0.1.0"
 

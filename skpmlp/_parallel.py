@@ -10,6 +10,7 @@ and give the results of one in-process run (models are independent; only
 successive halving, which ranks within a shard, depends on the sharding).
 """
 
+import contextlib
 import dataclasses
 import os
 import socket
@@ -18,6 +19,7 @@ import time
 import torch
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from ._engine import merge_results, resolve_device, split_models, train_population
 
@@ -34,6 +36,38 @@ def shard_device(device, shard):
     if resolved == "cuda":
         return f"cuda:{shard % torch.cuda.device_count()}"
     return resolved
+
+
+def shard_threads(n_shards):
+    """Torch threads for one of ``n_shards`` shards sharing this machine's
+    cores: ``cpu_count // n_shards``, at least 1."""
+    cores = os.cpu_count() or 1
+    return max(1, cores // min(n_shards, cores))
+
+
+@contextlib.contextmanager
+def torch_threads(n_threads):
+    """Run the block with ``n_threads`` torch intra-op threads in the calling
+    thread only, and give the thread its own count back on exit (exceptions
+    and KeyboardInterrupt included).
+
+    ``torch.set_num_threads`` is process-wide: it sets the default every new
+    thread starts from as well as the calling thread's count, so shards
+    running in threads of one process (joblib's threading backend,
+    multi-threaded Dask workers) would interleave their save / restore and
+    leave a wrong default behind. torch's intra-op pool is OpenMP, whose
+    thread count belongs to each calling thread: limiting only that with
+    :func:`threadpoolctl.threadpool_limits` scopes the change to the shard
+    with no lock, and never touches other threads or the process default.
+    Where torch is built without OpenMP, the block runs with torch's own
+    count.
+    """
+    # torch sets a thread's OpenMP count from the process default on the
+    # thread's first parallel op: have that happen now, not inside the block
+    # where it would overwrite the limit
+    torch.get_num_threads()
+    with threadpool_limits(limits=n_threads, user_api="openmp"):
+        yield
 
 
 def _dask_worker():
@@ -68,16 +102,11 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
     """
     # private copies: never hand torch a read-only memmap or shared buffer
     X, y = X.copy(), y.copy()
-    cores = os.cpu_count() or 1
-    threads = max(1, cores // min(n_shards, cores))
     config = dataclasses.replace(config, device=shard_device(device, shard))
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
     start = time.perf_counter()
-    try:
+    with torch_threads(shard_threads(n_shards)):
+        threads = torch.get_num_threads()
         result = train_population(spec, config, X, y, folds, **train_kwargs)
-    finally:
-        torch.set_num_threads(previous)
     return result, _shard_info(shard, spec, config.device, threads, start)
 
 

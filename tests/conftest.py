@@ -2,9 +2,19 @@
 
 import os
 
+import pytest
 import torch
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # the suite runs in one process per core (pytest-xdist): one torch
     # thread each, since OpenMP regions of oversubscribed threads stall
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    """Iris, standardised: four features, three classes, 150 rows."""
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y

@@ -3,24 +3,21 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import make_regression
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.neural_network import MLPClassifier
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp._engine import TrainConfig
+from skpmlp._engine._init import population_initial_weights
+from skpmlp._engine._train import PopulationTrainer
+from skpmlp._population import build_population
 from skpmlp.model_selection import fused_cross_validate
 
 SMALL = dict(
     hidden_layer_sizes=[(6,), (10,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
     max_iter=15, random_state=0,
 )
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +70,33 @@ def test_fold_replica_equals_that_fold_alone(iris):
             )
 
 
-def test_fold_replicas_share_initial_weights(iris):
+def test_fold_replicas_share_initial_weights():
+    """Every fold's replica of a model starts from that model's own initial
+    weights, drawn from its seed alone."""
+    spec = build_population([(6,), (10, 4)], ("relu", "tanh"), (0.01, 0.05), 0.0, 2).spec(0)
+    K, M, n_features, n_classes = 3, spec.n_models, 4, 3
+    config = TrainConfig(task="classification", n_outputs=n_classes, dtype="float64")
+    start = PopulationTrainer(spec, config, n_features, n_folds=K).kept_weights()
+    coefs, intercepts = population_initial_weights(spec, n_features, n_classes)
+    for k in range(K):
+        for i in range(M):
+            fold_coefs, fold_intercepts = start[k * M + i]  # replica k * M + i: fold k's copy of model i
+            for got, drawn in zip(fold_coefs + fold_intercepts, coefs[i] + intercepts[i]):
+                np.testing.assert_array_equal(got, drawn)
+
+
+def test_replicas_on_the_same_rows_train_alike(iris):
+    """Batches depend on the seed and a fold's rows only, so replicas that
+    start alike and train on the same rows end alike, whatever their fold."""
     X, y = iris
-    search = ParallelMLPClassifier(cv=3, max_iter=1, **{k: v for k, v in SMALL.items() if k != "max_iter"})
-    search.fit(X, y)
-    # one epoch from the same start: replicas differ, but their shapes and
-    # the untouched fold-independent parts (architecture) agree
-    a, b = search.export_model(0, fold=0), search.export_model(0, fold=1)
-    assert [c.shape for c in a.coefs_] == [c.shape for c in b.coefs_]
-    assert not np.array_equal(a.coefs_[0], b.coefs_[0])
+    train_rows, test_rows = next(StratifiedKFold(3).split(X, y))
+    search = ParallelMLPClassifier(cv=[(train_rows, test_rows)] * 3, **dict(SMALL, dtype="float64")).fit(X, y)
+    for i in range(search.n_models_):
+        first = search.export_model(i, fold=0)
+        for k in (1, 2):
+            again = search.export_model(i, fold=k)
+            for got, want in zip(again.coefs_ + again.intercepts_, first.coefs_ + first.intercepts_):
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 def test_refit_retrains_best_on_all_data(iris, kfold_search):

@@ -5,10 +5,9 @@ import pytest
 import torch
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import softmax
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.neural_network import MLPClassifier, MLPRegressor
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
 from skpmlp._export import to_sklearn, to_torch
@@ -18,12 +17,6 @@ SKLEARN_ACTIVATIONS = ["identity", "logistic", "sigmoid", "tanh", "relu"]
 ALL_ACTIVATIONS = [
     "identity", "logistic", "tanh", "relu", "elu", "selu", "gelu", "leaky_relu", "hardshrink", "mish",
 ]
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def _classification(iris, kind):

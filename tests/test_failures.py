@@ -9,9 +9,8 @@ results.
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import make_regression
 from sklearn.exceptions import NotFittedError
-from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
@@ -19,12 +18,6 @@ from skpmlp._engine import _train
 from skpmlp._engine._native import make_native_trainer
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ results of one fused run."""
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import load_iris
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import _train
@@ -15,12 +13,6 @@ SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
     learning_rate_init=(0.01, 0.03), max_iter=12, dtype="float64", random_state=0,
 )
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import make_regression
 from sklearn.model_selection import GridSearchCV
 from sklearn.neural_network import MLPClassifier
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 
@@ -45,12 +44,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,6 @@ import dataclasses
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_iris
-from sklearn.preprocessing import StandardScaler
 
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
@@ -20,12 +18,6 @@ SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
     learning_rate_init=(0.003, 0.03), max_iter=40, dtype="float64", random_state=0,
 )
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def _spec(n=12):

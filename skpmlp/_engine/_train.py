@@ -17,7 +17,6 @@ import torch
 
 from ._batches import BatchPlanner
 from ._chunks import merge_results
-from ._cpu import fast_cpu_training
 from ._init import population_initial_weights
 from ._layout import plan_groups
 from ._losses import LOSSES, monitor_function
@@ -363,29 +362,28 @@ def train_population(
             ResourceWarning, stacklevel=2,
         )
     parts, halted = [], None
-    with fast_cpu_training(config.device):
-        while pending:
-            chunk = pending.pop(0)
-            if halted is not None:  # nothing more to train: keep the chunk untrained
-                parts.append((chunk, _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor)))
-                continue
-            try:
-                result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
-                                epoch_callback, deadline)
-            except Exception as error:
-                if not is_out_of_memory(error) or len(chunk) == 1:
-                    raise
-                _release_device_memory(config.device)
-                half = len(chunk) // 2
-                warnings.warn(
-                    f"Out of memory training {len(chunk)} models on {config.device}; retrying them "
-                    f"as two chunks of {half} and {len(chunk) - half} models.",
-                    ResourceWarning, stacklevel=2,
-                )
-                pending[:0] = [chunk[:half], chunk[half:]]
-                continue
-            halted = result.halted
-            parts.append((chunk, result))
+    while pending:
+        chunk = pending.pop(0)
+        if halted is not None:  # nothing more to train: keep the chunk untrained
+            parts.append((chunk, _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor)))
+            continue
+        try:
+            result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
+                            epoch_callback, deadline)
+        except Exception as error:
+            if not is_out_of_memory(error) or len(chunk) == 1:
+                raise
+            _release_device_memory(config.device)
+            half = len(chunk) // 2
+            warnings.warn(
+                f"Out of memory training {len(chunk)} models on {config.device}; retrying them "
+                f"as two chunks of {half} and {len(chunk) - half} models.",
+                ResourceWarning, stacklevel=2,
+            )
+            pending[:0] = [chunk[:half], chunk[half:]]
+            continue
+        halted = result.halted
+        parts.append((chunk, result))
     return merge_results(parts, spec.n_models)
 
 
