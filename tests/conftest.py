@@ -18,3 +18,17 @@ def iris():
     """Iris, standardised: four features, three classes, 150 rows."""
     X, y = load_iris(return_X_y=True)
     return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture
+def wrap_run_epoch(monkeypatch):
+    """``wrap_run_epoch(wrap)``: replace the epoch of both trainers, the
+    torch one and the native kernel's, by ``wrap(original_run_epoch)``."""
+    from skpmlp._engine._native import make_native_trainer
+    from skpmlp._engine._train import PopulationTrainer
+
+    def patch(wrap):
+        for trainer in (PopulationTrainer, make_native_trainer(PopulationTrainer)):
+            monkeypatch.setattr(trainer, "run_epoch", wrap(trainer.__dict__["run_epoch"]))
+
+    return patch

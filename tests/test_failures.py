@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
 from skpmlp._engine import _train
-from skpmlp._engine._native import make_native_trainer
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -156,7 +155,7 @@ def test_divergence_with_cv_is_isolated_too(regression):
 
 # ------------------------------------------------------------ interruption
 @pytest.fixture
-def interrupt_epoch(monkeypatch):
+def interrupt_epoch(wrap_run_epoch):
     """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained
     from now on (counting every fused run)."""
 
@@ -172,9 +171,7 @@ def interrupt_epoch(monkeypatch):
 
             return interrupted
 
-        # both trainers: the torch one and the native kernel's
-        for trainer in (_train.PopulationTrainer, make_native_trainer(_train.PopulationTrainer)):
-            monkeypatch.setattr(trainer, "run_epoch", interrupting(trainer.run_epoch))
+        wrap_run_epoch(interrupting)
         return calls
 
     return arm

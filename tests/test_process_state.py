@@ -21,7 +21,6 @@ from joblib import parallel_config
 
 import skpmlp
 from skpmlp import ParallelMLPClassifier
-from skpmlp._engine._train import PopulationTrainer
 from skpmlp._parallel import shard_threads
 
 SEARCH = dict(hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), max_iter=3, random_state=0)
@@ -61,7 +60,7 @@ def before(request):
 
 
 class _Epochs:
-    """Stands in for ``PopulationTrainer.run_epoch``: records, in the thread
+    """Stands in for the trainers' ``run_epoch``: records, in the thread
     training, the torch threads it runs with and the default a new thread
     would get, then raises ``error`` instead of training the epochs (counted
     over every run of the fit, refit included) where ``when(epoch)``."""
@@ -69,61 +68,60 @@ class _Epochs:
     def __init__(self, error=None, when=lambda epoch: True):
         self.error, self.when = error, when
         self.seen, self.lock = [], threading.Lock()
-        self.run_epoch = PopulationTrainer.run_epoch
 
-    def __call__(self, trainer, *args):
+    def __call__(self, run_epoch, trainer, *args):
         with self.lock:
             self.seen.append((torch.get_num_threads(), _new_thread_threads()))
             epoch = len(self.seen) - 1
         if self.error is not None and self.when(epoch):
             raise self.error
-        return self.run_epoch(trainer, *args)
+        return run_epoch(trainer, *args)
 
 
-def _fit(iris, monkeypatch, epochs, **params):
-    monkeypatch.setattr(PopulationTrainer, "run_epoch", lambda trainer, *args: epochs(trainer, *args))
+def _fit(iris, wrap_run_epoch, epochs, **params):
+    wrap_run_epoch(lambda run_epoch: lambda trainer, *args: epochs(run_epoch, trainer, *args))
     return ParallelMLPClassifier(**SEARCH, **params).fit(*iris)
 
 
-def test_a_normal_fit(iris, before, monkeypatch):
+def test_a_normal_fit(iris, before, wrap_run_epoch):
     epochs = _Epochs()
-    _fit(iris, monkeypatch, epochs)
+    _fit(iris, wrap_run_epoch, epochs)
     assert _state() == before
     assert set(epochs.seen) == {(before["threads"], before["new_thread_threads"])}
 
 
-def test_a_fit_interrupted_after_an_epoch(iris, before, monkeypatch):
+def test_a_fit_interrupted_after_an_epoch(iris, before, wrap_run_epoch):
     # Ctrl-C in the search's second epoch: the search keeps its first
     with pytest.warns(UserWarning, match="was interrupted after 1 epochs"):
-        _fit(iris, monkeypatch, _Epochs(KeyboardInterrupt(), when=lambda epoch: epoch == 1))
+        _fit(iris, wrap_run_epoch, _Epochs(KeyboardInterrupt(), when=lambda epoch: epoch == 1))
     assert _state() == before
 
 
-def test_a_fit_interrupted_in_its_first_epoch(iris, before, monkeypatch):
+def test_a_fit_interrupted_in_its_first_epoch(iris, before, wrap_run_epoch):
     with pytest.raises(KeyboardInterrupt):
-        _fit(iris, monkeypatch, _Epochs(KeyboardInterrupt()))
+        _fit(iris, wrap_run_epoch, _Epochs(KeyboardInterrupt()))
     assert _state() == before
 
 
-def test_a_failing_fit(iris, before, monkeypatch):
+def test_a_failing_fit(iris, before, wrap_run_epoch):
     with pytest.raises(RuntimeError, match="inside training"):
-        _fit(iris, monkeypatch, _Epochs(RuntimeError("inside training")))
+        _fit(iris, wrap_run_epoch, _Epochs(RuntimeError("inside training")))
     assert _state() == before
 
 
 @pytest.mark.parametrize("error", [None, RuntimeError("inside training")], ids=["normal", "failing"])
-def test_shards_in_threads(iris, before, monkeypatch, error):
+def test_shards_in_threads(iris, before, wrap_run_epoch, error):
     """Two shards train at once in threads of this process: each runs with
     its own share of the cores, and neither the process default nor the
     caller's count moves, during the fit or after."""
     epochs = _Epochs(error)
     with parallel_config(backend="threading"):
         if error is None:
-            search = _fit(iris, monkeypatch, epochs, n_jobs=2)
+            search = _fit(iris, wrap_run_epoch, epochs, n_jobs=2)
             assert [s["threads"] for s in search.shards_] == [shard_threads(2)] * 2
         else:
             with pytest.raises(RuntimeError, match="inside training"):
-                _fit(iris, monkeypatch, epochs, n_jobs=2)
+                _fit(iris, wrap_run_epoch, epochs, n_jobs=2)
     assert _state() == before
     assert {default for _, default in epochs.seen} == {before["new_thread_threads"]}
     assert {threads for threads, _ in epochs.seen} == {shard_threads(2)}
