@@ -44,7 +44,7 @@ from _baselines import M3Population, PaddedPopulation, SequentialModel  # noqa: 
 from _harness import PeakMemory, machine_limits, seconds_per_call  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig  # noqa: E402
-from skpmlp._engine._train import PopulationTrainer  # noqa: E402
+from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
 
 SAMPLES = (100, 1000, 10000)
 FEATURES = (5, 10, 50, 100)

@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
-from skpmlp._engine import _train
+from skpmlp._engine import _trainer
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -167,7 +167,7 @@ def interrupt_epoch(monkeypatch):
     from now on (counting every fused run)."""
 
     def arm(n):
-        calls, run_epoch = [0], _train.PopulationTrainer.run_epoch
+        calls, run_epoch = [0], _trainer.PopulationTrainer.run_epoch
 
         def interrupted(self, *args, **kwargs):
             calls[0] += 1
@@ -175,7 +175,7 @@ def interrupt_epoch(monkeypatch):
                 raise KeyboardInterrupt
             return run_epoch(self, *args, **kwargs)
 
-        monkeypatch.setattr(_train.PopulationTrainer, "run_epoch", interrupted)
+        monkeypatch.setattr(_trainer.PopulationTrainer, "run_epoch", interrupted)
         return calls
 
     return arm

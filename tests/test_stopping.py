@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
-from skpmlp._engine._train import halve
+from skpmlp._engine._stopping import halve
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
