@@ -1,6 +1,8 @@
 """The memory plan: chunked training and out-of-memory retries give the
 results of one fused run."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -65,6 +67,36 @@ def monitor_calls(monkeypatch):
 
     monkeypatch.setattr(_train, "_train", small_device)
     return sizes
+
+
+_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=_CUDA)])
+def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypatch, device):
+    """When the retry collects garbage, nothing holds the failed run's
+    tensors any more (the exception's traceback did, through its frames)."""
+    failed, after_release = [], []
+    real_train, real_release = _train._train, _train._release_device_memory
+
+    def out_of_memory_once(spec, *args, **kwargs):
+        if failed:
+            return real_train(spec, *args, **kwargs)
+        held = torch.ones(2**22, device=device)  # 16 MiB, referenced from this frame only
+        failed.append((weakref.ref(held), torch.cuda.memory_reserved() if device == "cuda" else 0))
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    def release(device_name):
+        real_release(device_name)
+        reference, reserved_before = failed[0]
+        reserved = torch.cuda.memory_reserved() if device == "cuda" else 0
+        after_release.append((reference() is None, reserved <= reserved_before))
+
+    monkeypatch.setattr(_train, "_train", out_of_memory_once)
+    monkeypatch.setattr(_train, "_release_device_memory", release)
+    with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
+        ParallelMLPClassifier(**SEARCH, device=device).fit(*iris)
+    assert after_release == [(True, True)]
 
 
 def test_a_model_larger_than_the_budget_is_a_clear_error(iris):

@@ -103,6 +103,11 @@ def train_population(
             except Exception as error:
                 if not is_out_of_memory(error) or len(chunk) == 1:
                     raise
+                result = None
+            if result is None:
+                # out of the except block: the exception and its traceback,
+                # whose frames held the failed run's tensors, are gone, so
+                # collecting now frees them
                 _release_device_memory(config.device)
                 half = len(chunk) // 2
                 warnings.warn(
@@ -118,6 +123,8 @@ def train_population(
 
 
 def _release_device_memory(device):
+    """Free what unreachable tensors hold (reference cycles included) and,
+    on CUDA, give the allocator's cached blocks back to the device."""
     gc.collect()
     if torch.device(device).type == "cuda":
         torch.cuda.empty_cache()
