@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier
-from skpmlp._engine import _train
+from skpmlp._engine import _memory, _train
 from skpmlp._engine._memory import plan_chunks
 
 SEARCH = dict(
@@ -113,3 +113,42 @@ def test_chunks_cover_every_model_once():
     assert len(chunks) > 1
     np.testing.assert_array_equal(np.sort(np.concatenate(chunks)), np.arange(spec.n_models))
     assert all(10 + per_model[c].sum() <= 200 for c in chunks)
+
+
+# ------------------------------------------------- halving and free memory
+HALVING = dict(SEARCH, pruning="halving", min_iter=2, halving_factor=2, n_iter_no_change=1000)
+
+
+@pytest.fixture
+def free_memory(monkeypatch):
+    """``free_memory(n)``: every device reports ``n`` free bytes from now on."""
+
+    def report(n_bytes):
+        monkeypatch.setattr(_memory, "available_bytes", lambda device: n_bytes)
+
+    return report
+
+
+def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
+    """Halving ranks within a chunk, so its chunks come from max_memory
+    alone: the same search on a machine with less free memory gives the
+    same results."""
+    fits = []
+    for free in (1e12, 3e5):  # 80% of 3e5 bytes is below max_memory
+        free_memory(free)
+        with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING).fit(*iris))
+    assert fits[0].cv_results_["pruned"].any()
+    _assert_same_search(*fits)
+
+
+def test_halving_refuses_to_split_by_free_memory(iris, free_memory):
+    free_memory(1e6)  # the 12 models need about 1.4e6 bytes
+    with pytest.raises(MemoryError, match=r"pruning='halving'.*set max_memory"):
+        ParallelMLPClassifier(**HALVING).fit(*iris)
+
+
+def test_halving_out_of_memory_is_an_error_not_a_retry(iris, monitor_calls):
+    with pytest.raises(MemoryError, match=r"pruning='halving'.*lower max_memory"):
+        ParallelMLPClassifier(**HALVING).fit(*iris)
+    assert monitor_calls == []

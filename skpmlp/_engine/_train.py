@@ -26,7 +26,9 @@ from ._build import run_data
 from ._chunks import merge_results
 from ._cpu import fast_cpu_training
 from ._init import population_initial_weights
-from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
+from ._memory import (
+    data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
+)
 from ._spec import TrainResult
 from ._stopping import ReplicaStatus
 from ._trainer import PopulationTrainer
@@ -38,11 +40,17 @@ def train_population(
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
-    A population whose estimated needs exceed the device's free memory (or
-    ``max_memory``) trains as chunks, one fused run after another; a chunk
-    that still runs out of memory is split in two and retried, with a
-    warning. Models are independent, so chunks give the results of one run
-    (successive halving then ranks within each chunk).
+    A population whose estimated needs exceed ``max_memory`` or 80% of the
+    device's free memory trains as chunks, one fused run after another; a
+    chunk that still runs out of memory is split in two and retried, with a
+    warning. Models are independent, so chunks give the results of one run.
+
+    Successive halving is the exception: it ranks the models within each
+    chunk, so with ``config.pruning`` the chunks are planned from
+    ``max_memory`` alone (None: one run), a population that does not fit
+    the free memory raises :class:`MemoryError` instead of being split, and
+    so does a run that runs out of memory. The results then never depend on
+    the memory free at fit time.
 
     Parameters
     ----------
@@ -64,7 +72,8 @@ def train_population(
         dict of per-replica numpy arrays (``loss``, ``val_score``,
         ``active``), of shape (n_folds * n_models,), fold-major.
     max_memory : float, optional
-        Bytes the run may use on its device.
+        Bytes the run may use on its device (with halving, the only input
+        of the chunk plan).
     max_time : float, optional
         Seconds after which training ends at the end of an epoch, keeping
         what was trained (``halted="max_time"``).
@@ -81,12 +90,17 @@ def train_population(
     deadline = None if max_time is None else time.perf_counter() + max_time
     n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
-    budget = memory_budget(config.device, max_memory)
-    pending = plan_chunks(spec, per_model, data_bytes(config, X.shape[0], X.shape[1]), budget)
+    shared = data_bytes(config, X.shape[0], X.shape[1])
+    if config.pruning is None:
+        budget = memory_budget(config.device, max_memory)
+        pending = plan_chunks(spec, per_model, shared, budget)
+    else:  # halving ranks within a chunk: never chunk by the free memory
+        budget = max_memory
+        pending = halving_chunks(spec, per_model, shared, config.device, max_memory)
     if len(pending) > 1:
         warnings.warn(
-            f"The population needs about {per_model.sum() / 2**20:.0f} MiB on {config.device}, more "
-            f"than the {budget / 2**20:.0f} MiB available: training it as {len(pending)} chunks "
+            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
+            f"than the {budget / 2**20:.1f} MiB available: training it as {len(pending)} chunks "
             f"one after another.",
             ResourceWarning, stacklevel=2,
         )
@@ -103,6 +117,15 @@ def train_population(
             except Exception as error:
                 if not is_out_of_memory(error) or len(chunk) == 1:
                     raise
+                if config.pruning is not None:
+                    raise MemoryError(
+                        f"Out of memory training {len(chunk)} models on {config.device}. With "
+                        f"pruning='halving' a run that runs out of memory is not split and retried: "
+                        f"halving ranks the models within each chunk, so the results would depend "
+                        f"on the memory free at fit time. Set or lower max_memory (bytes) to train "
+                        f"the population as chunks planned from max_memory alone, or use fewer "
+                        f"models, a smaller batch_size or dtype='float32'."
+                    ) from error
                 result = None
             if result is None:
                 # out of the except block: the exception and its traceback,
