@@ -274,7 +274,7 @@ class BaseParallelMLP(BaseEstimator):
             result = train_population(
                 run.spec.subset(members), config, run.X, run.y_encoded, folds,
                 sample_weight=run.sample_weight, monitor=self.early_stopping,
-                max_memory=self.max_memory, max_time=self.max_time,
+                max_memory=self.max_memory, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):

@@ -119,8 +119,13 @@ PARAMETERS = """
         running out of memory), so the results do not depend on the memory
         free at fit time.
     max_time : float or None, default=None
-        Seconds after which training ends at the end of an epoch; what was
-        trained is kept and scored (a warning says how far it got).
+        Seconds, counted from the start of ``fit``, after which training
+        ends at the end of an epoch; what was trained is kept and scored (a
+        warning says how far it got). One budget for the whole fit, the cv
+        refit included: a memory chunk or ``n_jobs`` shard that would start
+        after it (e.g. queued on a busy cluster) trains nothing and its
+        models score ``error_score``; the fit's first run always trains at
+        least one epoch.
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split, the minibatch order and, with each
         model's own hyperparameters and repeat index, its initial weights.

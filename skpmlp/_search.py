@@ -7,6 +7,7 @@ model on every fold in ONE fused run, and score every replica on its fold's
 held-out rows with every scorer.
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,6 +129,7 @@ class SearchRun:
     sample_weight: np.ndarray
     shards: list
     failed: np.ndarray
+    deadline: float = None
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -136,6 +138,9 @@ def run_search(estimator, X, y, sample_weight=None):
     Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``) on
     ``estimator``; everything else is returned.
     """
+    # max_time counts from here, the start of fit, as a wall-clock time that
+    # shards compare with wherever (and whenever) they run
+    deadline = None if estimator.max_time is None else time.time() + estimator.max_time
     regression = estimator._task == "regression"
     X, y = validate_data(
         estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
@@ -163,7 +168,7 @@ def run_search(estimator, X, y, sample_weight=None):
             spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs,
             device=estimator.device, sample_weight=sample_weight,
             monitor=engine_folds[0][1] is not None, epoch_callback=progress,
-            max_memory=estimator.max_memory, max_time=estimator.max_time,
+            max_memory=estimator.max_memory, deadline=deadline,
         )
     finally:
         if progress is not None:
@@ -201,5 +206,5 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1),
+        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
     )

@@ -53,6 +53,33 @@ def test_loky_shards_match_one_run(iris, in_process):
     assert all(s["pid"] != os.getpid() and s["threads"] == 1 for s in sharded.shards_)
 
 
+class _OneWorker:
+    """A joblib ``Parallel`` stand-in that runs the tasks one after another
+    in this process, as a cluster with a single free worker would."""
+
+    def __init__(self, n_jobs=None):
+        pass
+
+    def __call__(self, tasks):
+        return [function(*args, **kwargs) for function, args, kwargs in tasks]
+
+
+def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypatch):
+    """The second shard waits for the first, which trains until max_time:
+    it starts past the fit-wide deadline, so it trains nothing (it used to
+    train for max_time of its own)."""
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    search = ParallelMLPClassifier(**{**SEARCH, "max_iter": 10**6}, tol=0, n_iter_no_change=10**6, n_jobs=2,
+                                   max_time=0.5)
+    with pytest.warns(UserWarning, match="reached max_time"):
+        search.fit(*iris)
+    first, second = search.shards_
+    n_iter = search.cv_results_["n_iter"]
+    assert (n_iter > 0).sum() == first["models"] and (n_iter == 0).sum() == second["models"]
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")

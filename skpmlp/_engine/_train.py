@@ -36,7 +36,7 @@ from ._trainer import PopulationTrainer
 
 def train_population(
     spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, max_time=None,
+    max_memory=None, deadline=None, always_start=True,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
@@ -74,9 +74,17 @@ def train_population(
     max_memory : float, optional
         Bytes the run may use on its device (with halving, the only input
         of the chunk plan).
-    max_time : float, optional
-        Seconds after which training ends at the end of an epoch, keeping
-        what was trained (``halted="max_time"``).
+    deadline : float, optional
+        Wall-clock time (:func:`time.time`, comparable across processes and
+        machines, unlike :func:`time.perf_counter`) after which training
+        ends at the end of an epoch, keeping what was trained
+        (``halted="max_time"``). A chunk that would start after it is not
+        trained (initial weights, ``n_iter=0``).
+    always_start : bool, default=True
+        Train the first chunk for at least one epoch even when it starts
+        past ``deadline``, so that a fit always has a trained model. The
+        shards of a split search other than the first pass False: one that
+        was queued past the deadline trains nothing.
 
     Returns
     -------
@@ -87,7 +95,6 @@ def train_population(
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
-    deadline = None if max_time is None else time.perf_counter() + max_time
     n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
     shared = data_bytes(config, X.shape[0], X.shape[1])
@@ -108,8 +115,11 @@ def train_population(
     with fast_cpu_training(config.device):
         while pending:
             chunk = pending.pop(0)
+            if halted is None and _past(deadline) and (parts or not always_start):
+                halted = "max_time"
             if halted is not None:  # nothing more to train: keep the chunk untrained
-                parts.append((chunk, _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor)))
+                untrained = _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor, halted)
+                parts.append((chunk, untrained))
                 continue
             try:
                 result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
@@ -153,8 +163,14 @@ def _release_device_memory(device):
         torch.cuda.empty_cache()
 
 
-def _untrained(spec, config, n_features, K, monitor):
-    """The result of a chunk that never trained: initial weights, 0 epochs."""
+def _past(deadline):
+    """Whether the wall-clock ``deadline`` (None: none) has passed."""
+    return deadline is not None and time.time() >= deadline
+
+
+def _untrained(spec, config, n_features, K, monitor, halted):
+    """The result of a chunk that never trained (``halted`` says why):
+    initial weights, 0 epochs."""
     M = spec.n_models
     coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
     empty = np.zeros((M, K, 0))
@@ -164,7 +180,7 @@ def _untrained(spec, config, n_features, K, monitor):
         intercepts=[intercepts] * K,
         loss_curves=empty, validation_scores=empty.copy() if monitor else None,
         n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
-        pruned=false.copy(),
+        pruned=false.copy(), halted=halted,
     )
 
 
@@ -198,7 +214,7 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
             _retire_slots(trainer, finished, status.active, kept, config)
         if not status.active.any():
             break
-        if deadline is not None and time.perf_counter() >= deadline:
+        if _past(deadline):
             halted = "max_time"
             break
     kept.update(trainer.kept_weights())
