@@ -110,6 +110,28 @@ def resolve_scorers(estimator, scoring):
     return {name: get_scorer(name) for name in names}, True
 
 
+def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
+    """Train a population as ``estimator`` asks: in shards with its
+    ``n_jobs``, on its ``device``, within its ``max_memory``, reporting
+    progress with its ``verbose``. The search and the cv refit both train
+    through here.
+
+    Returns
+    -------
+    result : TrainResult
+    shards : list of dict
+    """
+    progress = SearchProgress(estimator.verbose, config.max_iter, name=name) if estimator.verbose else None
+    try:
+        return train_search(
+            spec, config, X, y, folds, n_jobs=estimator.n_jobs, device=estimator.device,
+            epoch_callback=progress, max_memory=estimator.max_memory, **train_kwargs,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
 @dataclass
 class SearchRun:
     """Everything a fused search produced, before any refit."""
@@ -162,17 +184,10 @@ def run_search(estimator, X, y, sample_weight=None):
     config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
-    progress = SearchProgress(estimator.verbose, config.max_iter) if estimator.verbose else None
-    try:
-        result, shards = train_search(
-            spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs,
-            device=estimator.device, sample_weight=sample_weight,
-            monitor=engine_folds[0][1] is not None, epoch_callback=progress,
-            max_memory=estimator.max_memory, deadline=deadline,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    result, shards = train_fused(
+        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=sample_weight,
+        monitor=engine_folds[0][1] is not None, deadline=deadline,
+    )
     warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too

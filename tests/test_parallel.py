@@ -80,6 +80,24 @@ def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypat
     assert (n_iter > 0).sum() == first["models"] and (n_iter == 0).sum() == second["models"]
 
 
+def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
+    """n_jobs applies to the refit: its configurations train in joblib
+    tasks, as the search's models do."""
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    shards, train_shard = [], parallel.train_shard
+
+    def recorded(spec, *args, **kwargs):
+        shards.append(spec.n_models)
+        return train_shard(spec, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "train_shard", recorded)
+    search = ParallelMLPClassifier(**SEARCH, cv=2, ensemble_size=3, n_jobs=2).fit(*iris)
+    assert len(search.shards_) == 2 and sum(shards[:2]) == search.n_models_
+    assert len(shards) == 4 and sum(shards[2:]) == 3  # the refit's three, as two shards
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")

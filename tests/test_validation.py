@@ -45,7 +45,7 @@ def no_training(monkeypatch):
 
     monkeypatch.setattr(_train, "_train", fail)
     monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
-    for module in (skpmlp._parallel, skpmlp._single, skpmlp._base):
+    for module in (skpmlp._parallel, skpmlp._single):
         monkeypatch.setattr(module, "train_population", fail)
 
 
