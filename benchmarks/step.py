@@ -50,7 +50,7 @@ from _harness import machine_limits  # noqa: E402
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._batches import BatchPlanner  # noqa: E402
 from skpmlp._engine._native import make_native_trainer  # noqa: E402
-from skpmlp._engine._train import PopulationTrainer  # noqa: E402
+from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
 ACTS = ["relu", "tanh", "gelu"]

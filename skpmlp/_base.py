@@ -20,10 +20,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import _fit_context
-from ._engine import ACTIVATION_NAMES, train_population
+from ._engine import ACTIVATION_NAMES
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
 from ._scoring import warn_halted
-from ._search import run_search
+from ._search import run_search, train_fused
 from ._splits import validation_split
 
 
@@ -271,10 +271,10 @@ class BaseParallelMLP(BaseEstimator):
                      else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
             config = dataclasses.replace(run.config, pruning=None)
-            result = train_population(
-                run.spec.subset(members), config, run.X, run.y_encoded, folds,
-                sample_weight=run.sample_weight, monitor=self.early_stopping,
-                max_memory=self.max_memory, max_time=self.max_time,
+            # the same path as the search: n_jobs, device and verbose apply
+            result, _ = train_fused(
+                self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
+                sample_weight=run.sample_weight, monitor=self.early_stopping, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):

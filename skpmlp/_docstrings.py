@@ -57,9 +57,12 @@ PARAMETERS = """
         best ``1 / halving_factor`` of the models still training (by
         validation score, mean over folds) go on. A pruned model keeps its
         last weights and score, ranks below every survivor, and its epoch
-        count is in ``cv_results_["n_iter"]``. With ``n_jobs`` shards (or
-        memory chunks) the halving ranks within each shard, so results
-        then depend on ``n_jobs``.
+        count is in ``cv_results_["n_iter"]``. With ``n_jobs`` shards the
+        halving ranks within each shard, so results then depend on
+        ``n_jobs``. It ranks within memory chunks too, so these are planned
+        from ``max_memory`` alone, never from the free memory: a
+        population too large for the device raises ``MemoryError`` unless
+        ``max_memory`` is set.
     halving_factor : float, default=3
         Inverse of the fraction of models kept at each halving.
     min_iter : int, default=5
@@ -110,10 +113,19 @@ PARAMETERS = """
         Bytes a fused run may use on its device; None uses 80% of the free
         memory. A population that needs more trains as chunks, one after
         another, with the same results; a chunk that still runs out of
-        memory is split and retried with a warning.
+        memory is split and retried with a warning. With ``pruning``,
+        chunks are planned from ``max_memory`` alone (None: never chunked;
+        a population that does not fit raises ``MemoryError``, and so does
+        running out of memory), so the results do not depend on the memory
+        free at fit time.
     max_time : float or None, default=None
-        Seconds after which training ends at the end of an epoch; what was
-        trained is kept and scored (a warning says how far it got).
+        Seconds, counted from the start of ``fit``, after which training
+        ends at the end of an epoch; what was trained is kept and scored (a
+        warning says how far it got). One budget for the whole fit, the cv
+        refit included: a memory chunk or ``n_jobs`` shard that would start
+        after it (e.g. queued on a busy cluster) trains nothing and its
+        models score ``error_score``; the fit's first run always trains at
+        least one epoch.
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split, the minibatch order and, with each
         model's own hyperparameters and repeat index, its initial weights.

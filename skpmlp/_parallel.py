@@ -128,7 +128,9 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(train_shard)(
             spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts), device=device,
-            **train_kwargs,
+            # a shard queued past the fit's deadline trains nothing; the
+            # first one always trains, so a fit has a model
+            always_start=i == 0, **train_kwargs,
         )
         for i, part in enumerate(parts)
     )

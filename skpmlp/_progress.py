@@ -23,10 +23,13 @@ class SearchProgress:
         tqdm, a line every 10 epochs stands in for the bar.
     max_iter : int
         Epochs of a full run (the bar's length).
+    name : str, default="fused run"
+        What a run is called in the bar and the lines ("refit run" for the
+        cv refit).
     """
 
-    def __init__(self, verbose, max_iter):
-        self.verbose, self.max_iter = verbose, max_iter
+    def __init__(self, verbose, max_iter, name="fused run"):
+        self.verbose, self.max_iter, self.name = verbose, max_iter, name
         self._tqdm = _tqdm()
         self.bar, self.run, self.best = None, 0, -np.inf
 
@@ -35,7 +38,7 @@ class SearchProgress:
             self.close()
             self.run += 1
             if self._tqdm is not None:
-                self.bar = self._tqdm(total=self.max_iter, desc=f"fused run {self.run}", unit="epoch")
+                self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}", unit="epoch")
         active = info["active"]
         scores = info["val_score"]
         if scores is not None and np.isfinite(scores[active]).any():
@@ -46,7 +49,7 @@ class SearchProgress:
         if self.bar is not None:
             self.bar.set_postfix(status, refresh=False)
             self.bar.update(1)
-        line = (f"run {self.run} epoch {epoch + 1}: {status['models']} models training, mean loss "
+        line = (f"{self.name} {self.run} epoch {epoch + 1}: {status['models']} models training, mean loss "
                 f"{np.nanmean(info['loss'][active]) if active.any() else np.nan:.5f}")
         if "best_val" in status:
             line += f", best validation score {status['best_val']}"

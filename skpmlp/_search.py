@@ -7,6 +7,7 @@ model on every fold in ONE fused run, and score every replica on its fold's
 held-out rows with every scorer.
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,6 +110,28 @@ def resolve_scorers(estimator, scoring):
     return {name: get_scorer(name) for name in names}, True
 
 
+def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
+    """Train a population as ``estimator`` asks: in shards with its
+    ``n_jobs``, on its ``device``, within its ``max_memory``, reporting
+    progress with its ``verbose``. The search and the cv refit both train
+    through here.
+
+    Returns
+    -------
+    result : TrainResult
+    shards : list of dict
+    """
+    progress = SearchProgress(estimator.verbose, config.max_iter, name=name) if estimator.verbose else None
+    try:
+        return train_search(
+            spec, config, X, y, folds, n_jobs=estimator.n_jobs, device=estimator.device,
+            epoch_callback=progress, max_memory=estimator.max_memory, **train_kwargs,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
 @dataclass
 class SearchRun:
     """Everything a fused search produced, before any refit."""
@@ -128,6 +151,7 @@ class SearchRun:
     sample_weight: np.ndarray
     shards: list
     failed: np.ndarray
+    deadline: float = None
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -136,6 +160,9 @@ def run_search(estimator, X, y, sample_weight=None):
     Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``) on
     ``estimator``; everything else is returned.
     """
+    # max_time counts from here, the start of fit, as a wall-clock time that
+    # shards compare with wherever (and whenever) they run
+    deadline = None if estimator.max_time is None else time.time() + estimator.max_time
     regression = estimator._task == "regression"
     X, y = validate_data(
         estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
@@ -157,17 +184,10 @@ def run_search(estimator, X, y, sample_weight=None):
     config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
-    progress = SearchProgress(estimator.verbose, config.max_iter) if estimator.verbose else None
-    try:
-        result, shards = train_search(
-            spec, config, X, y_encoded, engine_folds, n_jobs=estimator.n_jobs,
-            device=estimator.device, sample_weight=sample_weight,
-            monitor=engine_folds[0][1] is not None, epoch_callback=progress,
-            max_memory=estimator.max_memory, max_time=estimator.max_time,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    result, shards = train_fused(
+        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=sample_weight,
+        monitor=engine_folds[0][1] is not None, deadline=deadline,
+    )
     warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
@@ -201,5 +221,5 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1),
+        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
     )

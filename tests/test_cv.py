@@ -10,7 +10,7 @@ from sklearn.neural_network import MLPClassifier
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 from skpmlp._engine import TrainConfig
 from skpmlp._engine._init import population_initial_weights
-from skpmlp._engine._train import PopulationTrainer
+from skpmlp._engine._trainer import PopulationTrainer
 from skpmlp._population import build_population
 from skpmlp.model_selection import fused_cross_validate
 

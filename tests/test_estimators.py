@@ -234,6 +234,13 @@ def test_verbose_2_adds_a_line_per_epoch(iris, capsys):
     assert "best validation score" in out
 
 
+def test_verbose_reports_the_cv_refit_too(iris, capsys):
+    X, y = iris
+    ParallelMLPClassifier((8,), "relu", cv=2, verbose=1, max_iter=3, random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "fused run 1" in err and "refit run 1" in err
+
+
 def test_verbose_0_prints_nothing(iris, capsys):
     X, y = iris
     ParallelMLPClassifier((8,), "relu", verbose=0, max_iter=3, random_state=0).fit(X, y)

@@ -7,6 +7,8 @@ leaves the estimator as it was); the same ``random_state`` gives the same
 results.
 """
 
+import time
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_regression
@@ -14,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
-from skpmlp._engine import _train
+from skpmlp._engine import PopulationSpec, TrainConfig, _trainer, train_population
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -272,6 +274,32 @@ def test_max_time_ends_training_after_an_epoch_and_keeps_the_results(iris):
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.best_estimator_.n_iter_ == 1
     np.testing.assert_allclose(search.predict_proba(X).sum(1), 1)
+
+
+def test_max_time_counts_the_cv_refit_in(iris):
+    """One budget for the whole fit: a search that used it up leaves the
+    refit one epoch (it used to get max_time of its own)."""
+    X, y = iris
+    search = ParallelMLPClassifier((4,), "relu", max_iter=10**6, tol=0, n_iter_no_change=10**6, cv=2,
+                                   max_time=0.5, random_state=0)
+    with pytest.warns(UserWarning, match="reached max_time after [0-9]+ epochs; the search keeps"), \
+            pytest.warns(UserWarning, match="reached max_time after 1 epochs; the refit of the best"):
+        search.fit(X, y)
+    assert search.best_estimator_.n_iter_ == 1
+
+
+def test_a_run_starting_past_the_deadline(iris):
+    """The first run of a fit trains one epoch; any other (a shard queued
+    behind others) trains nothing."""
+    X, y = iris
+    spec = PopulationSpec([(4,), (3,)], ["relu", "tanh"], np.full(2, 0.01), np.zeros(2), [(0,), (1,)])
+    config = TrainConfig(task="classification", n_outputs=3, max_iter=50)
+    folds = [(np.arange(150), None)]
+    first = train_population(spec, config, X, y, folds, deadline=time.time())
+    queued = train_population(spec, config, X, y, folds, deadline=time.time(), always_start=False)
+    assert first.halted == queued.halted == "max_time"
+    np.testing.assert_array_equal(first.n_iter, 1)
+    np.testing.assert_array_equal(queued.n_iter, 0)
 
 
 # ------------------------------------------------------------- determinism

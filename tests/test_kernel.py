@@ -15,7 +15,7 @@ from skpmlp import _kernels
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population
 from skpmlp._engine import _native
 from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._train import PopulationTrainer
+from skpmlp._engine._trainer import PopulationTrainer
 
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
 

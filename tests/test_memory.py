@@ -1,12 +1,14 @@
 """The memory plan: chunked training and out-of-memory retries give the
 results of one fused run."""
 
+import weakref
+
 import numpy as np
 import pytest
 import torch
 
 from skpmlp import ParallelMLPClassifier
-from skpmlp._engine import _train
+from skpmlp._engine import _memory, _train
 from skpmlp._engine._memory import plan_chunks
 
 SEARCH = dict(
@@ -59,6 +61,36 @@ def monitor_calls(monkeypatch):
     return sizes
 
 
+_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=_CUDA)])
+def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypatch, device):
+    """When the retry collects garbage, nothing holds the failed run's
+    tensors any more (the exception's traceback did, through its frames)."""
+    failed, after_release = [], []
+    real_train, real_release = _train._train, _train._release_device_memory
+
+    def out_of_memory_once(spec, *args, **kwargs):
+        if failed:
+            return real_train(spec, *args, **kwargs)
+        held = torch.ones(2**22, device=device)  # 16 MiB, referenced from this frame only
+        failed.append((weakref.ref(held), torch.cuda.memory_reserved() if device == "cuda" else 0))
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    def release(device_name):
+        real_release(device_name)
+        reference, reserved_before = failed[0]
+        reserved = torch.cuda.memory_reserved() if device == "cuda" else 0
+        after_release.append((reference() is None, reserved <= reserved_before))
+
+    monkeypatch.setattr(_train, "_train", out_of_memory_once)
+    monkeypatch.setattr(_train, "_release_device_memory", release)
+    with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
+        ParallelMLPClassifier(**SEARCH, device=device).fit(*iris)
+    assert after_release == [(True, True)]
+
+
 def test_a_model_larger_than_the_budget_is_a_clear_error(iris):
     with pytest.raises(MemoryError, match="Training even one model needs"):
         ParallelMLPClassifier(max_memory=1000, **SEARCH).fit(*iris)
@@ -73,3 +105,42 @@ def test_chunks_cover_every_model_once():
     assert len(chunks) > 1
     np.testing.assert_array_equal(np.sort(np.concatenate(chunks)), np.arange(spec.n_models))
     assert all(10 + per_model[c].sum() <= 200 for c in chunks)
+
+
+# ------------------------------------------------- halving and free memory
+HALVING = dict(SEARCH, pruning="halving", min_iter=2, halving_factor=2, n_iter_no_change=1000)
+
+
+@pytest.fixture
+def free_memory(monkeypatch):
+    """``free_memory(n)``: every device reports ``n`` free bytes from now on."""
+
+    def report(n_bytes):
+        monkeypatch.setattr(_memory, "available_bytes", lambda device: n_bytes)
+
+    return report
+
+
+def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
+    """Halving ranks within a chunk, so its chunks come from max_memory
+    alone: the same search on a machine with less free memory gives the
+    same results."""
+    fits = []
+    for free in (1e12, 3e5):  # 80% of 3e5 bytes is below max_memory
+        free_memory(free)
+        with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING).fit(*iris))
+    assert fits[0].cv_results_["pruned"].any()
+    _assert_same_search(*fits)
+
+
+def test_halving_refuses_to_split_by_free_memory(iris, free_memory):
+    free_memory(1e6)  # the 12 models need about 1.4e6 bytes
+    with pytest.raises(MemoryError, match=r"pruning='halving'.*set max_memory"):
+        ParallelMLPClassifier(**HALVING).fit(*iris)
+
+
+def test_halving_out_of_memory_is_an_error_not_a_retry(iris, monitor_calls):
+    with pytest.raises(MemoryError, match=r"pruning='halving'.*lower max_memory"):
+        ParallelMLPClassifier(**HALVING).fit(*iris)
+    assert monitor_calls == []

@@ -48,6 +48,51 @@ def test_loky_shards_match_one_run(iris, in_process):
     assert all(s["pid"] != os.getpid() and s["threads"] == threads for s in sharded.shards_)
 
 
+class _OneWorker:
+    """A joblib ``Parallel`` stand-in that runs the tasks one after another
+    in this process, as a cluster with a single free worker would."""
+
+    def __init__(self, n_jobs=None):
+        pass
+
+    def __call__(self, tasks):
+        return [function(*args, **kwargs) for function, args, kwargs in tasks]
+
+
+def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypatch):
+    """The second shard waits for the first, which trains until max_time:
+    it starts past the fit-wide deadline, so it trains nothing (it used to
+    train for max_time of its own)."""
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    search = ParallelMLPClassifier(**{**SEARCH, "max_iter": 10**6}, tol=0, n_iter_no_change=10**6, n_jobs=2,
+                                   max_time=0.5)
+    with pytest.warns(UserWarning, match="reached max_time"):
+        search.fit(*iris)
+    first, second = search.shards_
+    n_iter = search.cv_results_["n_iter"]
+    assert (n_iter > 0).sum() == first["models"] and (n_iter == 0).sum() == second["models"]
+
+
+def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
+    """n_jobs applies to the refit: its configurations train in joblib
+    tasks, as the search's models do."""
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    shards, train_shard = [], parallel.train_shard
+
+    def recorded(spec, *args, **kwargs):
+        shards.append(spec.n_models)
+        return train_shard(spec, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "train_shard", recorded)
+    search = ParallelMLPClassifier(**SEARCH, cv=2, ensemble_size=3, n_jobs=2).fit(*iris)
+    assert len(search.shards_) == 2 and sum(shards[:2]) == search.n_models_
+    assert len(shards) == 4 and sum(shards[2:]) == 3  # the refit's three, as two shards
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")

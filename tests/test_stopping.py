@@ -12,7 +12,7 @@ from sklearn.base import clone
 
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
-from skpmlp._engine._train import halve
+from skpmlp._engine._stopping import halve
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),

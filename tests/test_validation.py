@@ -21,7 +21,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._engine import ACTIVATION_NAMES, _train
+from skpmlp._engine import ACTIVATION_NAMES, _train, _trainer
 
 PARALLEL = [ParallelMLPClassifier, ParallelMLPRegressor]
 SINGLE = [SingleMLPClassifier, SingleMLPRegressor]
@@ -44,8 +44,8 @@ def no_training(monkeypatch):
         pytest.fail("training started before the bad input was refused")
 
     monkeypatch.setattr(_train, "_train", fail)
-    monkeypatch.setattr(_train.PopulationTrainer, "__init__", fail)
-    for module in (skpmlp._parallel, skpmlp._single, skpmlp._base):
+    monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
+    for module in (skpmlp._parallel, skpmlp._single):
         monkeypatch.setattr(module, "train_population", fail)
 
 

@@ -17,9 +17,9 @@ from ._activations import (
 from ._chunks import merge_results, split_models
 from ._device import resolve_device
 from ._losses import MONITOR_SCORES
-from ._predict import mlp_forward
+from ._predict import mlp_forward, population_outputs
 from ._spec import PopulationSpec, TrainConfig, TrainResult
-from ._train import population_outputs, train_population
+from ._train import train_population
 
 __all__ = [
     "ACTIVATIONS",

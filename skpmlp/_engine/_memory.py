@@ -13,6 +13,10 @@ estimate counts what a fused run keeps on the device:
 * once: the data.
 
 Padding is counted at its worst (``1 + max_padding`` times the real units).
+
+Successive halving ranks models within a run, so with halving the chunks are
+planned from ``max_memory`` alone, never from the free memory
+(:func:`halving_chunks`): the same fit gives the same results on any machine.
 """
 
 import numpy as np
@@ -124,6 +128,54 @@ def plan_chunks(spec, per_model, shared, budget):
         used += per_model[i]
     chunks.append(np.sort(current))
     return chunks
+
+
+def halving_chunks(spec, per_model, shared, device, max_memory):
+    """Chunks for a run with successive halving, planned from ``max_memory`` alone.
+
+    Halving ranks the models within each fused run, so chunks planned from
+    the memory free at fit time would make the results depend on it. With
+    halving, ``max_memory`` alone plans the chunks (None: one run), and a
+    population that does not fit the free memory is refused rather than
+    split.
+
+    Parameters
+    ----------
+    spec : PopulationSpec
+    per_model : ndarray of shape (n_models,)
+        Bytes of every model (:func:`model_bytes`).
+    shared : float
+        Bytes every chunk needs whatever its models (:func:`data_bytes`).
+    device : str
+    max_memory : float or None
+
+    Returns
+    -------
+    list of ndarray of int
+        Model indices of every chunk, ascending.
+
+    Raises
+    ------
+    MemoryError
+        If ``max_memory`` is None and the population needs more than
+        :data:`FREE_MEMORY_SHARE` of the free memory, or if one model and
+        the data exceed ``max_memory``.
+    """
+    if max_memory is not None:
+        return plan_chunks(spec, per_model, shared, max_memory)
+    budget = memory_budget(device)
+    need = shared + per_model.sum()
+    if budget is not None and need > budget:
+        raise MemoryError(
+            f"The population needs about {need / 2**20:.1f} MiB on {device}, more than the "
+            f"{budget / 2**20:.1f} MiB available. With pruning='halving' it is not split into chunks "
+            f"by the free memory: halving ranks the models within each chunk, so the results would "
+            f"depend on the memory free at fit time. Either set max_memory (bytes, e.g. "
+            f"max_memory={int(budget)}) to train it as chunks planned from max_memory alone (halving "
+            f"then ranks within each chunk), or use fewer models, a smaller batch_size or "
+            f"dtype='float32'."
+        )
+    return [np.arange(spec.n_models)]
 
 
 def is_out_of_memory(error):

@@ -1,9 +1,11 @@
-"""Forward pass of one standalone MLP, outside any population."""
+"""Predictions of trained models: many at once, fused, or one standalone MLP."""
 
 import numpy as np
 import torch
 
 from ._activations import ACTIVATIONS
+from ._build import as_tensor, build_network
+from ._spec import PopulationSpec
 
 
 @torch.no_grad()
@@ -29,3 +31,30 @@ def mlp_forward(coefs, intercepts, activation, X):
         if layer < len(coefs) - 1:
             h = act(h)
     return h.numpy()
+
+
+def population_outputs(coefs, intercepts, activations, config, X):
+    """Outputs of many trained models on ``X``, computed fused.
+
+    Parameters
+    ----------
+    coefs, intercepts : list of list of ndarray
+        Per-model weights, as :class:`TrainResult` holds them.
+    activations : list of str
+    config : TrainConfig
+        Only ``n_outputs``, ``dtype``, ``device`` and ``max_padding`` are used.
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_models, n_samples, n_outputs)
+        Logits (classification) or predictions (regression).
+    """
+    archs = [tuple(c.shape[1] for c in model[:-1]) for model in coefs]
+    n = len(coefs)
+    spec = PopulationSpec(archs, list(activations), np.zeros(n), np.zeros(n), [()] * n)
+    net = build_network(spec, config, X.shape[1], coefs, intercepts)
+    X_t = as_tensor(X, dtype=net.dtype, device=net.device)
+    out = np.empty((n, X.shape[0], config.n_outputs))
+    out[net.slot_models] = net.outputs(X_t).cpu().numpy()
+    return out

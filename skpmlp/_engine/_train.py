@@ -1,319 +1,56 @@
 """The training loop: every model of a population, one fused step at a time.
 
-Per step: one gather of the minibatch rows (the data lives on the device and
-batches come from an on-device index permutation), one forward per group,
-one backward of the summed per-model losses and one fused optimizer update.
-Nothing in a step synchronises with the host; per-model bookkeeping (loss
-curves, stopping rules, divergence) happens once per epoch.
+:func:`train_population` cuts a population into chunks that fit the device
+and trains each as one fused run (:func:`_train`). A run is a loop of small
+steps: an epoch of fused steps (:class:`~._trainer.PopulationTrainer`), the
+epoch's per-replica losses and scores, the stopping rule and halving
+(:class:`~._stopping.ReplicaStatus`), retiring finished replicas (freeze,
+then compaction), the deadline, and the result.
+
+Per step: one gather of the minibatch rows (the data lives on the device;
+each epoch's row permutation is drawn on the host and copied over once),
+one forward per group, one backward of the summed per-model losses and one
+fused optimizer update. Nothing in a step synchronises with the host;
+per-model bookkeeping (loss curves, stopping rules, divergence) happens once
+per epoch.
 """
 
 import gc
-import math
 import time
 import warnings
 
 import numpy as np
 import torch
 
-from ._batches import BatchPlanner
+from ._build import run_data
 from ._chunks import merge_results
 from ._init import population_initial_weights
-from ._layout import plan_groups
-from ._losses import LOSSES, monitor_function
 from ._native import choose_trainer
-from ._memory import data_bytes, is_out_of_memory, memory_budget, model_bytes, plan_chunks
-from ._network import FusedNetwork
-from ._optim import make_optimizer
-from ._spec import PopulationSpec, TrainResult
-
-_DTYPES = {"float32": torch.float32, "float64": torch.float64}
-
-# Above this many hidden-activation elements per step, a group is split by
-# activation (measured on the paper grid, CPU: the cat of activation slices
-# then costs more than the extra launches).
-_SPLIT_ELEMENTS = 2**20
-
-
-def as_tensor(array, *, dtype, device):
-    """Copy a numpy array to a torch tensor on ``device`` (never aliased)."""
-    return torch.tensor(np.asarray(array), dtype=dtype, device=device)
-
-
-def targets_tensor(y, task, *, dtype, device):
-    """Class indices (int64) or 2-D float targets on ``device``."""
-    if task == "classification":
-        return as_tensor(y, dtype=torch.int64, device=device)
-    y = np.asarray(y)
-    return as_tensor(y.reshape(len(y), -1), dtype=dtype, device=device)
-
-
-def build_network(spec, config, n_features, coefs=None, intercepts=None, *, folds=None):
-    """Plan the groups of ``spec`` and build its fused network.
-
-    Initial weights are drawn from each model's own seed unless ``coefs`` and
-    ``intercepts`` are given. ``folds`` (one fold index per model) keeps
-    replicas of one fold next to each other inside a group.
-    """
-    if coefs is None:
-        coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
-    # slots of equal (learning rate, alpha, fold) side by side: one optimizer
-    # partition per run
-    folds = np.zeros(spec.n_models, dtype=int) if folds is None else np.asarray(folds)
-    keys = list(zip(folds, np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float)))
-    codes = {key: code for code, key in enumerate(sorted(set(keys)))}
-    groups = plan_groups(
-        spec.hidden_layer_sizes,
-        spec.activations,
-        config.max_padding,
-        split_elements=_SPLIT_ELEMENTS // config.batch_size,
-        sort_codes=[codes[key] for key in keys],
-    )
-    return FusedNetwork.from_weights(
-        groups,
-        coefs,
-        intercepts,
-        n_features,
-        config.n_outputs,
-        dtype=_DTYPES[config.dtype],
-        device=torch.device(config.device),
-    )
-
-
-class PopulationTrainer:
-    """A fused network of model replicas with its optimizer, trained one
-    step at a time.
-
-    Replica ``r = k * n_models + i`` is fold k's copy of model i; the
-    network's slots hold replicas (``net.slot_models``), and shrink when
-    stopped replicas are compacted away.
-
-    Parameters
-    ----------
-    spec : PopulationSpec
-    config : TrainConfig
-    n_features : int
-    n_folds : int, default=1
-
-    Attributes
-    ----------
-    net : FusedNetwork
-    frozen : ndarray of bool of shape (n_slots,)
-        Slots no longer updated.
-    best_flat : Tensor or None
-        With early stopping, every slot's best weights so far.
-    loss_sums : Tensor of shape (n_slots,)
-        Per-slot sum over the epoch's batches of (batch loss x batch rows).
-    """
-
-    def __init__(self, spec, config, n_features, n_folds=1):
-        self.config, self.n_folds = config, n_folds
-        replicas = spec.replicate(n_folds)
-        self._replica_fold = np.repeat(np.arange(n_folds), spec.n_models)
-        self._replica_lr = np.asarray(replicas.learning_rates, float)
-        self._replica_alpha = np.asarray(replicas.alphas, float)
-        net = build_network(replicas, config, n_features, folds=self._replica_fold)
-        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
-        self.loss_fn = LOSSES[config.task]
-        self.best_flat = net.flat.clone() if config.early_stopping else None
-        self._bind(net)
-
-    def _bind(self, net):
-        """Derive every per-slot tensor from ``net``."""
-        self.net = net
-        to = lambda a, dt: torch.as_tensor(a, dtype=dt, device=net.device)  # noqa: E731
-        self.slot_fold = self._replica_fold[net.slot_models]
-        self.group_folds = [
-            to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
-            for g in range(len(net.groups))
-        ]
-        self.slot_fold_t = to(self.slot_fold, torch.int64)
-        self.alphas = to(self._replica_alpha[net.slot_models], net.dtype)
-        self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
-        self.frozen = np.zeros(len(net.slot_models), dtype=bool)
-        self._update_partitions()
-
-    def _update_partitions(self):
-        """Partition the active slots by (learning rate, alpha, fold) for the
-        fused optimizer; runs of equal keys are contiguous in each group."""
-        replica = self.net.slot_models
-        key_of = lambda s: (  # noqa: E731
-            self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s]
-        )
-        partitions = {}
-        for gi in range(len(self.net.groups)):
-            start, stop = self.net.group_offsets[gi], self.net.group_offsets[gi + 1]
-            slot = start
-            while slot < stop:
-                if self.frozen[slot]:
-                    slot += 1
-                    continue
-                key, end = key_of(slot), slot + 1
-                while end < stop and not self.frozen[end] and key_of(end) == key:
-                    end += 1
-                ranges = self.net.parameter_ranges(gi, slot - start, end - start)
-                partitions.setdefault(key, []).extend(ranges)
-                slot = end
-        self.optimizer.set_partitions([(*key, r) for key, r in partitions.items()])
-
-    def _per_slot(self, gi, tensor):
-        """Rows of a per-fold tensor (K, ...) for the slots of group ``gi``."""
-        if self.n_folds == 1:
-            return tensor  # (1, ...) broadcasts over the group
-        return tensor.index_select(0, self.group_folds[gi])
-
-    def train_step(self, xb, yb, weights, counts, weight_sums, stepping):
-        """One fused forward / backward / update.
-
-        Parameters
-        ----------
-        xb : Tensor (K, B, F)
-            Every fold's batch.
-        yb : Tensor (K, B) or (K, B, C)
-        weights : Tensor (K, B)
-            Row weights summing to 1 per fold (0 for padding rows).
-        counts : Tensor (K,)
-            Real rows per fold's batch.
-        weight_sums, stepping : ndarray (K,)
-            Host copies: sum of sample weights, and whether each fold steps.
-        """
-        net = self.net
-        net.grad.zero_()
-        total = 0
-        for gi in range(len(net.groups)):
-            x = xb[0] if self.n_folds == 1 else xb.index_select(0, self.group_folds[gi])
-            losses = self.loss_fn(
-                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights)
-            )
-            a, b = net.group_offsets[gi], net.group_offsets[gi + 1]
-            self.loss_sums[a:b] += losses.detach() * self._per_slot(gi, counts)
-            total = total + losses.sum()
-        total.backward()
-        self.optimizer.step(weight_sums, stepping)
-
-    def run_epoch(self, X, y, plan):
-        """Train on every step of an :class:`EpochPlan`."""
-        self.loss_sums.zero_()
-        for s in range(plan.n_steps):
-            rows = plan.rows[s]
-            self.train_step(
-                X[rows], y[rows], plan.weights[s], plan.counts[s],
-                plan.weight_sums[s], plan.stepping[s],
-            )
-
-    def epoch_losses(self, fold_sizes, fold_batches):
-        """Per-slot mean training loss of the epoch, L2 term included (numpy).
-
-        The L2 term uses the end-of-epoch weights for every batch, a close
-        approximation of scikit-learn's per-batch term.
-        """
-        per_slot = lambda v: torch.as_tensor(  # noqa: E731
-            np.asarray(v, float)[self.slot_fold], dtype=self.net.dtype, device=self.net.device
-        )
-        sizes = per_slot(fold_sizes)
-        l2 = 0.5 * self.alphas * self.net.squared_weight_norms() * per_slot(fold_batches) / sizes
-        return (self.loss_sums / sizes + l2).cpu().numpy()
-
-    @torch.no_grad()
-    def monitor_scores(self, X_eval, y_eval, eval_weights):
-        """Each slot's monitored value (score, or negated loss) on its own
-        fold's evaluation rows (numpy).
-
-        ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
-        outputs = self.net.outputs(X_eval)
-        weights = eval_weights.index_select(0, self.slot_fold_t)
-        score = monitor_function(self.config.task, self.config.monitor)
-        return score(outputs, y_eval, weights).cpu().numpy()
-
-    @torch.no_grad()
-    def keep_best(self, improved):
-        """Copy the current weights of the slots where ``improved`` is True
-        into :attr:`best_flat`."""
-        net = self.net
-        for gi, (best, current) in enumerate(zip(net.layer_views(self.best_flat), net.params)):
-            mask = improved[net.group_offsets[gi] : net.group_offsets[gi + 1]]
-            if mask.any():
-                rows = torch.as_tensor(mask, device=net.device).view(-1, 1, 1)
-                for b, c in zip(best, current):
-                    b.copy_(torch.where(rows, c, b))
-
-    def freeze(self, slot_mask):
-        """Stop updating the slots where ``slot_mask`` is True; their
-        parameters stay bit-for-bit as they are."""
-        self.frozen |= slot_mask
-        self._update_partitions()
-
-    def kept_weights(self, slots=None):
-        """``{replica: (coefs, intercepts)}`` of ``slots`` (default all): the
-        best weights with early stopping, else the current ones."""
-        return self.net.export(self.best_flat, slots)
-
-    def compact(self):
-        """Drop the frozen slots: their parameters and optimizer state leave
-        the device, so they stop costing compute."""
-        net, carry = self.net.compact(~self.frozen)
-        self.optimizer.rebind(net.flat, net.grad, carry)
-        if self.best_flat is not None:
-            self.best_flat = carry(self.best_flat)
-        self._bind(net)
-
-
-class _StoppingRule:
-    """scikit-learn MLP's per-model ``tol`` / ``n_iter_no_change`` rule,
-    vectorised over models (host side, once per epoch)."""
-
-    def __init__(self, n_models, config):
-        self.maximize = config.early_stopping
-        self.tol, self.patience = config.tol, config.n_iter_no_change
-        self.best = np.full(n_models, -np.inf if self.maximize else np.inf)
-        self.count = np.zeros(n_models, dtype=int)
-
-    def update(self, values, active):
-        """Feed this epoch's monitored values; return (improved, stop) masks."""
-        if self.maximize:
-            no_gain = ~(values >= self.best + self.tol)  # NaN never gains
-            improved = values > self.best
-        else:
-            no_gain = ~(values <= self.best - self.tol)
-            improved = values < self.best
-        self.count = np.where(active, np.where(no_gain, self.count + 1, 0), self.count)
-        improved &= active
-        self.best = np.where(improved, values, self.best)
-        return improved, active & (self.count > self.patience)
-
-
-def _fold_mean(values, valid, K):
-    """Per-model mean over the folds where ``valid`` (replica arrays, fold
-    major) of ``values``; NaN where no fold is valid."""
-    values = np.where(valid, values, 0.0).reshape(K, -1)
-    counts = valid.reshape(K, -1).sum(0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, values.sum(0) / counts, np.nan)
-
-
-def halve(scores, alive, factor):
-    """Successive halving's cut: of the ``alive`` models, those outside the
-    best ``ceil(n_alive / factor)`` by ``scores`` (NaN worst, ties by
-    position), as a bool mask."""
-    candidates = np.flatnonzero(alive)
-    n_keep = max(1, math.ceil(len(candidates) / factor))
-    filled = np.where(np.isnan(scores[candidates]), -np.inf, scores[candidates])
-    ranked = candidates[np.argsort(-filled, kind="stable")]
-    pruned = np.zeros(len(alive), dtype=bool)
-    pruned[ranked[n_keep:]] = True
-    return pruned
+from ._memory import (
+    data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
+)
+from ._spec import TrainResult
+from ._stopping import ReplicaStatus
+from ._trainer import PopulationTrainer
 
 
 def train_population(
     spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, max_time=None,
+    max_memory=None, deadline=None, always_start=True,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
-    A population whose estimated needs exceed the device's free memory (or
-    ``max_memory``) trains as chunks, one fused run after another; a chunk
-    that still runs out of memory is split in two and retried, with a
-    warning. Models are independent, so chunks give the results of one run
-    (successive halving then ranks within each chunk).
+    A population whose estimated needs exceed ``max_memory`` or 80% of the
+    device's free memory trains as chunks, one fused run after another; a
+    chunk that still runs out of memory is split in two and retried, with a
+    warning. Models are independent, so chunks give the results of one run.
+
+    Successive halving is the exception: it ranks the models within each
+    chunk, so with ``config.pruning`` the chunks are planned from
+    ``max_memory`` alone (None: one run), a population that does not fit
+    the free memory raises :class:`MemoryError` instead of being split, and
+    so does a run that runs out of memory. The results then never depend on
+    the memory free at fit time.
 
     Parameters
     ----------
@@ -335,10 +72,19 @@ def train_population(
         dict of per-replica numpy arrays (``loss``, ``val_score``,
         ``active``), of shape (n_folds * n_models,), fold-major.
     max_memory : float, optional
-        Bytes the run may use on its device.
-    max_time : float, optional
-        Seconds after which training ends at the end of an epoch, keeping
-        what was trained (``halted="max_time"``).
+        Bytes the run may use on its device (with halving, the only input
+        of the chunk plan).
+    deadline : float, optional
+        Wall-clock time (:func:`time.time`, comparable across processes and
+        machines, unlike :func:`time.perf_counter`) after which training
+        ends at the end of an epoch, keeping what was trained
+        (``halted="max_time"``). A chunk that would start after it is not
+        trained (initial weights, ``n_iter=0``).
+    always_start : bool, default=True
+        Train the first chunk for at least one epoch even when it starts
+        past ``deadline``, so that a fit always has a trained model. The
+        shards of a split search other than the first pass False: one that
+        was queued past the deadline trains nothing.
 
     Returns
     -------
@@ -349,23 +95,30 @@ def train_population(
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
-    deadline = None if max_time is None else time.perf_counter() + max_time
     n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
-    budget = memory_budget(config.device, max_memory)
-    pending = plan_chunks(spec, per_model, data_bytes(config, X.shape[0], X.shape[1]), budget)
+    shared = data_bytes(config, X.shape[0], X.shape[1])
+    if config.pruning is None:
+        budget = memory_budget(config.device, max_memory)
+        pending = plan_chunks(spec, per_model, shared, budget)
+    else:  # halving ranks within a chunk: never chunk by the free memory
+        budget = max_memory
+        pending = halving_chunks(spec, per_model, shared, config.device, max_memory)
     if len(pending) > 1:
         warnings.warn(
-            f"The population needs about {per_model.sum() / 2**20:.0f} MiB on {config.device}, more "
-            f"than the {budget / 2**20:.0f} MiB available: training it as {len(pending)} chunks "
+            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
+            f"than the {budget / 2**20:.1f} MiB available: training it as {len(pending)} chunks "
             f"one after another.",
             ResourceWarning, stacklevel=2,
         )
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
+        if halted is None and _past(deadline) and (parts or not always_start):
+            halted = "max_time"
         if halted is not None:  # nothing more to train: keep the chunk untrained
-            parts.append((chunk, _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor)))
+            untrained = _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor, halted)
+            parts.append((chunk, untrained))
             continue
         try:
             result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
@@ -373,6 +126,20 @@ def train_population(
         except Exception as error:
             if not is_out_of_memory(error) or len(chunk) == 1:
                 raise
+            if config.pruning is not None:
+                raise MemoryError(
+                    f"Out of memory training {len(chunk)} models on {config.device}. With "
+                    f"pruning='halving' a run that runs out of memory is not split and retried: "
+                    f"halving ranks the models within each chunk, so the results would depend "
+                    f"on the memory free at fit time. Set or lower max_memory (bytes) to train "
+                    f"the population as chunks planned from max_memory alone, or use fewer "
+                    f"models, a smaller batch_size or dtype='float32'."
+                ) from error
+            result = None
+        if result is None:
+            # out of the except block: the exception and its traceback,
+            # whose frames held the failed run's tensors, are gone, so
+            # collecting now frees them
             _release_device_memory(config.device)
             half = len(chunk) // 2
             warnings.warn(
@@ -388,13 +155,21 @@ def train_population(
 
 
 def _release_device_memory(device):
+    """Free what unreachable tensors hold (reference cycles included) and,
+    on CUDA, give the allocator's cached blocks back to the device."""
     gc.collect()
     if torch.device(device).type == "cuda":
         torch.cuda.empty_cache()
 
 
-def _untrained(spec, config, n_features, K, monitor):
-    """The result of a chunk that never trained: initial weights, 0 epochs."""
+def _past(deadline):
+    """Whether the wall-clock ``deadline`` (None: none) has passed."""
+    return deadline is not None and time.time() >= deadline
+
+
+def _untrained(spec, config, n_features, K, monitor, halted):
+    """The result of a chunk that never trained (``halted`` says why):
+    initial weights, 0 epochs."""
     M = spec.n_models
     coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
     empty = np.zeros((M, K, 0))
@@ -404,7 +179,7 @@ def _untrained(spec, config, n_features, K, monitor):
         intercepts=[intercepts] * K,
         loss_curves=empty, validation_scores=empty.copy() if monitor else None,
         n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
-        pruned=false.copy(),
+        pruned=false.copy(), halted=halted,
     )
 
 
@@ -413,141 +188,99 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
     trainer = choose_trainer(PopulationTrainer, spec, config)(spec, config, X.shape[1], K)
-    dtype, device = trainer.net.dtype, trainer.net.device
-    R = K * M
-
-    X_t = as_tensor(X, dtype=dtype, device=device)
-    y_t = targets_tensor(y, config.task, dtype=dtype, device=device)
-    fold_sizes = [len(train) for train, _ in folds]
-    batch_size = min(config.batch_size, max(fold_sizes))
-    planner = BatchPlanner(
-        [train for train, _ in folds], batch_size, config.shuffle_seed, sample_weight,
-        dtype=dtype, device=device,
-    )
-    if monitor:
-        eval_rows = np.unique(np.concatenate([np.asarray(e) for _, e in folds]))
-        position = np.full(X.shape[0], -1)
-        position[eval_rows] = np.arange(len(eval_rows))
-        eval_weights = np.zeros((K, len(eval_rows)))
-        sw = np.ones(X.shape[0]) if sample_weight is None else sample_weight
-        for k, (_, rows) in enumerate(folds):
-            eval_weights[k, position[rows]] = sw[rows]
-        eval_index = as_tensor(eval_rows, dtype=torch.int64, device=device)
-        X_eval, y_eval = X_t[eval_index], y_t[eval_index]
-        eval_weights = as_tensor(eval_weights, dtype=dtype, device=device)
-
-    active = np.ones(R, dtype=bool)  # replica order
-    diverged = np.zeros(R, dtype=bool)
-    converged = np.zeros(R, dtype=bool)
-    pruned = np.zeros(R, dtype=bool)
-    n_iter = np.zeros(R, dtype=int)
-    # early stopping watches a model's mean validation score over its folds,
-    # so its replicas stop together; the loss rule watches each replica
-    rule = _StoppingRule(M if config.early_stopping else R, config)
-    halving_epochs = config.halving_epochs()
-    loss_curves, val_curves = [], []
-    fold_batches = [-(-n // batch_size) for n in fold_sizes]
+    data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
+    status = ReplicaStatus(K, M, config)
+    curves = _Curves(monitor)
     kept = {}  # replica -> weights, saved when its slot is compacted away
     halted = None
-
     for epoch in range(config.max_iter):
         try:
-            trainer.run_epoch(X_t, y_t, planner.next_epoch())
+            trainer.run_epoch(data.X, data.y, data.planner.next_epoch())
         except KeyboardInterrupt:
             if epoch == 0:
                 raise
             halted = "interrupted"
             break
-
-        # -------- once per epoch: host bookkeeping
-        slot_models = trainer.net.slot_models
-        epoch_loss = np.full(R, np.nan)
-        epoch_loss[slot_models] = trainer.epoch_losses(fold_sizes, fold_batches)
-        val_score = None
-        if monitor:
-            val_score = np.full(R, np.nan)
-            val_score[slot_models] = trainer.monitor_scores(X_eval, y_eval, eval_weights)
-        n_iter[active] = epoch + 1
-        loss_curves.append(np.where(active, epoch_loss, np.nan))
-        if monitor:
-            val_curves.append(np.where(active, val_score, np.nan))
-
-        newly_diverged = active & ~np.isfinite(epoch_loss)
-        diverged |= newly_diverged
-        healthy = active & ~newly_diverged
-        if config.early_stopping:
-            model_score = _fold_mean(val_score, healthy, K)
-            improved, stop = rule.update(model_score, healthy.reshape(K, M).any(0))
-            improved, stop = np.tile(improved, K) & healthy, np.tile(stop, K) & healthy
-        else:
-            improved, stop = rule.update(epoch_loss, healthy)
-        converged |= stop
+        loss, score = _epoch_values(trainer, data, K * M, monitor)
+        curves.record(loss, score, status.active)
+        improved, finished = status.end_epoch(epoch, loss, score)
         if config.early_stopping and improved.any():
-            trainer.keep_best(improved[slot_models])
-        if epoch + 1 in halving_epochs:
-            alive = (healthy & ~stop).reshape(K, M).any(0)
-            scores = rule.best if config.early_stopping else _fold_mean(val_score, healthy, K)
-            cut = np.tile(halve(scores, alive, config.halving_factor), K) & healthy & ~stop
-            pruned |= cut
-            stop = stop | cut
+            trainer.keep_best(improved[trainer.net.slot_models])
         if epoch_callback is not None:
-            epoch_callback(epoch, {"loss": epoch_loss, "val_score": val_score, "active": active.copy()})
-        finished = stop | newly_diverged
+            epoch_callback(epoch, {"loss": loss, "val_score": score, "active": status.active.copy()})
         if finished.any():
-            active &= ~finished
-            trainer.freeze(finished[slot_models])
-            if active.any() and trainer.frozen.mean() >= config.compact_fraction:
-                kept.update(trainer.kept_weights(trainer.frozen))
-                trainer.compact()
-        if not active.any():
+            status.retire(finished)
+            _retire_slots(trainer, finished, status.active, kept, config)
+        if not status.active.any():
             break
-        if deadline is not None and time.perf_counter() >= deadline:
+        if _past(deadline):
             halted = "max_time"
             break
-
     kept.update(trainer.kept_weights())
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    if trainer.net.device.type == "cuda":
+        torch.cuda.synchronize(trainer.net.device)
+    return _result(kept, status, curves, K, M, halted, time.perf_counter() - start_time)
+
+
+def _epoch_values(trainer, data, n_replicas, monitor):
+    """Every replica's mean training loss and monitored value (None without
+    monitoring) of the epoch; NaN for replicas no longer in the network."""
+    slot_models = trainer.net.slot_models
+    loss = np.full(n_replicas, np.nan)
+    loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
+    if not monitor:
+        return loss, None
+    score = np.full(n_replicas, np.nan)
+    score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
+    return loss, score
+
+
+def _retire_slots(trainer, finished, active, kept, config):
+    """Freeze the slots of the ``finished`` replicas; once enough slots are
+    frozen, save their weights into ``kept`` and compact them away."""
+    trainer.freeze(finished[trainer.net.slot_models])
+    if active.any() and trainer.frozen.mean() >= config.compact_fraction:
+        kept.update(trainer.kept_weights(trainer.frozen))
+        trainer.compact()
+
+
+class _Curves:
+    """Per-epoch loss and monitored values of the replicas, NaN once a
+    replica stopped."""
+
+    def __init__(self, monitor):
+        self.monitor = monitor
+        self.loss, self.score = [], []
+
+    def record(self, loss, score, active):
+        self.loss.append(np.where(active, loss, np.nan))
+        if self.monitor:
+            self.score.append(np.where(active, score, np.nan))
+
+    @staticmethod
+    def _stack(curves, n_replicas):
+        return np.stack(curves, axis=1) if curves else np.zeros((n_replicas, 0))
+
+    def arrays(self, n_replicas):
+        """(loss, score or None), each of shape (n_replicas, n_epochs)."""
+        score = self._stack(self.score, n_replicas) if self.monitor else None
+        return self._stack(self.loss, n_replicas), score
+
+
+def _result(kept, status, curves, K, M, halted, train_time):
+    """The :class:`TrainResult` of a run, per model and fold."""
     per_fold = lambda a: a.reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731
-    n_epochs = len(loss_curves)
-    stack = lambda curves: np.stack(curves, axis=1) if curves else np.zeros((R, 0))  # noqa: E731
-    assert n_epochs or halted is None
+    loss, score = curves.arrays(K * M)
+    assert loss.shape[1] or halted is None
     return TrainResult(
         coefs=[[kept[k * M + i][0] for i in range(M)] for k in range(K)],
         intercepts=[[kept[k * M + i][1] for i in range(M)] for k in range(K)],
-        loss_curves=per_fold(stack(loss_curves)),
-        validation_scores=per_fold(stack(val_curves)) if monitor else None,
-        n_iter=per_fold(n_iter),
-        converged=per_fold(converged),
-        diverged=per_fold(diverged),
-        pruned=per_fold(pruned),
-        train_time=time.perf_counter() - start_time,
+        loss_curves=per_fold(loss),
+        validation_scores=None if score is None else per_fold(score),
+        n_iter=per_fold(status.n_iter),
+        converged=per_fold(status.converged),
+        diverged=per_fold(status.diverged),
+        pruned=per_fold(status.pruned),
+        train_time=train_time,
         halted=halted,
     )
-
-
-def population_outputs(coefs, intercepts, activations, config, X):
-    """Outputs of many trained models on ``X``, computed fused.
-
-    Parameters
-    ----------
-    coefs, intercepts : list of list of ndarray
-        Per-model weights, as :class:`TrainResult` holds them.
-    activations : list of str
-    config : TrainConfig
-        Only ``n_outputs``, ``dtype``, ``device`` and ``max_padding`` are used.
-    X : ndarray of shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray of shape (n_models, n_samples, n_outputs)
-        Logits (classification) or predictions (regression).
-    """
-    archs = [tuple(c.shape[1] for c in model[:-1]) for model in coefs]
-    n = len(coefs)
-    spec = PopulationSpec(archs, list(activations), np.zeros(n), np.zeros(n), [()] * n)
-    net = build_network(spec, config, X.shape[1], coefs, intercepts)
-    X_t = as_tensor(X, dtype=net.dtype, device=net.device)
-    out = np.empty((n, X.shape[0], config.n_outputs))
-    out[net.slot_models] = net.outputs(X_t).cpu().numpy()
-    return out

@@ -1,0 +1,153 @@
+"""When replicas stop: scikit-learn's stopping rule, divergence and successive halving.
+
+Host side and numpy only, once per epoch: the training loop hands over the
+epoch's per-replica losses and monitored values and learns which replicas
+improved (their weights are the best so far) and which finished. Replica
+``r = k * n_models + i`` is fold k's copy of model i (fold-major).
+"""
+
+import math
+
+import numpy as np
+
+
+class StoppingRule:
+    """scikit-learn MLP's per-model ``tol`` / ``n_iter_no_change`` rule,
+    vectorised over models.
+
+    Parameters
+    ----------
+    n_models : int
+        Number of independently watched values.
+    config : TrainConfig
+        ``early_stopping`` (watch a score to maximise, else a loss to
+        minimise), ``tol`` and ``n_iter_no_change``.
+    """
+
+    def __init__(self, n_models, config):
+        self.maximize = config.early_stopping
+        self.tol, self.patience = config.tol, config.n_iter_no_change
+        self.best = np.full(n_models, -np.inf if self.maximize else np.inf)
+        self.count = np.zeros(n_models, dtype=int)
+
+    def update(self, values, active):
+        """Feed this epoch's monitored values; return (improved, stop) masks."""
+        if self.maximize:
+            no_gain = ~(values >= self.best + self.tol)  # NaN never gains
+            improved = values > self.best
+        else:
+            no_gain = ~(values <= self.best - self.tol)
+            improved = values < self.best
+        self.count = np.where(active, np.where(no_gain, self.count + 1, 0), self.count)
+        improved &= active
+        self.best = np.where(improved, values, self.best)
+        return improved, active & (self.count > self.patience)
+
+
+def fold_mean(values, valid, n_folds):
+    """Per-model mean over the folds where ``valid`` (replica arrays, fold
+    major) of ``values``; NaN where no fold is valid."""
+    values = np.where(valid, values, 0.0).reshape(n_folds, -1)
+    counts = valid.reshape(n_folds, -1).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, values.sum(0) / counts, np.nan)
+
+
+def halve(scores, alive, factor):
+    """Successive halving's cut: of the ``alive`` models, those outside the
+    best ``ceil(n_alive / factor)`` by ``scores`` (NaN worst, ties by
+    position), as a bool mask."""
+    candidates = np.flatnonzero(alive)
+    n_keep = max(1, math.ceil(len(candidates) / factor))
+    filled = np.where(np.isnan(scores[candidates]), -np.inf, scores[candidates])
+    ranked = candidates[np.argsort(-filled, kind="stable")]
+    pruned = np.zeros(len(alive), dtype=bool)
+    pruned[ranked[n_keep:]] = True
+    return pruned
+
+
+class ReplicaStatus:
+    """Where every replica of a fused run stands, epoch after epoch.
+
+    Parameters
+    ----------
+    n_folds, n_models : int
+    config : TrainConfig
+        The stopping rule's settings and the halving schedule.
+
+    Attributes
+    ----------
+    active : ndarray of bool of shape (n_folds * n_models,)
+        Replicas still training.
+    converged, diverged, pruned : ndarray of bool of shape (n_folds * n_models,)
+        Why a replica stopped: its stopping rule, a NaN/inf loss, halving.
+    n_iter : ndarray of int of shape (n_folds * n_models,)
+        Epochs each replica trained.
+    """
+
+    def __init__(self, n_folds, n_models, config):
+        self.n_folds, self.n_models = n_folds, n_models
+        self.early_stopping = config.early_stopping
+        self.halving_factor = config.halving_factor
+        self.halving_epochs = config.halving_epochs()
+        n_replicas = n_folds * n_models
+        self.active = np.ones(n_replicas, dtype=bool)
+        self.converged = np.zeros(n_replicas, dtype=bool)
+        self.diverged = np.zeros(n_replicas, dtype=bool)
+        self.pruned = np.zeros(n_replicas, dtype=bool)
+        self.n_iter = np.zeros(n_replicas, dtype=int)
+        # early stopping watches a model's mean validation score over its
+        # folds, so its replicas stop together; the loss rule watches each
+        # replica
+        self.rule = StoppingRule(n_models if config.early_stopping else n_replicas, config)
+
+    def end_epoch(self, epoch, loss, score):
+        """Judge the epoch just trained.
+
+        Parameters
+        ----------
+        epoch : int
+            Index of the epoch (0 for the first).
+        loss : ndarray of shape (n_folds * n_models,)
+            Every replica's mean training loss.
+        score : ndarray of shape (n_folds * n_models,) or None
+            Every replica's monitored value (higher is better); None when
+            not monitored.
+
+        Returns
+        -------
+        improved : ndarray of bool of shape (n_folds * n_models,)
+            Replicas whose watched value is the best so far.
+        finished : ndarray of bool of shape (n_folds * n_models,)
+            Replicas that stop now (converged, pruned or diverged); they stay
+            in :attr:`active` until :meth:`retire`.
+        """
+        K, M = self.n_folds, self.n_models
+        self.n_iter[self.active] = epoch + 1
+        newly_diverged = self.active & ~np.isfinite(loss)
+        self.diverged |= newly_diverged
+        healthy = self.active & ~newly_diverged
+        if self.early_stopping:
+            improved, stop = self.rule.update(fold_mean(score, healthy, K), healthy.reshape(K, M).any(0))
+            improved, stop = np.tile(improved, K) & healthy, np.tile(stop, K) & healthy
+        else:
+            improved, stop = self.rule.update(loss, healthy)
+        self.converged |= stop
+        if epoch + 1 in self.halving_epochs:
+            cut = self._halving_cut(score, healthy, healthy & ~stop)
+            self.pruned |= cut
+            stop = stop | cut
+        return improved, stop | newly_diverged
+
+    def _halving_cut(self, score, healthy, candidates):
+        """Replicas of the models that halving stops among ``candidates``,
+        ranked by their best mean score (early stopping) or by this epoch's
+        mean over their ``healthy`` replicas."""
+        K = self.n_folds
+        alive = candidates.reshape(K, -1).any(0)
+        scores = self.rule.best if self.early_stopping else fold_mean(score, healthy, K)
+        return np.tile(halve(scores, alive, self.halving_factor), K) & candidates
+
+    def retire(self, finished):
+        """Mark the ``finished`` replicas as no longer training."""
+        self.active &= ~finished

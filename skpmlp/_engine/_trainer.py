@@ -1,0 +1,194 @@
+"""The fused network of a population's replicas, trained one step at a time.
+
+:class:`PopulationTrainer` is the unit the training loop drives: it owns the
+fused network and its optimizer, runs an epoch of fused steps
+(:meth:`~PopulationTrainer.run_epoch`) and answers the loop's per-epoch
+questions (losses, monitored scores) and orders (keep the best weights,
+freeze, compact). The loop itself, with the stopping rule and halving,
+lives in ``_train`` and ``_stopping``.
+"""
+
+import numpy as np
+import torch
+
+from ._build import build_network
+from ._losses import LOSSES, monitor_function
+from ._optim import make_optimizer
+
+
+class PopulationTrainer:
+    """A fused network of model replicas with its optimizer, trained one
+    step at a time.
+
+    Replica ``r = k * n_models + i`` is fold k's copy of model i; the
+    network's slots hold replicas (``net.slot_models``), and shrink when
+    stopped replicas are compacted away.
+
+    Parameters
+    ----------
+    spec : PopulationSpec
+    config : TrainConfig
+    n_features : int
+    n_folds : int, default=1
+
+    Attributes
+    ----------
+    net : FusedNetwork
+    frozen : ndarray of bool of shape (n_slots,)
+        Slots no longer updated.
+    best_flat : Tensor or None
+        With early stopping, every slot's best weights so far.
+    loss_sums : Tensor of shape (n_slots,)
+        Per-slot sum over the epoch's batches of (batch loss x batch rows).
+    """
+
+    def __init__(self, spec, config, n_features, n_folds=1):
+        self.config, self.n_folds = config, n_folds
+        replicas = spec.replicate(n_folds)
+        self._replica_fold = np.repeat(np.arange(n_folds), spec.n_models)
+        self._replica_lr = np.asarray(replicas.learning_rates, float)
+        self._replica_alpha = np.asarray(replicas.alphas, float)
+        net = build_network(replicas, config, n_features, folds=self._replica_fold)
+        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
+        self.loss_fn = LOSSES[config.task]
+        self.best_flat = net.flat.clone() if config.early_stopping else None
+        self._bind(net)
+
+    def _bind(self, net):
+        """Derive every per-slot tensor from ``net``."""
+        self.net = net
+        to = lambda a, dt: torch.as_tensor(a, dtype=dt, device=net.device)  # noqa: E731
+        self.slot_fold = self._replica_fold[net.slot_models]
+        self.group_folds = [
+            to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
+            for g in range(len(net.groups))
+        ]
+        self.slot_fold_t = to(self.slot_fold, torch.int64)
+        self.alphas = to(self._replica_alpha[net.slot_models], net.dtype)
+        self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
+        self.frozen = np.zeros(len(net.slot_models), dtype=bool)
+        self._update_partitions()
+
+    def _update_partitions(self):
+        """Partition the active slots by (learning rate, alpha, fold) for the
+        fused optimizer; runs of equal keys are contiguous in each group."""
+        replica = self.net.slot_models
+        key_of = lambda s: (  # noqa: E731
+            self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s]
+        )
+        partitions = {}
+        for gi in range(len(self.net.groups)):
+            start, stop = self.net.group_offsets[gi], self.net.group_offsets[gi + 1]
+            slot = start
+            while slot < stop:
+                if self.frozen[slot]:
+                    slot += 1
+                    continue
+                key, end = key_of(slot), slot + 1
+                while end < stop and not self.frozen[end] and key_of(end) == key:
+                    end += 1
+                ranges = self.net.parameter_ranges(gi, slot - start, end - start)
+                partitions.setdefault(key, []).extend(ranges)
+                slot = end
+        self.optimizer.set_partitions([(*key, r) for key, r in partitions.items()])
+
+    def _per_slot(self, gi, tensor):
+        """Rows of a per-fold tensor (K, ...) for the slots of group ``gi``."""
+        if self.n_folds == 1:
+            return tensor  # (1, ...) broadcasts over the group
+        return tensor.index_select(0, self.group_folds[gi])
+
+    def train_step(self, xb, yb, weights, counts, weight_sums, stepping):
+        """One fused forward / backward / update.
+
+        Parameters
+        ----------
+        xb : Tensor (K, B, F)
+            Every fold's batch.
+        yb : Tensor (K, B) or (K, B, C)
+        weights : Tensor (K, B)
+            Row weights summing to 1 per fold (0 for padding rows).
+        counts : Tensor (K,)
+            Real rows per fold's batch.
+        weight_sums, stepping : ndarray (K,)
+            Host copies: sum of sample weights, and whether each fold steps.
+        """
+        net = self.net
+        net.grad.zero_()
+        total = 0
+        for gi in range(len(net.groups)):
+            x = xb[0] if self.n_folds == 1 else xb.index_select(0, self.group_folds[gi])
+            losses = self.loss_fn(
+                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights)
+            )
+            a, b = net.group_offsets[gi], net.group_offsets[gi + 1]
+            self.loss_sums[a:b] += losses.detach() * self._per_slot(gi, counts)
+            total = total + losses.sum()
+        total.backward()
+        self.optimizer.step(weight_sums, stepping)
+
+    def run_epoch(self, X, y, plan):
+        """Train on every step of an :class:`EpochPlan`."""
+        self.loss_sums.zero_()
+        for s in range(plan.n_steps):
+            rows = plan.rows[s]
+            self.train_step(
+                X[rows], y[rows], plan.weights[s], plan.counts[s],
+                plan.weight_sums[s], plan.stepping[s],
+            )
+
+    def epoch_losses(self, fold_sizes, fold_batches):
+        """Per-slot mean training loss of the epoch, L2 term included (numpy).
+
+        The L2 term uses the end-of-epoch weights for every batch, a close
+        approximation of scikit-learn's per-batch term.
+        """
+        per_slot = lambda v: torch.as_tensor(  # noqa: E731
+            np.asarray(v, float)[self.slot_fold], dtype=self.net.dtype, device=self.net.device
+        )
+        sizes = per_slot(fold_sizes)
+        l2 = 0.5 * self.alphas * self.net.squared_weight_norms() * per_slot(fold_batches) / sizes
+        return (self.loss_sums / sizes + l2).cpu().numpy()
+
+    @torch.no_grad()
+    def monitor_scores(self, X_eval, y_eval, eval_weights):
+        """Each slot's monitored value (score, or negated loss) on its own
+        fold's evaluation rows (numpy).
+
+        ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
+        outputs = self.net.outputs(X_eval)
+        weights = eval_weights.index_select(0, self.slot_fold_t)
+        score = monitor_function(self.config.task, self.config.monitor)
+        return score(outputs, y_eval, weights).cpu().numpy()
+
+    @torch.no_grad()
+    def keep_best(self, improved):
+        """Copy the current weights of the slots where ``improved`` is True
+        into :attr:`best_flat`."""
+        net = self.net
+        for gi, (best, current) in enumerate(zip(net.layer_views(self.best_flat), net.params)):
+            mask = improved[net.group_offsets[gi] : net.group_offsets[gi + 1]]
+            if mask.any():
+                rows = torch.as_tensor(mask, device=net.device).view(-1, 1, 1)
+                for b, c in zip(best, current):
+                    b.copy_(torch.where(rows, c, b))
+
+    def freeze(self, slot_mask):
+        """Stop updating the slots where ``slot_mask`` is True; their
+        parameters stay bit-for-bit as they are."""
+        self.frozen |= slot_mask
+        self._update_partitions()
+
+    def kept_weights(self, slots=None):
+        """``{replica: (coefs, intercepts)}`` of ``slots`` (default all): the
+        best weights with early stopping, else the current ones."""
+        return self.net.export(self.best_flat, slots)
+
+    def compact(self):
+        """Drop the frozen slots: their parameters and optimizer state leave
+        the device, so they stop costing compute."""
+        net, carry = self.net.compact(~self.frozen)
+        self.optimizer.rebind(net.flat, net.grad, carry)
+        if self.best_flat is not None:
+            self.best_flat = carry(self.best_flat)
+        self._bind(net)
