@@ -14,7 +14,9 @@ saved without changing this module, as long as they are made of data
 (numbers, strings, None, numpy scalars and arrays, masked arrays, lists,
 tuples, dicts, RandomState instances and nested skpmlp estimators).
 Scorer objects (``scorer_``) are functions, not data: they are dropped on
-save and rebuilt on load from the ``scoring`` parameter.
+save and rebuilt on load from the ``scoring`` parameter. A ``cv`` splitter
+of scikit-learn's (``KFold(5, shuffle=True)``, ...) is stored as its class
+name and parameters and rebuilt on load from a fixed list of classes.
 
 Examples
 --------
@@ -31,12 +33,14 @@ Examples
 True
 """
 
+import inspect
 import json
 import math
 import os
 from numbers import Integral
 
 import numpy as np
+import sklearn.model_selection
 from sklearn.base import BaseEstimator
 from sklearn.metrics import check_scoring
 from sklearn.utils.validation import check_is_fitted
@@ -104,6 +108,89 @@ def _class_name(estimator, path, classes):
     return name
 
 
+# -------------------------------------------------------------- splitters
+#: The module a file names splitter classes by: the public one, so that files
+#: outlive scikit-learn moving a class between its private modules.
+_SPLITTER_MODULE = "sklearn.model_selection"
+
+
+def _splitter_classes():
+    """``{name: class}`` of the cross-validation splitters a file may name.
+
+    scikit-learn's own splitters only: the concrete public classes of
+    ``sklearn.model_selection`` that split (``split`` and ``get_n_splits``),
+    e.g. ``KFold``, ``StratifiedShuffleSplit``, ``RepeatedKFold``. Their
+    state is their ``__init__`` parameters, so the class and those
+    parameters rebuild them. As for estimators, classes are looked up among
+    those already defined: a file can never name another one.
+    """
+    return {
+        name: obj for name, obj in vars(sklearn.model_selection).items()
+        if name in sklearn.model_selection.__all__ and isinstance(obj, type)
+        and not name.startswith("Base") and not inspect.isabstract(obj)
+        and callable(getattr(obj, "split", None)) and callable(getattr(obj, "get_n_splits", None))
+    }
+
+
+def _init_params(cls):
+    """Names of the ``__init__`` parameters of ``cls`` (no ``self``, no ``**``)."""
+    return [
+        p.name for p in inspect.signature(cls).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def _splitter_params(splitter):
+    """``{name: value}`` of a scikit-learn splitter's ``__init__`` parameters.
+
+    Splitters have no ``get_params``; this reads them as scikit-learn's own
+    splitter ``repr`` does: the attribute of each parameter's name, or for
+    the repeated splitters (``RepeatedKFold``, ...) the entry in ``cvargs``,
+    the arguments they pass to the splitter they repeat.
+    """
+    missing = object()
+    cvargs = getattr(splitter, "cvargs", {})
+    params = {}
+    for name in _init_params(type(splitter)):
+        value = getattr(splitter, name, missing)
+        params[name] = cvargs.get(name, missing) if value is missing else value
+    # a parameter found nowhere would come back as its default: refuse instead
+    assert all(value is not missing for value in params.values()), (
+        f"cannot read the parameters of {splitter!r}: {sorted(params)}"
+    )
+    return params
+
+
+def _check_cv_is_data(estimator, splitters):
+    """A ``cv`` the file cannot rebuild fails saving early, with the reason.
+
+    An int, None, a list of ``(train, test)`` index arrays and scikit-learn's
+    splitters are data; any other splitter object is code, and an iterator
+    of splits (a generator) was used up by ``fit``.
+    """
+    cv = getattr(estimator, "cv", None)
+    if cv is None or isinstance(cv, Integral) or type(cv) in (list, tuple) or type(cv) in splitters.values():
+        return
+    name = type(estimator).__name__
+    kind = f"{type(cv).__module__}.{type(cv).__qualname__}"
+    if hasattr(cv, "split"):
+        problem = (
+            f"is a {kind}, not one of scikit-learn's splitters (which are stored by class and "
+            f"parameters); other splitter classes are code and cannot be stored without pickle"
+        )
+    else:
+        problem = (
+            f"is an iterable of splits ({kind}): it may be used up by fit and cannot be "
+            f"stored as data"
+        )
+    raise ValueError(
+        f"Cannot save {name}: its cv={cv!r} {problem}. Fit with cv given as an int, a "
+        f"scikit-learn splitter (e.g. KFold(5, shuffle=True, random_state=0)) or a list of "
+        f"(train, test) index arrays (e.g. cv=list(splitter.split(X, y))) to save the "
+        f"estimator, or use pickle / joblib for files you trust."
+    )
+
+
 # ------------------------------------------------------- derived attributes
 def _check_scoring_is_data(estimator):
     """A callable scorer is code: it cannot be stored, so saving fails early."""
@@ -150,6 +237,7 @@ class _Encoder:
 
     def __init__(self):
         self.classes = _estimator_classes()
+        self.splitters = _splitter_classes()
         self.arrays = {}
         # id -> (array, key); holding the array keeps its id from being reused
         self._memo = {}
@@ -186,6 +274,9 @@ class _Encoder:
             return {_TAG: "random_state", "state": self.encode(value.get_state(), f"{path}.state")}
         if isinstance(value, BaseEstimator):
             return self.estimator(value, path)
+        # exact type: a subclass may hold state its parameters do not show
+        if self.splitters.get(type(value).__name__) is type(value):
+            return self._splitter(value, path)
         raise TypeError(
             f"{path}: cannot save a value of type {type(value).__module__}."
             f"{type(value).__qualname__}; skpmlp.io stores only data (None, bool, int, float, "
@@ -221,8 +312,18 @@ class _Encoder:
             ],
         }
 
+    def _splitter(self, value, path):
+        params = _splitter_params(value)
+        return {
+            _TAG: "splitter",
+            "module": _SPLITTER_MODULE,
+            "class": type(value).__name__,
+            "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
+        }
+
     def estimator(self, estimator, path):
         name = _class_name(estimator, path, self.classes)
+        _check_cv_is_data(estimator, self.splitters)
         params = estimator.get_params(deep=False)
         state, derived = {}, []
         for attr, value in vars(estimator).items():
@@ -248,6 +349,7 @@ class _Decoder:
 
     def __init__(self, arrays):
         self.classes = _estimator_classes()
+        self.splitters = _splitter_classes()
         self.arrays = arrays
 
     def decode(self, data):
@@ -314,6 +416,20 @@ class _Decoder:
         random_state.set_state(self.decode(data["state"]))
         return random_state
 
+    def _decode_splitter(self, data):
+        module, name = data["module"], data["class"]
+        if module != _SPLITTER_MODULE or not isinstance(name, str) or name not in self.splitters:
+            raise ValueError(
+                f"Invalid skpmlp file: unknown splitter class {module!r}.{name!r}; known classes "
+                f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
+            )
+        cls = self.splitters[name]
+        params = {k: self.decode(v) for k, v in data["params"].items()}
+        unknown = set(params) - set(_init_params(cls))
+        if unknown:
+            raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
+        return cls(**params)
+
     def _decode_estimator(self, data):
         name = data["class"]
         if not isinstance(name, str) or name not in self.classes:
@@ -360,7 +476,10 @@ def save(estimator, path, *, compress=False):
         If ``estimator`` is not a skpmlp estimator, or holds an attribute
         value that is not data; the message names the attribute.
     ValueError
-        If ``scoring`` holds a callable (code cannot be stored).
+        If ``scoring`` holds a callable (code cannot be stored), or ``cv``
+        is neither an int, a list of splits nor one of scikit-learn's
+        splitters (e.g. a generator of splits, or a splitter class of
+        another package).
     """
     encoder = _Encoder()
     # a foreign object gets the TypeError, not check_is_fitted's message

@@ -15,6 +15,9 @@ from sklearn.datasets import load_iris, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import make_scorer, accuracy_score
+from sklearn.model_selection import (
+    KFold, PredefinedSplit, RepeatedStratifiedKFold, ShuffleSplit, StratifiedKFold,
+)
 from sklearn.preprocessing import StandardScaler
 
 import skpmlp.io
@@ -75,6 +78,19 @@ CASES = {
     ),
     "reg_cv_scoring": (
         lambda: ParallelMLPRegressor((8,), "relu", cv=3, scoring="neg_mean_squared_error", **FAST),
+        _regression,
+    ),
+    "clf_cv_splitter": (
+        lambda: ParallelMLPClassifier((8,), "relu", cv=KFold(3, shuffle=True, random_state=0), **FAST),
+        _iris,
+    ),
+    "clf_ensemble": (
+        lambda: ParallelMLPClassifier([(4,), (8,)], ("relu", "tanh"), ensemble_size=3, **FAST), _iris_strings,
+    ),
+    "reg_cv_splitter_ensemble": (
+        lambda: ParallelMLPRegressor(
+            [(4,), (8,)], "tanh", cv=ShuffleSplit(2, test_size=0.3, random_state=0), ensemble_size=2, **FAST,
+        ),
         _regression,
     ),
     "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
@@ -149,7 +165,8 @@ def assert_same(actual, expected, where="estimator"):
         assert_same(actual.get_state(), expected.get_state(), where)
     elif isinstance(expected, (float, np.floating)) and np.isnan(expected):
         assert np.isnan(actual), where
-    elif callable(expected):  # scorers are rebuilt, not stored: same kind and settings
+    elif callable(expected) or hasattr(expected, "get_n_splits"):
+        # scorers and splitters are rebuilt, not stored: same kind and settings
         assert repr(actual) == repr(expected), where
     else:
         assert actual == expected, where
@@ -434,3 +451,71 @@ def test_shared_arrays_are_stored_once(tmp_path):
     with np.load(tmp_path / "model.npz", allow_pickle=False) as archive:
         # coefs, intercepts (2 layers each) and classes_, besides the document
         assert len(archive.files) == 1 + 4 + 1
+
+
+# ------------------------------------------------------------ cv splitters
+@pytest.mark.parametrize(
+    "make_cv",
+    [
+        lambda y: StratifiedKFold(3, shuffle=True, random_state=1),
+        # a RandomState advances as fit splits: the file keeps its current state
+        lambda y: KFold(3, shuffle=True, random_state=np.random.RandomState(0)),
+        lambda y: ShuffleSplit(2, test_size=0.25, train_size=None, random_state=0),
+        lambda y: RepeatedStratifiedKFold(n_splits=2, n_repeats=2, random_state=0),
+        lambda y: PredefinedSplit(np.arange(len(y)) % 3),
+        lambda y: list(KFold(3).split(np.zeros(len(y)))),
+    ],
+    ids=["stratified_kfold", "kfold_random_state_instance", "shuffle_split", "repeated", "predefined",
+         "list_of_splits"],
+)
+def test_search_with_a_splitter_round_trips(make_cv, tmp_path):
+    X, y = _iris()
+    fitted = ParallelMLPClassifier((4,), "relu", cv=make_cv(y), **FAST).fit(X, y)
+    skpmlp.io.save(fitted, tmp_path / "model.npz")
+    loaded = skpmlp.io.load(tmp_path / "model.npz")
+    assert type(loaded.cv) is type(fitted.cv)
+    splits = lambda cv: list(cv) if isinstance(cv, list) else list(cv.split(X, y))  # noqa: E731
+    for (train, test), (train_0, test_0) in zip(splits(loaded.cv), splits(fitted.cv), strict=True):
+        assert_array_equal(train, train_0)
+        assert_array_equal(test, test_0)
+    assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
+    assert_same(loaded.cv_results_, fitted.cv_results_, "cv_results_")
+
+
+class _MySplitter(KFold):
+    """A splitter of another package: code, not one of scikit-learn's."""
+
+
+@pytest.mark.parametrize(
+    "make_cv, message",
+    [
+        (lambda X, y: KFold(3).split(X, y), "cv=.* is an iterable of splits .*generator"),
+        (lambda X, y: iter(list(KFold(3).split(X, y))), "cv=.* is an iterable of splits"),
+        (lambda X, y: _MySplitter(3), "cv=.* is a .*_MySplitter, not one of scikit-learn's splitters"),
+    ],
+    ids=["generator", "iterator", "other_splitter_class"],
+)
+def test_cv_that_is_not_data_is_refused(make_cv, message, tmp_path):
+    X, y = _iris()
+    search = ParallelMLPClassifier((4,), "relu", cv=make_cv(X, y), **FAST).fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.save(search, tmp_path / "model.npz")
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda cv: cv.update({"class": "GridSearchCV"}), "unknown splitter class"),
+        (lambda cv: cv.update(module="os", **{"class": "system"}), "unknown splitter class"),
+        (lambda cv: cv["params"].update(evil=1), "KFold has no parameters"),
+        (lambda cv: cv.pop("params"), "malformed 'splitter'"),
+    ],
+)
+def test_tampered_splitter_is_refused(saved_cases, tmp_path, edit, message):
+    *_, path = saved_cases("clf_cv_splitter")
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    document = json.loads(members.pop("__document__").tobytes())
+    edit(document["estimator"]["params"]["cv"])
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
