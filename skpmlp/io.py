@@ -37,6 +37,7 @@ import inspect
 import json
 import math
 import os
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -49,7 +50,7 @@ import skpmlp
 
 from ._search import resolve_scorers
 
-__all__ = ["save", "load", "FORMAT_VERSION"]
+__all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
 
 #: Version of the file layout; :func:`load` refuses any other.
 FORMAT_VERSION = 1
@@ -64,6 +65,39 @@ _SKIPPED_ATTRIBUTES = frozenset({"_metadata_request", "_sklearn_output_config"})
 
 #: dtype kinds a numpy scalar may have in a file (no objects, no voids).
 _SCALAR_KINDS = frozenset("biufU")
+
+
+class InconsistentVersionWarning(UserWarning):
+    """Warning of :func:`load` when a file was saved by another skpmlp version.
+
+    The file layout (:data:`FORMAT_VERSION`) is checked strictly, but the
+    fitted attributes an estimator holds may change between skpmlp versions
+    without changing the layout, as scikit-learn's may between pickles;
+    scikit-learn warns with its own ``InconsistentVersionWarning`` then, and
+    this is its counterpart.
+
+    Parameters
+    ----------
+    estimator_name : str
+        Class of the saved estimator.
+    saved_version : str
+        skpmlp version that saved the file.
+    current_version : str
+        skpmlp version loading it.
+    """
+
+    def __init__(self, *, estimator_name, saved_version, current_version):
+        self.estimator_name = estimator_name
+        self.saved_version = saved_version
+        self.current_version = current_version
+
+    def __str__(self):
+        return (
+            f"Loading a {self.estimator_name} saved with skpmlp {self.saved_version} into skpmlp "
+            f"{self.current_version}. Its fitted attributes may mean something else in this "
+            f"version, which can break the estimator or give wrong results; refit it with "
+            f"skpmlp {self.current_version}, or load it with skpmlp {self.saved_version}."
+        )
 
 
 # ---------------------------------------------------------------- classes
@@ -524,6 +558,11 @@ def load(path):
     ValueError
         If the file is not a skpmlp file, has another format version, names
         an unknown class, or contains pickled data.
+
+    Warns
+    -----
+    InconsistentVersionWarning
+        If the file was saved by another version of skpmlp.
     """
     archive = np.load(path, allow_pickle=False)
     if not isinstance(archive, np.lib.npyio.NpzFile):
@@ -549,6 +588,16 @@ def load(path):
     estimator = document.get("estimator")
     if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
         raise ValueError("Invalid skpmlp file: the document holds no estimator.")
+    saved_version = document.get("skpmlp_version")
+    if saved_version != skpmlp.__version__:
+        # before decoding: if the old state does not fit, the reason shows first
+        warnings.warn(
+            InconsistentVersionWarning(
+                estimator_name=estimator.get("class"), saved_version=saved_version,
+                current_version=skpmlp.__version__,
+            ),
+            stacklevel=2,
+        )
     return _Decoder(members).decode(estimator)
 
 

@@ -320,6 +320,29 @@ def test_tampered_document_is_refused(saved, tmp_path, edit, message):
         skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
 
 
+def test_other_skpmlp_version_warns(saved, tmp_path):
+    document, members = saved
+    document = json.loads(json.dumps(document))
+    document["skpmlp_version"] = "0.0.1"
+    path = _write(tmp_path / "old.npz", document, members)
+    with pytest.warns(skpmlp.io.InconsistentVersionWarning) as record:
+        loaded = skpmlp.io.load(path)
+    message = str(record[0].message)
+    assert f"SingleMLPClassifier saved with skpmlp 0.0.1 into skpmlp {skpmlp.__version__}" in message
+    assert (record[0].message.saved_version, record[0].message.current_version) == (
+        "0.0.1", skpmlp.__version__,
+    )
+    assert issubclass(skpmlp.io.InconsistentVersionWarning, UserWarning)
+    assert isinstance(loaded, SingleMLPClassifier)
+
+
+def test_same_skpmlp_version_loads_silently(saved, tmp_path):
+    path = _write(tmp_path / "same.npz", *saved)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        skpmlp.io.load(path)
+
+
 def test_other_files_are_refused(tmp_path):
     np.save(tmp_path / "array.npy", np.arange(3))
     with pytest.raises(ValueError, match="not an .npz archive"):
