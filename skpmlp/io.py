@@ -63,6 +63,11 @@ _TAG = "__type__"
 #: itself, not fitted state; they are not saved.
 _SKIPPED_ATTRIBUTES = frozenset({"_metadata_request", "_sklearn_output_config"})
 
+#: Fields of ``shards_`` entries that name machines and processes (host
+#: name, process id, Dask worker address). Files are shared, so they are
+#: saved as None unless ``save(..., include_host_info=True)``.
+_HOST_FIELDS = ("host", "pid", "worker")
+
 #: dtype kinds a numpy scalar may have in a file (no objects, no voids).
 _SCALAR_KINDS = frozenset("biufU")
 
@@ -261,6 +266,17 @@ def _is_state_name(name):
     )
 
 
+def _without_host_info(shards):
+    """``shards_`` with the :data:`_HOST_FIELDS` set to None; the keys stay,
+    so code that reads the entries works on a loaded estimator too."""
+    return [{k: None if k in _HOST_FIELDS else v for k, v in entry.items()} for entry in shards]
+
+
+#: Fitted attributes that may say more than users mean to share:
+#: ``name: redact``, applied unless ``include_host_info=True``.
+_HOST_ATTRIBUTES = {"shards_": _without_host_info}
+
+
 # ---------------------------------------------------------------- encoding
 class _Encoder:
     """Turns a value into JSON-able data, putting arrays into ``self.arrays``.
@@ -269,9 +285,10 @@ class _Encoder:
     load (e.g. ``classes_`` of a search and of its ``best_estimator_``).
     """
 
-    def __init__(self):
+    def __init__(self, *, include_host_info=False):
         self.classes = _estimator_classes()
         self.splitters = _splitter_classes()
+        self.include_host_info = include_host_info
         self.arrays = {}
         # id -> (array, key); holding the array keeps its id from being reused
         self._memo = {}
@@ -367,6 +384,8 @@ class _Encoder:
                 _DERIVED_ATTRIBUTES[attr][0](estimator)
                 derived.append(attr)
                 continue
+            if attr in _HOST_ATTRIBUTES and not self.include_host_info:
+                value = _HOST_ATTRIBUTES[attr](value)
             state[attr] = self.encode(value, f"{path}.{attr}")
         return {
             _TAG: "estimator",
@@ -489,7 +508,7 @@ class _Decoder:
 
 
 # -------------------------------------------------------------------- API
-def save(estimator, path, *, compress=False):
+def save(estimator, path, *, compress=False, include_host_info=False):
     """Save a fitted skpmlp estimator to one file, without pickle.
 
     Parameters
@@ -501,6 +520,11 @@ def save(estimator, path, *, compress=False):
         a JSON document and plain numeric or string ``.npy`` arrays.
     compress : bool, default=False
         Compress the archive's members (smaller, slower).
+    include_host_info : bool, default=False
+        Keep the host name, process id and Dask worker address of every
+        entry of a search's ``shards_``. Model files are shared, so by
+        default these fields are saved as None; the other fields (shard,
+        models, device, threads, seconds) are always kept.
 
     Raises
     ------
@@ -515,7 +539,7 @@ def save(estimator, path, *, compress=False):
         splitters (e.g. a generator of splits, or a splitter class of
         another package).
     """
-    encoder = _Encoder()
+    encoder = _Encoder(include_host_info=include_host_info)
     # a foreign object gets the TypeError, not check_is_fitted's message
     _class_name(estimator, "estimator", encoder.classes)
     check_is_fitted(estimator)

@@ -2,8 +2,11 @@
 
 import builtins
 import collections
+import copy
 import io
 import json
+import os
+import socket
 import warnings
 import zipfile
 
@@ -172,9 +175,38 @@ def assert_same(actual, expected, where="estimator"):
         assert actual == expected, where
 
 
+def _without_host_info(search):
+    """A shallow copy of ``search`` as a file saved by default holds it."""
+    expected = copy.copy(search)
+    expected.shards_ = [dict(s, host=None, pid=None, worker=None) for s in search.shards_]
+    return expected
+
+
 def test_round_trip_keeps_params_and_every_fitted_attribute(case):
     fitted, loaded, *_ = case
-    assert_same(loaded, fitted)
+    assert_same(loaded, _without_host_info(fitted) if hasattr(fitted, "shards_") else fitted)
+
+
+def test_host_info_is_left_out_by_default(search_case):
+    fitted, loaded, *_, path = search_case
+    with np.load(path, allow_pickle=False) as archive:
+        document = json.loads(archive["__document__"].tobytes())
+    saved = document["estimator"]["state"]["shards_"]
+    assert [{k: s[k] for k in ("host", "pid", "worker")} for s in saved] == [
+        {"host": None, "pid": None, "worker": None}
+    ] * len(fitted.shards_)
+    # the fields that name no machine are kept
+    assert [s["models"] for s in loaded.shards_] == [s["models"] for s in fitted.shards_]
+    assert [s["device"] for s in loaded.shards_] == [s["device"] for s in fitted.shards_]
+
+
+def test_host_info_is_kept_on_request(saved_cases, tmp_path):
+    fitted, *_ = saved_cases("clf_holdout")
+    skpmlp.io.save(fitted, tmp_path / "model.npz", include_host_info=True)
+    loaded = skpmlp.io.load(tmp_path / "model.npz")
+    assert loaded.shards_ == fitted.shards_
+    assert loaded.shards_[0]["host"] == socket.gethostname()
+    assert loaded.shards_[0]["pid"] == os.getpid()
 
 
 def test_round_trip_predicts_the_same(case):
