@@ -14,7 +14,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
+import skpmlp.io
+from skpmlp import (
+    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _single,
+)
 from skpmlp._engine import _train
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -263,6 +266,43 @@ def test_interrupt_outside_the_search_warns(where, iris, interrupt_epoch):
         estimator = SingleMLPClassifier((4,), "relu", max_iter=20, random_state=0)
     with pytest.warns(UserWarning, match="interrupted after 2 epochs"):
         estimator.fit(X, y)
+
+
+@pytest.fixture
+def failing_training(monkeypatch):
+    """Training of a single model raises, after its data was validated."""
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("simulated training failure")
+
+    monkeypatch.setattr(_single, "train_population", fail)
+
+
+@pytest.mark.parametrize("estimator_class", [SingleMLPClassifier, SingleMLPRegressor])
+def test_failed_single_fit_leaves_it_unfitted(estimator_class, iris, failing_training, tmp_path):
+    X, y = iris
+    model = estimator_class((4,), "relu", max_iter=5, random_state=0)
+    with pytest.raises(RuntimeError, match="simulated"):
+        model.fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    with pytest.raises(NotFittedError):
+        skpmlp.io.save(model, tmp_path / "model.npz")
+    assert not [name for name in vars(model) if name.endswith("_")]
+
+
+def test_failed_single_fit_keeps_the_previous_fit(iris, monkeypatch):
+    X, y = iris
+    model = SingleMLPClassifier((4,), "relu", max_iter=5, random_state=0).fit(X, y)
+    before = {name: value for name, value in vars(model).items() if name.endswith("_")}
+    proba = model.predict_proba(X)
+    monkeypatch.setattr(_single, "train_population", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        model.fit(X[:, :2], np.array(["a", "b"])[y % 2])
+    after = {name: value for name, value in vars(model).items() if name.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[name] is before[name] for name in before)
+    np.testing.assert_array_equal(model.predict_proba(X), proba)
 
 
 def test_max_time_ends_training_after_an_epoch_and_keeps_the_results(iris):
