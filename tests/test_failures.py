@@ -9,6 +9,7 @@ results.
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import load_iris, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
@@ -16,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 import skpmlp.io
 from skpmlp import (
-    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _single,
+    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _scoring,
+    _single,
 )
 from skpmlp._engine import _train
 
@@ -142,6 +144,24 @@ def test_error_score_raise_names_the_diverged_models(regression):
         ParallelMLPRegressor(
             learning_rate_init=(0.001, ABSURD, 0.01), error_score="raise", **DIVERGING
         ).fit(*regression)
+
+
+@pytest.mark.parametrize("error_score", ["raise", np.nan, -1.0])
+def test_error_score_sets_only_the_failed_scores(error_score, monkeypatch):
+    # float32 scores: a trip through a string array would round them to their
+    # shortest decimals (0.1 instead of float32(0.1)), so exactness shows it
+    exact = np.float32([0.1, 2 / 3, 0.7])
+    monkeypatch.setitem(_scoring.MONITOR_SCORES, "regression", lambda *args: torch.as_tensor(exact))
+    outputs, y = np.zeros((3, 4, 1)), np.zeros((4, 1))
+    failed = None if error_score == "raise" else np.array([False, True, False])
+    scores, _ = _scoring.score_population(
+        outputs, None, y, y, task="regression", scorer=None, failed=failed, error_score=error_score,
+    )
+    expected = exact.astype(np.float64)
+    if failed is not None:
+        expected[failed] = error_score
+    assert scores.dtype == np.float64
+    np.testing.assert_array_equal(scores, expected)
 
 
 def test_all_models_diverging_is_a_clear_error(regression):
