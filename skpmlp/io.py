@@ -91,7 +91,9 @@ class InconsistentVersionWarning(UserWarning):
         skpmlp version loading it.
     """
 
-    def __init__(self, *, estimator_name, saved_version, current_version):
+    def __init__(self, estimator_name, saved_version, current_version):
+        # the arguments as args too, so the warning pickles (joblib workers)
+        super().__init__(estimator_name, saved_version, current_version)
         self.estimator_name = estimator_name
         self.saved_version = saved_version
         self.current_version = current_version
@@ -194,9 +196,8 @@ def _splitter_params(splitter):
         value = getattr(splitter, name, missing)
         params[name] = cvargs.get(name, missing) if value is missing else value
     # a parameter found nowhere would come back as its default: refuse instead
-    assert all(value is not missing for value in params.values()), (
-        f"cannot read the parameters of {splitter!r}: {sorted(params)}"
-    )
+    unread = [name for name, value in params.items() if value is missing]
+    assert not unread, f"cannot read the parameters {unread} of {splitter!r}"
     return params
 
 

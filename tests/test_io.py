@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import os
+import pickle
 import socket
 import warnings
 import zipfile
@@ -304,8 +305,6 @@ def test_pickled_member_is_refused_unexecuted(saved, tmp_path):
 
 
 def test_pickle_file_is_refused(tmp_path):
-    import pickle
-
     path = tmp_path / "model.pkl"
     path.write_bytes(pickle.dumps(_Payload()))
     with pytest.raises(ValueError):
@@ -365,6 +364,7 @@ def test_other_skpmlp_version_warns(saved, tmp_path):
         "0.0.1", skpmlp.__version__,
     )
     assert issubclass(skpmlp.io.InconsistentVersionWarning, UserWarning)
+    assert str(pickle.loads(pickle.dumps(record[0].message))) == message
     assert isinstance(loaded, SingleMLPClassifier)
 
 
