@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import _fit_context
 from ._engine import ACTIVATION_NAMES
+from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
 from ._scoring import warn_halted
 from ._search import run_search, train_fused
@@ -253,17 +254,20 @@ class BaseParallelMLP(BaseEstimator):
     def _refit_attributes(self, run, fitted):
         """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``).
 
-        The top ``ensemble_size`` models by rank (ties by row order): with a
-        holdout, the trained models themselves; with cv, their
-        configurations retrained on all the data in one fused run.
+        The top ``ensemble_size`` models by rank (ties by row order; pruned
+        models only when too few others trained to the end, see
+        :func:`select_members`): with a holdout, the trained models
+        themselves; with cv, their configurations retrained on all the data
+        in one fused run.
         """
         start = time.perf_counter()
         best_index = fitted["best_index_"]
         ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
         means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
-        usable = np.isfinite(means) & ~run.failed
-        order = [i for i in np.argsort(ranks, kind="stable") if usable[i]]
-        members = [best_index] + [i for i in order if i != best_index][: self.ensemble_size - 1]
+        members = select_members(
+            ranks, self.ensemble_size, best=best_index, usable=np.isfinite(means) & ~run.failed,
+            pruned=run.cv_results.get("pruned"),
+        ).tolist()
         refitted = {}
         if self.cv is not None:
             rows = np.arange(run.X.shape[0])

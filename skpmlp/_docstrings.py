@@ -80,6 +80,10 @@ PARAMETERS = """
         With more than one, ``best_estimator_`` (and predict) averages the
         top ``ensemble_size`` models by rank (ties by row order): their
         probabilities for classifiers, their predictions for regressors.
+        With ``pruning``, models pruned by successive halving (partly
+        trained) are passed over; only when fewer than ``ensemble_size``
+        models trained to the end do the best pruned ones fill the
+        ensemble up, with a warning. Failed models never enter.
         The members were selected on their validation scores, so the
         ensemble's score on the same validation data is optimistic: judge
         it on data the search never saw.

@@ -1,9 +1,60 @@
 """Top-k ensembles of trained models: what ``best_estimator_`` is with
 ``ensemble_size > 1``."""
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
+
+
+def select_members(ranks, size, *, best, usable, pruned=None):
+    """Rows of a search's top-``size`` ensemble, best first.
+
+    The members are ``best`` (``best_index_``), then the best-ranked other
+    models (ties by row order) among those that trained to the end: a
+    model pruned by successive halving stopped at a rung, so its score and,
+    with a holdout, its weights are those of a partly trained model. Only
+    when fewer than ``size`` models trained to the end is the ensemble
+    filled up with the best pruned ones, with a warning. Models that are
+    not ``usable`` (failed, or scored NaN) never enter.
+
+    Parameters
+    ----------
+    ranks : ndarray of shape (n_models,)
+        ``rank_test_<metric>`` of the search (1 is best).
+    size : int
+        ``ensemble_size``.
+    best : int
+        Row of the best model, the first member.
+    usable : ndarray of bool of shape (n_models,)
+        Models that may enter the ensemble.
+    pruned : ndarray of bool of shape (n_models,), default=None
+        Models stopped by successive halving (``cv_results_["pruned"]``);
+        None when the search did not prune.
+
+    Returns
+    -------
+    ndarray of int of shape (n_members,)
+        At most ``size`` rows.
+    """
+    pruned = np.zeros(len(ranks), dtype=bool) if pruned is None else np.asarray(pruned, dtype=bool)
+    others = [i for i in np.argsort(ranks, kind="stable") if usable[i] and i != best]
+    survivors = [i for i in others if not pruned[i]][: size - 1]
+    # pruned models only fill the places no survivor is left for
+    filling = [i for i in others if pruned[i]][: size - 1 - len(survivors)]
+    if filling:
+        n_trained = len(survivors) + (not pruned[best])
+        warnings.warn(
+            f"ensemble_size={size}, but only {n_trained} usable models trained to the end; "
+            f"the other {len(filling)} members are the best models pruned by successive "
+            f"halving, ranked on partial training (with cv=None they are the partly trained "
+            f"models themselves). Lower ensemble_size, or keep more models training "
+            f"(a smaller halving_factor, a larger min_iter).",
+            UserWarning,
+            stacklevel=3,
+        )
+    return np.array([best, *survivors, *filling], dtype=int)
 
 
 class _BaseMLPEnsemble(BaseEstimator):

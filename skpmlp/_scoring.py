@@ -122,7 +122,11 @@ def score_population(
                 UserWarning,
                 stacklevel=2,
             )
-    scores = np.where(failed, error_score, scores).astype(float)
+    scores = np.array(scores, dtype=float)
+    if failed.any():
+        # error_score is a number here ("raise" raised above): only the failed
+        # rows take it, and no string ever enters the numeric array
+        scores[failed] = error_score
     return scores, time.perf_counter() - start
 
 

@@ -26,6 +26,12 @@ from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
 
+#: Everything ``fit`` sets: validating the data sets the last three before
+#: training, so a failed fit puts all of them back as they were.
+_FITTED_ATTRIBUTES = (
+    "coefs_", "intercepts_", "n_iter_", "loss_curve_", "n_features_in_", "feature_names_in_", "classes_",
+)
+
 
 def dense(X):
     """Sparse input is accepted and densified, as the fused engine is dense."""
@@ -88,9 +94,17 @@ class _BaseSingleMLP(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+    def __sklearn_is_fitted__(self):
+        # validation sets n_features_in_ (and classes_) before training:
+        # only trained weights make a model that can predict
+        return hasattr(self, "coefs_")
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train this one model alone on all of ``(X, y)``.
+
+        A fit that raises (or is interrupted in its first epoch) leaves the
+        model as it was before: unfitted, or with its previous fit.
 
         Parameters
         ----------
@@ -104,6 +118,17 @@ class _BaseSingleMLP(BaseEstimator):
         -------
         self : object
         """
+        previous = {name: vars(self)[name] for name in _FITTED_ATTRIBUTES if name in vars(self)}
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            for name in _FITTED_ATTRIBUTES:
+                vars(self).pop(name, None)
+            vars(self).update(previous)
+            raise
+
+    def _fit(self, X, y, sample_weight):
+        """:meth:`fit`'s work: validate, train, set the fitted attributes."""
         X, y = validate_data(
             self, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
             multi_output=self._task == "regression", y_numeric=self._task == "regression",

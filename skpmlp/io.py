@@ -14,7 +14,9 @@ saved without changing this module, as long as they are made of data
 (numbers, strings, None, numpy scalars and arrays, masked arrays, lists,
 tuples, dicts, RandomState instances and nested skpmlp estimators).
 Scorer objects (``scorer_``) are functions, not data: they are dropped on
-save and rebuilt on load from the ``scoring`` parameter.
+save and rebuilt on load from the ``scoring`` parameter. A ``cv`` splitter
+of scikit-learn's (``KFold(5, shuffle=True)``, ...) is stored as its class
+name and parameters and rebuilt on load from a fixed list of classes.
 
 Examples
 --------
@@ -31,12 +33,15 @@ Examples
 True
 """
 
+import inspect
 import json
 import math
 import os
+import warnings
 from numbers import Integral
 
 import numpy as np
+import sklearn.model_selection
 from sklearn.base import BaseEstimator
 from sklearn.metrics import check_scoring
 from sklearn.utils.validation import check_is_fitted
@@ -45,7 +50,7 @@ import skpmlp
 
 from ._search import resolve_scorers
 
-__all__ = ["save", "load", "FORMAT_VERSION"]
+__all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
 
 #: Version of the file layout; :func:`load` refuses any other.
 FORMAT_VERSION = 1
@@ -58,8 +63,48 @@ _TAG = "__type__"
 #: itself, not fitted state; they are not saved.
 _SKIPPED_ATTRIBUTES = frozenset({"_metadata_request", "_sklearn_output_config"})
 
+#: Fields of ``shards_`` entries that name machines and processes (host
+#: name, process id, Dask worker address). Files are shared, so they are
+#: saved as None unless ``save(..., include_host_info=True)``.
+_HOST_FIELDS = ("host", "pid", "worker")
+
 #: dtype kinds a numpy scalar may have in a file (no objects, no voids).
 _SCALAR_KINDS = frozenset("biufU")
+
+
+class InconsistentVersionWarning(UserWarning):
+    """Warning of :func:`load` when a file was saved by another skpmlp version.
+
+    The file layout (:data:`FORMAT_VERSION`) is checked strictly, but the
+    fitted attributes an estimator holds may change between skpmlp versions
+    without changing the layout, as scikit-learn's may between pickles;
+    scikit-learn warns with its own ``InconsistentVersionWarning`` then, and
+    this is its counterpart.
+
+    Parameters
+    ----------
+    estimator_name : str
+        Class of the saved estimator.
+    saved_version : str
+        skpmlp version that saved the file.
+    current_version : str
+        skpmlp version loading it.
+    """
+
+    def __init__(self, estimator_name, saved_version, current_version):
+        # the arguments as args too, so the warning pickles (joblib workers)
+        super().__init__(estimator_name, saved_version, current_version)
+        self.estimator_name = estimator_name
+        self.saved_version = saved_version
+        self.current_version = current_version
+
+    def __str__(self):
+        return (
+            f"Loading a {self.estimator_name} saved with skpmlp {self.saved_version} into skpmlp "
+            f"{self.current_version}. Its fitted attributes may mean something else in this "
+            f"version, which can break the estimator or give wrong results; refit it with "
+            f"skpmlp {self.current_version}, or load it with skpmlp {self.saved_version}."
+        )
 
 
 # ---------------------------------------------------------------- classes
@@ -104,6 +149,88 @@ def _class_name(estimator, path, classes):
     return name
 
 
+# -------------------------------------------------------------- splitters
+#: The module a file names splitter classes by: the public one, so that files
+#: outlive scikit-learn moving a class between its private modules.
+_SPLITTER_MODULE = "sklearn.model_selection"
+
+
+def _splitter_classes():
+    """``{name: class}`` of the cross-validation splitters a file may name.
+
+    scikit-learn's own splitters only: the concrete public classes of
+    ``sklearn.model_selection`` that split (``split`` and ``get_n_splits``),
+    e.g. ``KFold``, ``StratifiedShuffleSplit``, ``RepeatedKFold``. Their
+    state is their ``__init__`` parameters, so the class and those
+    parameters rebuild them. As for estimators, classes are looked up among
+    those already defined: a file can never name another one.
+    """
+    return {
+        name: obj for name, obj in vars(sklearn.model_selection).items()
+        if name in sklearn.model_selection.__all__ and isinstance(obj, type)
+        and not name.startswith("Base") and not inspect.isabstract(obj)
+        and callable(getattr(obj, "split", None)) and callable(getattr(obj, "get_n_splits", None))
+    }
+
+
+def _init_params(cls):
+    """Names of the ``__init__`` parameters of ``cls`` (no ``self``, no ``**``)."""
+    return [
+        p.name for p in inspect.signature(cls).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def _splitter_params(splitter):
+    """``{name: value}`` of a scikit-learn splitter's ``__init__`` parameters.
+
+    Splitters have no ``get_params``; this reads them as scikit-learn's own
+    splitter ``repr`` does: the attribute of each parameter's name, or for
+    the repeated splitters (``RepeatedKFold``, ...) the entry in ``cvargs``,
+    the arguments they pass to the splitter they repeat.
+    """
+    missing = object()
+    cvargs = getattr(splitter, "cvargs", {})
+    params = {}
+    for name in _init_params(type(splitter)):
+        value = getattr(splitter, name, missing)
+        params[name] = cvargs.get(name, missing) if value is missing else value
+    # a parameter found nowhere would come back as its default: refuse instead
+    unread = [name for name, value in params.items() if value is missing]
+    assert not unread, f"cannot read the parameters {unread} of {splitter!r}"
+    return params
+
+
+def _check_cv_is_data(estimator, splitters):
+    """A ``cv`` the file cannot rebuild fails saving early, with the reason.
+
+    An int, None, a list of ``(train, test)`` index arrays and scikit-learn's
+    splitters are data; any other splitter object is code, and an iterator
+    of splits (a generator) was used up by ``fit``.
+    """
+    cv = getattr(estimator, "cv", None)
+    if cv is None or isinstance(cv, Integral) or type(cv) in (list, tuple) or type(cv) in splitters.values():
+        return
+    name = type(estimator).__name__
+    kind = f"{type(cv).__module__}.{type(cv).__qualname__}"
+    if hasattr(cv, "split"):
+        problem = (
+            f"is a {kind}, not one of scikit-learn's splitters (which are stored by class and "
+            f"parameters); other splitter classes are code and cannot be stored without pickle"
+        )
+    else:
+        problem = (
+            f"is an iterable of splits ({kind}): it may be used up by fit and cannot be "
+            f"stored as data"
+        )
+    raise ValueError(
+        f"Cannot save {name}: its cv={cv!r} {problem}. Fit with cv given as an int, a "
+        f"scikit-learn splitter (e.g. KFold(5, shuffle=True, random_state=0)) or a list of "
+        f"(train, test) index arrays (e.g. cv=list(splitter.split(X, y))) to save the "
+        f"estimator, or use pickle / joblib for files you trust."
+    )
+
+
 # ------------------------------------------------------- derived attributes
 def _check_scoring_is_data(estimator):
     """A callable scorer is code: it cannot be stored, so saving fails early."""
@@ -140,6 +267,17 @@ def _is_state_name(name):
     )
 
 
+def _without_host_info(shards):
+    """``shards_`` with the :data:`_HOST_FIELDS` set to None; the keys stay,
+    so code that reads the entries works on a loaded estimator too."""
+    return [{k: None if k in _HOST_FIELDS else v for k, v in entry.items()} for entry in shards]
+
+
+#: Fitted attributes that may say more than users mean to share:
+#: ``name: redact``, applied unless ``include_host_info=True``.
+_HOST_ATTRIBUTES = {"shards_": _without_host_info}
+
+
 # ---------------------------------------------------------------- encoding
 class _Encoder:
     """Turns a value into JSON-able data, putting arrays into ``self.arrays``.
@@ -148,8 +286,10 @@ class _Encoder:
     load (e.g. ``classes_`` of a search and of its ``best_estimator_``).
     """
 
-    def __init__(self):
+    def __init__(self, *, include_host_info=False):
         self.classes = _estimator_classes()
+        self.splitters = _splitter_classes()
+        self.include_host_info = include_host_info
         self.arrays = {}
         # id -> (array, key); holding the array keeps its id from being reused
         self._memo = {}
@@ -186,6 +326,9 @@ class _Encoder:
             return {_TAG: "random_state", "state": self.encode(value.get_state(), f"{path}.state")}
         if isinstance(value, BaseEstimator):
             return self.estimator(value, path)
+        # exact type: a subclass may hold state its parameters do not show
+        if self.splitters.get(type(value).__name__) is type(value):
+            return self._splitter(value, path)
         raise TypeError(
             f"{path}: cannot save a value of type {type(value).__module__}."
             f"{type(value).__qualname__}; skpmlp.io stores only data (None, bool, int, float, "
@@ -221,8 +364,18 @@ class _Encoder:
             ],
         }
 
+    def _splitter(self, value, path):
+        params = _splitter_params(value)
+        return {
+            _TAG: "splitter",
+            "module": _SPLITTER_MODULE,
+            "class": type(value).__name__,
+            "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
+        }
+
     def estimator(self, estimator, path):
         name = _class_name(estimator, path, self.classes)
+        _check_cv_is_data(estimator, self.splitters)
         params = estimator.get_params(deep=False)
         state, derived = {}, []
         for attr, value in vars(estimator).items():
@@ -232,6 +385,8 @@ class _Encoder:
                 _DERIVED_ATTRIBUTES[attr][0](estimator)
                 derived.append(attr)
                 continue
+            if attr in _HOST_ATTRIBUTES and not self.include_host_info:
+                value = _HOST_ATTRIBUTES[attr](value)
             state[attr] = self.encode(value, f"{path}.{attr}")
         return {
             _TAG: "estimator",
@@ -248,6 +403,7 @@ class _Decoder:
 
     def __init__(self, arrays):
         self.classes = _estimator_classes()
+        self.splitters = _splitter_classes()
         self.arrays = arrays
 
     def decode(self, data):
@@ -314,6 +470,20 @@ class _Decoder:
         random_state.set_state(self.decode(data["state"]))
         return random_state
 
+    def _decode_splitter(self, data):
+        module, name = data["module"], data["class"]
+        if module != _SPLITTER_MODULE or not isinstance(name, str) or name not in self.splitters:
+            raise ValueError(
+                f"Invalid skpmlp file: unknown splitter class {module!r}.{name!r}; known classes "
+                f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
+            )
+        cls = self.splitters[name]
+        params = {k: self.decode(v) for k, v in data["params"].items()}
+        unknown = set(params) - set(_init_params(cls))
+        if unknown:
+            raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
+        return cls(**params)
+
     def _decode_estimator(self, data):
         name = data["class"]
         if not isinstance(name, str) or name not in self.classes:
@@ -339,7 +509,7 @@ class _Decoder:
 
 
 # -------------------------------------------------------------------- API
-def save(estimator, path, *, compress=False):
+def save(estimator, path, *, compress=False, include_host_info=False):
     """Save a fitted skpmlp estimator to one file, without pickle.
 
     Parameters
@@ -351,6 +521,11 @@ def save(estimator, path, *, compress=False):
         a JSON document and plain numeric or string ``.npy`` arrays.
     compress : bool, default=False
         Compress the archive's members (smaller, slower).
+    include_host_info : bool, default=False
+        Keep the host name, process id and Dask worker address of every
+        entry of a search's ``shards_``. Model files are shared, so by
+        default these fields are saved as None; the other fields (shard,
+        models, device, threads, seconds) are always kept.
 
     Raises
     ------
@@ -360,9 +535,12 @@ def save(estimator, path, *, compress=False):
         If ``estimator`` is not a skpmlp estimator, or holds an attribute
         value that is not data; the message names the attribute.
     ValueError
-        If ``scoring`` holds a callable (code cannot be stored).
+        If ``scoring`` holds a callable (code cannot be stored), or ``cv``
+        is neither an int, a list of splits nor one of scikit-learn's
+        splitters (e.g. a generator of splits, or a splitter class of
+        another package).
     """
-    encoder = _Encoder()
+    encoder = _Encoder(include_host_info=include_host_info)
     # a foreign object gets the TypeError, not check_is_fitted's message
     _class_name(estimator, "estimator", encoder.classes)
     check_is_fitted(estimator)
@@ -405,6 +583,11 @@ def load(path):
     ValueError
         If the file is not a skpmlp file, has another format version, names
         an unknown class, or contains pickled data.
+
+    Warns
+    -----
+    InconsistentVersionWarning
+        If the file was saved by another version of skpmlp.
     """
     archive = np.load(path, allow_pickle=False)
     if not isinstance(archive, np.lib.npyio.NpzFile):
@@ -430,6 +613,16 @@ def load(path):
     estimator = document.get("estimator")
     if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
         raise ValueError("Invalid skpmlp file: the document holds no estimator.")
+    saved_version = document.get("skpmlp_version")
+    if saved_version != skpmlp.__version__:
+        # before decoding: if the old state does not fit, the reason shows first
+        warnings.warn(
+            InconsistentVersionWarning(
+                estimator_name=estimator.get("class"), saved_version=saved_version,
+                current_version=skpmlp.__version__,
+            ),
+            stacklevel=2,
+        )
     return _Decoder(members).decode(estimator)
 
 

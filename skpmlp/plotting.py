@@ -641,9 +641,10 @@ class LearningCurvesDisplay:
         Models are ranked by ``rank_test_<metric>``. With ``cv`` the curves
         of a model's fold replicas are averaged, epoch by epoch, over the
         replicas still training. The validation panel shows
-        ``validation_scores_`` (the default score, accuracy / R², on the
-        held-out rows) and is left out when the search did not monitor it
-        (``cv`` without ``early_stopping``).
+        ``validation_scores_``: the default score (accuracy / R²) on the
+        held-out rows, or with ``monitor="loss"`` the negated validation
+        loss, labelled as such. It is left out when the search did not
+        monitor it (``cv`` without ``early_stopping`` or ``pruning``).
 
         Parameters
         ----------
@@ -676,7 +677,7 @@ class LearningCurvesDisplay:
             loss_curves=_fold_mean(estimator.loss_curves_[order]),
             validation_scores=None if validation is None else _fold_mean(validation[order]),
             labels=[_model_label(results, i, metric) for i in order],
-            score_name=f"validation {'accuracy' if is_classifier(estimator) else 'R²'}{folds}",
+            score_name=f"{_monitored_name(estimator)}{folds}",
             loss_name=f"training loss{folds}",
         )
         return display.plot(ax=ax)
@@ -732,6 +733,14 @@ class LearningCurvesDisplay:
                 f"Pass e.g. plt.subplots(1, {panels})[1], or ax=None."
             )
         return axes
+
+
+def _monitored_name(estimator):
+    """Label of ``validation_scores_``: what the estimator's ``monitor`` watched."""
+    if getattr(estimator, "monitor", "score") == "loss":
+        # validation_scores_ holds -loss then, so that higher is better
+        return "validation loss (negated)"
+    return f"validation {'accuracy' if is_classifier(estimator) else 'R²'}"
 
 
 def _fold_mean(curves):

@@ -11,12 +11,17 @@ import time
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
-from skpmlp._engine import PopulationSpec, TrainConfig, _trainer, train_population
+import skpmlp.io
+from skpmlp import (
+    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _scoring,
+    _single,
+)
+from skpmlp._engine import PopulationSpec, TrainConfig, train_population
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -134,6 +139,24 @@ def test_error_score_raise_names_the_diverged_models(regression):
         ParallelMLPRegressor(
             learning_rate_init=(0.001, ABSURD, 0.01), error_score="raise", **DIVERGING
         ).fit(*regression)
+
+
+@pytest.mark.parametrize("error_score", ["raise", np.nan, -1.0])
+def test_error_score_sets_only_the_failed_scores(error_score, monkeypatch):
+    # float32 scores: a trip through a string array would round them to their
+    # shortest decimals (0.1 instead of float32(0.1)), so exactness shows it
+    exact = np.float32([0.1, 2 / 3, 0.7])
+    monkeypatch.setitem(_scoring.MONITOR_SCORES, "regression", lambda *args: torch.as_tensor(exact))
+    outputs, y = np.zeros((3, 4, 1)), np.zeros((4, 1))
+    failed = None if error_score == "raise" else np.array([False, True, False])
+    scores, _ = _scoring.score_population(
+        outputs, None, y, y, task="regression", scorer=None, failed=failed, error_score=error_score,
+    )
+    expected = exact.astype(np.float64)
+    if failed is not None:
+        expected[failed] = error_score
+    assert scores.dtype == np.float64
+    np.testing.assert_array_equal(scores, expected)
 
 
 def test_all_models_diverging_is_a_clear_error(regression):
@@ -261,6 +284,43 @@ def test_interrupt_outside_the_search_warns(where, iris, interrupt_epoch):
         estimator = SingleMLPClassifier((4,), "relu", max_iter=20, random_state=0)
     with pytest.warns(UserWarning, match="interrupted after 2 epochs"):
         estimator.fit(X, y)
+
+
+@pytest.fixture
+def failing_training(monkeypatch):
+    """Training of a single model raises, after its data was validated."""
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("simulated training failure")
+
+    monkeypatch.setattr(_single, "train_population", fail)
+
+
+@pytest.mark.parametrize("estimator_class", [SingleMLPClassifier, SingleMLPRegressor])
+def test_failed_single_fit_leaves_it_unfitted(estimator_class, iris, failing_training, tmp_path):
+    X, y = iris
+    model = estimator_class((4,), "relu", max_iter=5, random_state=0)
+    with pytest.raises(RuntimeError, match="simulated"):
+        model.fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    with pytest.raises(NotFittedError):
+        skpmlp.io.save(model, tmp_path / "model.npz")
+    assert not [name for name in vars(model) if name.endswith("_")]
+
+
+def test_failed_single_fit_keeps_the_previous_fit(iris, monkeypatch):
+    X, y = iris
+    model = SingleMLPClassifier((4,), "relu", max_iter=5, random_state=0).fit(X, y)
+    before = {name: value for name, value in vars(model).items() if name.endswith("_")}
+    proba = model.predict_proba(X)
+    monkeypatch.setattr(_single, "train_population", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        model.fit(X[:, :2], np.array(["a", "b"])[y % 2])
+    after = {name: value for name, value in vars(model).items() if name.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[name] is before[name] for name in before)
+    np.testing.assert_array_equal(model.predict_proba(X), proba)
 
 
 def test_max_time_ends_training_after_an_epoch_and_keeps_the_results(iris):

@@ -2,8 +2,12 @@
 
 import builtins
 import collections
+import copy
 import io
 import json
+import os
+import pickle
+import socket
 import warnings
 import zipfile
 
@@ -15,6 +19,9 @@ from sklearn.datasets import load_iris, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import make_scorer, accuracy_score
+from sklearn.model_selection import (
+    KFold, PredefinedSplit, RepeatedStratifiedKFold, ShuffleSplit, StratifiedKFold,
+)
 from sklearn.preprocessing import StandardScaler
 
 import skpmlp.io
@@ -75,6 +82,19 @@ CASES = {
     ),
     "reg_cv_scoring": (
         lambda: ParallelMLPRegressor((8,), "relu", cv=3, scoring="neg_mean_squared_error", **FAST),
+        _regression,
+    ),
+    "clf_cv_splitter": (
+        lambda: ParallelMLPClassifier((8,), "relu", cv=KFold(3, shuffle=True, random_state=0), **FAST),
+        _iris,
+    ),
+    "clf_ensemble": (
+        lambda: ParallelMLPClassifier([(4,), (8,)], ("relu", "tanh"), ensemble_size=3, **FAST), _iris_strings,
+    ),
+    "reg_cv_splitter_ensemble": (
+        lambda: ParallelMLPRegressor(
+            [(4,), (8,)], "tanh", cv=ShuffleSplit(2, test_size=0.3, random_state=0), ensemble_size=2, **FAST,
+        ),
         _regression,
     ),
     "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
@@ -149,15 +169,45 @@ def assert_same(actual, expected, where="estimator"):
         assert_same(actual.get_state(), expected.get_state(), where)
     elif isinstance(expected, (float, np.floating)) and np.isnan(expected):
         assert np.isnan(actual), where
-    elif callable(expected):  # scorers are rebuilt, not stored: same kind and settings
+    elif callable(expected) or hasattr(expected, "get_n_splits"):
+        # scorers and splitters are rebuilt, not stored: same kind and settings
         assert repr(actual) == repr(expected), where
     else:
         assert actual == expected, where
 
 
+def _without_host_info(search):
+    """A shallow copy of ``search`` as a file saved by default holds it."""
+    expected = copy.copy(search)
+    expected.shards_ = [dict(s, host=None, pid=None, worker=None) for s in search.shards_]
+    return expected
+
+
 def test_round_trip_keeps_params_and_every_fitted_attribute(case):
     fitted, loaded, *_ = case
-    assert_same(loaded, fitted)
+    assert_same(loaded, _without_host_info(fitted) if hasattr(fitted, "shards_") else fitted)
+
+
+def test_host_info_is_left_out_by_default(search_case):
+    fitted, loaded, *_, path = search_case
+    with np.load(path, allow_pickle=False) as archive:
+        document = json.loads(archive["__document__"].tobytes())
+    saved = document["estimator"]["state"]["shards_"]
+    assert [{k: s[k] for k in ("host", "pid", "worker")} for s in saved] == [
+        {"host": None, "pid": None, "worker": None}
+    ] * len(fitted.shards_)
+    # the fields that name no machine are kept
+    assert [s["models"] for s in loaded.shards_] == [s["models"] for s in fitted.shards_]
+    assert [s["device"] for s in loaded.shards_] == [s["device"] for s in fitted.shards_]
+
+
+def test_host_info_is_kept_on_request(saved_cases, tmp_path):
+    fitted, *_ = saved_cases("clf_holdout")
+    skpmlp.io.save(fitted, tmp_path / "model.npz", include_host_info=True)
+    loaded = skpmlp.io.load(tmp_path / "model.npz")
+    assert loaded.shards_ == fitted.shards_
+    assert loaded.shards_[0]["host"] == socket.gethostname()
+    assert loaded.shards_[0]["pid"] == os.getpid()
 
 
 def test_round_trip_predicts_the_same(case):
@@ -255,8 +305,6 @@ def test_pickled_member_is_refused_unexecuted(saved, tmp_path):
 
 
 def test_pickle_file_is_refused(tmp_path):
-    import pickle
-
     path = tmp_path / "model.pkl"
     path.write_bytes(pickle.dumps(_Payload()))
     with pytest.raises(ValueError):
@@ -301,6 +349,30 @@ def test_tampered_document_is_refused(saved, tmp_path, edit, message):
     edit(document)
     with pytest.raises(ValueError, match=message):
         skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+def test_other_skpmlp_version_warns(saved, tmp_path):
+    document, members = saved
+    document = json.loads(json.dumps(document))
+    document["skpmlp_version"] = "0.0.1"
+    path = _write(tmp_path / "old.npz", document, members)
+    with pytest.warns(skpmlp.io.InconsistentVersionWarning) as record:
+        loaded = skpmlp.io.load(path)
+    message = str(record[0].message)
+    assert f"SingleMLPClassifier saved with skpmlp 0.0.1 into skpmlp {skpmlp.__version__}" in message
+    assert (record[0].message.saved_version, record[0].message.current_version) == (
+        "0.0.1", skpmlp.__version__,
+    )
+    assert issubclass(skpmlp.io.InconsistentVersionWarning, UserWarning)
+    assert str(pickle.loads(pickle.dumps(record[0].message))) == message
+    assert isinstance(loaded, SingleMLPClassifier)
+
+
+def test_same_skpmlp_version_loads_silently(saved, tmp_path):
+    path = _write(tmp_path / "same.npz", *saved)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        skpmlp.io.load(path)
 
 
 def test_other_files_are_refused(tmp_path):
@@ -434,3 +506,71 @@ def test_shared_arrays_are_stored_once(tmp_path):
     with np.load(tmp_path / "model.npz", allow_pickle=False) as archive:
         # coefs, intercepts (2 layers each) and classes_, besides the document
         assert len(archive.files) == 1 + 4 + 1
+
+
+# ------------------------------------------------------------ cv splitters
+@pytest.mark.parametrize(
+    "make_cv",
+    [
+        lambda y: StratifiedKFold(3, shuffle=True, random_state=1),
+        # a RandomState advances as fit splits: the file keeps its current state
+        lambda y: KFold(3, shuffle=True, random_state=np.random.RandomState(0)),
+        lambda y: ShuffleSplit(2, test_size=0.25, train_size=None, random_state=0),
+        lambda y: RepeatedStratifiedKFold(n_splits=2, n_repeats=2, random_state=0),
+        lambda y: PredefinedSplit(np.arange(len(y)) % 3),
+        lambda y: list(KFold(3).split(np.zeros(len(y)))),
+    ],
+    ids=["stratified_kfold", "kfold_random_state_instance", "shuffle_split", "repeated", "predefined",
+         "list_of_splits"],
+)
+def test_search_with_a_splitter_round_trips(make_cv, tmp_path):
+    X, y = _iris()
+    fitted = ParallelMLPClassifier((4,), "relu", cv=make_cv(y), **FAST).fit(X, y)
+    skpmlp.io.save(fitted, tmp_path / "model.npz")
+    loaded = skpmlp.io.load(tmp_path / "model.npz")
+    assert type(loaded.cv) is type(fitted.cv)
+    splits = lambda cv: list(cv) if isinstance(cv, list) else list(cv.split(X, y))  # noqa: E731
+    for (train, test), (train_0, test_0) in zip(splits(loaded.cv), splits(fitted.cv), strict=True):
+        assert_array_equal(train, train_0)
+        assert_array_equal(test, test_0)
+    assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
+    assert_same(loaded.cv_results_, fitted.cv_results_, "cv_results_")
+
+
+class _MySplitter(KFold):
+    """A splitter of another package: code, not one of scikit-learn's."""
+
+
+@pytest.mark.parametrize(
+    "make_cv, message",
+    [
+        (lambda X, y: KFold(3).split(X, y), "cv=.* is an iterable of splits .*generator"),
+        (lambda X, y: iter(list(KFold(3).split(X, y))), "cv=.* is an iterable of splits"),
+        (lambda X, y: _MySplitter(3), "cv=.* is a .*_MySplitter, not one of scikit-learn's splitters"),
+    ],
+    ids=["generator", "iterator", "other_splitter_class"],
+)
+def test_cv_that_is_not_data_is_refused(make_cv, message, tmp_path):
+    X, y = _iris()
+    search = ParallelMLPClassifier((4,), "relu", cv=make_cv(X, y), **FAST).fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.save(search, tmp_path / "model.npz")
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda cv: cv.update({"class": "GridSearchCV"}), "unknown splitter class"),
+        (lambda cv: cv.update(module="os", **{"class": "system"}), "unknown splitter class"),
+        (lambda cv: cv["params"].update(evil=1), "KFold has no parameters"),
+        (lambda cv: cv.pop("params"), "malformed 'splitter'"),
+    ],
+)
+def test_tampered_splitter_is_refused(saved_cases, tmp_path, edit, message):
+    *_, path = saved_cases("clf_cv_splitter")
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    document = json.loads(members.pop("__document__").tobytes())
+    edit(document["estimator"]["params"]["cv"])
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))

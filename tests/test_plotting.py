@@ -208,6 +208,25 @@ def test_learning_curves_with_cv_average_the_folds(searches):
     assert display.axes_[1].get_ylabel() == "validation accuracy (mean over folds)"
 
 
+@pytest.mark.parametrize(
+    "estimator, cv, label",
+    [
+        (ParallelMLPClassifier, None, "validation accuracy"),
+        (ParallelMLPRegressor, None, "validation R²"),
+        (ParallelMLPClassifier, None, "validation loss (negated)"),
+        (ParallelMLPRegressor, 2, "validation loss (negated) (mean over folds)"),
+    ],
+    ids=["classifier_score", "regressor_score", "classifier_loss", "regressor_loss_cv"],
+)
+def test_learning_curves_label_what_was_monitored(iris, estimator, cv, label):
+    X, y = iris
+    monitor = "loss" if "loss" in label else "score"
+    search = estimator((4,), "relu", max_iter=5, cv=cv, early_stopping=True, monitor=monitor,
+                       random_state=0).fit(X, y)
+    display = LearningCurvesDisplay.from_estimator(search, top_k=1)
+    assert display.axes_[1].get_ylabel() == label
+
+
 def test_learning_curves_without_validation_scores_use_one_panel(searches):
     display = LearningCurvesDisplay.from_estimator(searches["cv"], top_k=3)
     assert searches["cv"].validation_scores_ is None

@@ -5,6 +5,7 @@ trajectory: checked in float64 against each model trained alone.
 """
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from sklearn.base import clone
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
 from skpmlp._engine._stopping import halve
+from skpmlp._ensemble import select_members
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
@@ -135,6 +137,70 @@ def test_top_k_ensemble(iris, cv):
     mean = np.mean([search.export_model(i).predict_proba(X) for i in members], axis=0)
     np.testing.assert_allclose(search.predict_proba(X), mean)
     np.testing.assert_array_equal(search.predict(X), search.classes_[mean.argmax(1)])
+
+
+HALVING = dict(
+    hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
+    pruning="halving", min_iter=2, halving_factor=2, n_iter_no_change=1000, random_state=0,
+)
+
+
+@pytest.mark.parametrize("cv", [None, 2])
+def test_an_ensemble_takes_no_pruned_model_while_enough_survive(iris, cv):
+    X, y = iris
+    # one rung at epoch 2: 8 -> 4 models train to the end
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        search = ParallelMLPClassifier(cv=cv, max_iter=3, ensemble_size=3, **HALVING).fit(X, y)
+    assert not [w for w in record if "pruned" in str(w.message)]
+    pruned = search.cv_results_["pruned"]
+    assert pruned.sum() == 4
+    members = search.ensemble_indices_
+    assert members[0] == search.best_index_ and len(members) == 3
+    assert not pruned[members].any()
+
+
+@pytest.mark.parametrize("cv", [None, 2])
+def test_an_ensemble_fills_up_with_the_best_pruned_models_and_warns(iris, cv):
+    X, y = iris
+    # rungs at epochs 2, 4, 8: 8 -> 4 -> 2 -> 1 model trains to the end
+    search = ParallelMLPClassifier(cv=cv, max_iter=10, ensemble_size=3, **HALVING)
+    with pytest.warns(UserWarning, match=r"ensemble_size=3, but only 1 usable models trained to the end; "
+                                         r"the other 2 members are the best models pruned"):
+        search.fit(X, y)
+    pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
+    assert (~pruned).sum() == 1
+    members = search.ensemble_indices_
+    best_pruned = np.flatnonzero(pruned)[np.argsort(ranks[pruned], kind="stable")[:2]]
+    np.testing.assert_array_equal(members, [search.best_index_, *best_pruned])
+    assert not pruned[search.best_index_]
+    mean = np.mean([m.predict_proba(X) for m in search.best_estimator_.estimators_], axis=0)
+    np.testing.assert_allclose(search.predict_proba(X), mean)
+
+
+@pytest.mark.parametrize(
+    "ranks, pruned, usable, expected, warns",
+    [
+        # pruned rows are passed over whatever their rank, failed ones always
+        ([1, 2, 3, 4, 5], [0, 1, 0, 0, 0], [1, 1, 1, 1, 1], [0, 2, 3], False),
+        ([1, 2, 3, 4, 5], [0, 0, 0, 1, 0], [1, 1, 0, 1, 1], [0, 1, 4], False),
+        # too few survivors: the best pruned fill up
+        ([1, 2, 3, 4, 5], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 3, 1], True),
+        ([4, 1, 3, 2, 5], [1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [2, 1, 0], True),
+        # no pruning: the top ranks, ties by row order
+        ([2, 1, 2, 1, 5], None, [1, 1, 1, 1, 1], [1, 3, 0], False),
+    ],
+)
+def test_select_members(ranks, pruned, usable, expected, warns):
+    best = expected[0]  # best_index_ always leads
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        members = select_members(
+            np.array(ranks), 3, best=best, usable=np.array(usable, dtype=bool),
+            pruned=None if pruned is None else np.array(pruned, dtype=bool),
+        )
+    np.testing.assert_array_equal(members, expected)
+    assert bool(record) == warns
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
