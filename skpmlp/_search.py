@@ -16,7 +16,7 @@ from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
 
 from ._compat import check_sample_weight, validate_data
-from ._engine import population_outputs
+from ._engine import population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import resolve_seed, train_config
 from ._population import build_population
@@ -121,6 +121,9 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     result : TrainResult
     shards : list of dict
     """
+    if estimator.verbose and estimator.device in ("auto", "cpu"):
+        # a first-use compile of the native kernel takes seconds: say so
+        prepare_kernel(config, verbose=True)
     progress = SearchProgress(estimator.verbose, config.max_iter, name=name) if estimator.verbose else None
     try:
         return train_search(

@@ -198,3 +198,17 @@ def test_kernel_cache_is_keyed_and_reused(tmp_path, monkeypatch):
     monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
     monkeypatch.setattr(_build, "_build", lambda *a: pytest.fail("rebuilt a cached kernel"))
     assert _build.load_library() is not None
+
+
+def test_verbose_fit_announces_a_first_use_compile(tmp_path, monkeypatch, capsys):
+    from sklearn.datasets import load_iris
+
+    from skpmlp import ParallelMLPClassifier
+    from skpmlp._kernels import _build
+
+    monkeypatch.setenv("SKPMLP_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
+    X, y = load_iris(return_X_y=True)
+    ParallelMLPClassifier(hidden_layer_sizes=[(4,)], max_iter=2, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "compiling the native training kernel" in err and "kernel built in" in err

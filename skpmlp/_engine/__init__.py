@@ -17,6 +17,7 @@ from ._activations import (
 from ._chunks import merge_results, split_models
 from ._device import resolve_device
 from ._losses import MONITOR_SCORES
+from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
 from ._spec import PopulationSpec, TrainConfig, TrainResult
 from ._train import train_population
@@ -34,6 +35,7 @@ __all__ = [
     "merge_results",
     "mlp_forward",
     "population_outputs",
+    "prepare_kernel",
     "resolve_device",
     "split_models",
     "train_population",

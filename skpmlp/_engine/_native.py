@@ -187,3 +187,16 @@ def choose_trainer(base, spec, config):
     if config.backend == "native":
         raise ValueError(f"backend='native' cannot train this run: {reason}.")
     return base
+
+
+def prepare_kernel(config, *, verbose=False):
+    """Build (or load from the cache) the native kernel before a CPU run,
+    announcing a first-use compile and its time when ``verbose``; whether it
+    will train the run's epochs."""
+    try:
+        on_cpu = torch.device(config.device).type == "cpu"
+    except (RuntimeError, TypeError):  # "auto", resolved where the run happens
+        on_cpu = not torch.cuda.is_available()
+    if config.backend == "torch" or not on_cpu:
+        return False
+    return _kernels.kernel_available(verbose=verbose)
