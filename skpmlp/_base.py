@@ -15,11 +15,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring, get_scorer_names
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import _fit_context
+from ._compat import Interval, StrOptions, _fit_context
 from ._engine import ACTIVATION_NAMES, train_population
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
 from ._scoring import warn_halted
