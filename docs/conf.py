@@ -82,7 +82,7 @@ torch.set_num_threads(1)
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),
     "gallery_dirs": str(HERE / "auto_examples"),
-    # only plot_*.py run; quickstart.py (the README's script, minutes) is
+    # only plot_*.py run; quickstart.py (the README's script, ~1 min) is
     # shown as code without being executed
     "filename_pattern": r"/plot_",
     "within_subsection_order": "FileNameSortKey",
