@@ -37,7 +37,7 @@ def _refitted(search):
     return True
 
 
-#: Attributes that validating the data sets on the estimator before training.
+#: Attributes that data validation sets on the estimator, before training starts.
 _DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
 
 

@@ -643,7 +643,7 @@ class LearningCurvesDisplay:
         replicas still training. The validation panel shows
         ``validation_scores_`` (the default score, accuracy / R², on the
         held-out rows) and is left out when the search did not monitor it
-        (``cv`` without ``early_stopping``).
+        (``cv`` without ``early_stopping`` or ``pruning``).
 
         Parameters
         ----------

@@ -1,0 +1,60 @@
+"""Claims of the docstrings and the user guide that a test can check."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from skpmlp import ParallelMLPClassifier
+
+SMALL = dict(hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
+             max_iter=12, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize(
+    "cv, early_stopping, pruning, monitored",
+    [
+        (None, False, None, True),  # the held-out rows are always watched
+        (None, True, None, True),
+        (3, False, None, False),  # a fold's test rows only score
+        (3, True, None, True),
+        (3, False, "halving", True),  # pruning monitors too, without early stopping
+    ],
+)
+def test_validation_scores_exist_as_documented(data, cv, early_stopping, pruning, monitored):
+    search = ParallelMLPClassifier(
+        **SMALL, cv=cv, early_stopping=early_stopping, pruning=pruning, min_iter=2
+    ).fit(*data)
+    assert (search.validation_scores_ is not None) == monitored
+    if monitored:
+        assert search.validation_scores_.shape == search.loss_curves_.shape
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_a_pruned_model_keeps_the_weights_documented(data, early_stopping):
+    """A pruned model keeps the weights it had when pruned, or its best ones
+    with early stopping: its final score is its last, or its best,
+    validation score."""
+    # large learning rates: validation scores go up and down, so a model's
+    # best epoch is often not its last
+    params = dict(SMALL, learning_rate_init=(0.3, 1.0), max_iter=30)
+    search = ParallelMLPClassifier(
+        **params, n_repeats=2, pruning="halving", min_iter=6, halving_factor=2,
+        early_stopping=early_stopping, validation_fraction=0.3, dtype="float64",
+    ).fit(*data)
+    pruned = np.flatnonzero(search.cv_results_["pruned"])
+    curves = [search.validation_scores_[i][np.isfinite(search.validation_scores_[i])] for i in pruned]
+    assert sum(curve.max() != curve[-1] for curve in curves) > 0  # the two claims differ here
+    expected = [curve.max() if early_stopping else curve[-1] for curve in curves]
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"][pruned], expected)
+
+
+def test_refit_time_is_set_only_with_refit(data):
+    assert hasattr(ParallelMLPClassifier(**SMALL).fit(*data), "refit_time_")
+    assert not hasattr(ParallelMLPClassifier(**SMALL, refit=False).fit(*data), "refit_time_")
