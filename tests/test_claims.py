@@ -2,10 +2,14 @@
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier
+from skpmlp._engine._init import initial_weights
+from skpmlp._engine._layout import plan_groups
+from skpmlp._engine._network import FusedNetwork
 
 SMALL = dict(hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
              max_iter=12, random_state=0)
@@ -58,3 +62,25 @@ def test_a_pruned_model_keeps_the_weights_documented(data, early_stopping):
 def test_refit_time_is_set_only_with_refit(data):
     assert hasattr(ParallelMLPClassifier(**SMALL).fit(*data), "refit_time_")
     assert not hasattr(ParallelMLPClassifier(**SMALL, refit=False).fit(*data), "refit_time_")
+
+
+def test_padded_units_need_no_mask():
+    """The user guide's figure and table: one group of widths 3, 5 and 4
+    padded to 5; layer 0 is a ``(G, F, w1)`` weight; padded units have zero
+    weights and zero biases (-inf under the logistic activation) and output
+    exactly 0."""
+    archs, acts = [(3,), (5,), (4,)], ["logistic", "relu", "tanh"]
+    weights = [initial_weights(a, act, (0, i), 6, 2) for i, (a, act) in enumerate(zip(archs, acts))]
+    (group,) = plan_groups(archs, acts)
+    net = FusedNetwork.from_weights([group], [w[0] for w in weights], [w[1] for w in weights], 6, 2,
+                                    dtype=torch.float64, device="cpu")
+    W0, b0 = net.params[0][0], net.params[0][1]
+    assert W0.shape == (3, 6, 5) and b0.shape == (3, 1, 5)
+    X = torch.randn(7, 6, dtype=torch.float64)
+    with torch.no_grad():
+        hidden = net._activate(torch.baddbmm(b0, X.expand(3, *X.shape), W0), group)
+    for slot, model in enumerate(group.models):
+        width = archs[model][0]
+        assert (W0[slot, :, width:] == 0).all() and (net.params[0][2][slot, width:] == 0).all()
+        assert (b0[slot, 0, width:] == (-np.inf if acts[model] == "logistic" else 0.0)).all()
+        assert (hidden[slot, :, width:] == 0).all()
