@@ -84,3 +84,8 @@ def test_padded_units_need_no_mask():
         assert (W0[slot, :, width:] == 0).all() and (net.params[0][2][slot, width:] == 0).all()
         assert (b0[slot, 0, width:] == (-np.inf if acts[model] == "logistic" else 0.0)).all()
         assert (hidden[slot, :, width:] == 0).all()
+
+
+def test_cv_n_iter_is_the_most_over_the_fold_replicas(data):
+    search = ParallelMLPClassifier(**SMALL, cv=3, early_stopping=True, n_iter_no_change=2).fit(*data)
+    np.testing.assert_array_equal(search.cv_results_["n_iter"], search.n_iter_.max(axis=1))
