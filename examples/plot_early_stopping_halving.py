@@ -53,7 +53,7 @@ population = dict(
 #
 # - ``plain``: the default rule, a plateau of the training loss;
 # - ``early stopping``: a plateau of the validation accuracy
-#   (``n_iter_no_change=10`` epochs without a gain of ``tol``), best epoch
+#   (more than ``n_iter_no_change=10`` epochs without a gain of ``tol``), best epoch
 #   kept;
 # - ``halving``: rungs at epochs 5, 15 and 45 (``min_iter=5``,
 #   ``halving_factor=3``); at each rung the models still training are

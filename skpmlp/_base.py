@@ -15,11 +15,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import check_scoring, get_scorer_names
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import _fit_context
+from ._compat import Interval, StrOptions, _fit_context
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
@@ -39,7 +38,7 @@ def _refitted(search):
     return True
 
 
-#: Attributes that validating the data sets on the estimator before training.
+#: Attributes that data validation sets on the estimator, before training starts.
 _DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
 
 

@@ -18,7 +18,8 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
     Every combination of ``hidden_layer_sizes`` x ``activation`` x
     ``learning_rate_init`` x ``alpha``, times ``n_repeats``, is trained as
     one fused PyTorch network on CPU or GPU; each model stays independent
-    (the same model trained alone gives the same weights). The best model on
+    (trained alone, the same model gets the same weights up to floating-point
+    rounding; tested in float64). The best model on
     held-out validation data predicts.
 
     Parameters

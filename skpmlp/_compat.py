@@ -1,5 +1,48 @@
-"""The one place where scikit-learn's private or version-dependent API is used."""
+"""The one place where scikit-learn's private or version-dependent API is used.
+
+Every other skpmlp module takes such names from here, so a change in
+scikit-learn's internals is mended in this file alone
+(``tests/test_compat.py`` checks that no other module imports a private
+scikit-learn module or name, or touches the private attributes below).
+"""
 
 from sklearn.base import _fit_context  # noqa: F401  (sklearn >= 1.3)
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight  # noqa: F401
 from sklearn.utils.validation import validate_data  # noqa: F401  (sklearn >= 1.6)
+
+
+def get_param_names(estimator_class):
+    """The constructor parameter names of an estimator class, sorted
+    (``BaseEstimator._get_param_names``)."""
+    return estimator_class._get_param_names()
+
+
+def validate_params(estimator):
+    """Check ``estimator``'s parameters against its ``_parameter_constraints``
+    (``BaseEstimator._validate_params``, what ``_fit_context`` runs)."""
+    estimator._validate_params()
+
+
+def set_mlp_fitted_private_state(mlp, *, classes, coefs, intercepts):
+    """Set the private fitted state scikit-learn's MLP reads besides its
+    public attributes.
+
+    Parameters
+    ----------
+    mlp : MLPClassifier or MLPRegressor
+    classes : ndarray or None
+        Class labels of a classifier (its ``_label_binarizer`` is fitted on
+        them), None for a regressor.
+    coefs, intercepts : list of ndarray
+        The weights, also kept as the "best" ones ``partial_fit`` and early
+        stopping start from.
+    """
+    if classes is not None:
+        # fitting the binarizer on the classes alone gives the fitted one
+        # scikit-learn would hold (binary or multiclass, same class order)
+        mlp._label_binarizer = LabelBinarizer().fit(classes)
+    mlp._no_improvement_count = 0
+    mlp._best_coefs = [W.copy() for W in coefs]
+    mlp._best_intercepts = [b.copy() for b in intercepts]

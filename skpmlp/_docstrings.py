@@ -55,14 +55,14 @@ PARAMETERS = """
         ``"halving"`` runs successive halving inside the fused run: after
         ``min_iter``, ``min_iter * halving_factor``, ... epochs, only the
         best ``1 / halving_factor`` of the models still training (by
-        validation score, mean over folds) go on. A pruned model keeps its
-        last weights and score, ranks below every survivor, and its epoch
-        count is in ``cv_results_["n_iter"]``. With ``n_jobs`` shards the
-        halving ranks within each shard, so results then depend on
-        ``n_jobs``. It ranks within memory chunks too, so these are planned
-        from ``max_memory`` alone, never from the free memory: a
-        population too large for the device raises ``MemoryError`` unless
-        ``max_memory`` is set.
+        validation score, mean over folds) go on. A pruned model keeps the
+        weights and score it had (its best ones with ``early_stopping``),
+        ranks below every survivor, and its epoch count is in
+        ``cv_results_["n_iter"]``. With ``n_jobs`` shards the halving ranks
+        within each shard, so results then depend on ``n_jobs``. It ranks
+        within memory chunks too, so these are planned from ``max_memory``
+        alone, never from the free memory: a population too large for the
+        device raises ``MemoryError`` unless ``max_memory`` is set.
     halving_factor : float, default=3
         Inverse of the fraction of models kept at each halving.
     min_iter : int, default=5
@@ -112,16 +112,17 @@ PARAMETERS = """
         where (loky processes by default, a Dask cluster under
         ``joblib.parallel_config(backend="dask")``). With ``device="cuda"``
         shards spread over the visible GPUs. Results equal one in-process
-        run (except for ``pruning``, which ranks within a shard).
+        run up to floating-point rounding (except for ``pruning``, which
+        ranks within a shard).
     max_memory : float or None, default=None
         Bytes a fused run may use on its device; None uses 80% of the free
         memory. A population that needs more trains as chunks, one after
-        another, with the same results; a chunk that still runs out of
-        memory is split and retried with a warning. With ``pruning``,
-        chunks are planned from ``max_memory`` alone (None: never chunked;
-        a population that does not fit raises ``MemoryError``, and so does
-        running out of memory), so the results do not depend on the memory
-        free at fit time.
+        another, with the same results up to floating-point rounding; a
+        chunk that still runs out of memory is split and retried with a
+        warning. With ``pruning``, chunks are planned from ``max_memory``
+        alone (None: never chunked; a population that does not fit raises
+        ``MemoryError``, and so does running out of memory), so the results
+        do not depend on the memory free at fit time.
     max_time : float or None, default=None
         Seconds, counted from the start of ``fit``, after which training
         ends at the end of an epoch; what was trained is kept and scored (a
@@ -148,7 +149,9 @@ ATTRIBUTES = """
     multimetric_ : bool
         Whether several scorers were used.
     refit_time_ : float
-        Seconds spent refitting the best configuration (0 with ``cv=None``).
+        Seconds spent building ``best_estimator_``: with ``cv``, retraining
+        the best configuration(s) on all the data; with ``cv=None`` only
+        assembling the trained model(s), close to 0. Only with ``refit``.
     cv_results_ : dict of ndarray
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
@@ -172,9 +175,13 @@ ATTRIBUTES = """
         Training loss per epoch (with ``cv``, per fold replica); NaN after
         a model stopped.
     validation_scores_ : ndarray like ``loss_curves_``, or None
-        Held-out <default_score> (or negated loss, with ``monitor="loss"``)
-        per epoch; NaN after a model stopped. With
-        ``cv`` only when ``early_stopping=True``.
+        Per-epoch <default_score> (or the negated loss, with
+        ``monitor="loss"``) on the validation rows; NaN after a model
+        stopped. Always
+        set with ``cv=None`` (the held-out rows); with ``cv`` only when
+        validation is monitored, i.e. with ``early_stopping=True`` or a
+        ``pruning`` (a validation part of each fold's training rows), else
+        None.
     n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
     ensemble_indices_ : ndarray of int

@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from sklearn.base import is_classifier
 from sklearn.neural_network import MLPClassifier, MLPRegressor
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted
 
+from ._compat import get_param_names, set_mlp_fitted_private_state
 from ._engine import TORCH_MODULES, canonical_activation
 
 #: Hidden activations scikit-learn's MLP implements (its own names).
@@ -75,17 +75,14 @@ def to_sklearn(model):
     sk_class = MLPClassifier if classifier else MLPRegressor
     # every other parameter of the same name has the same meaning (solver,
     # alpha, learning_rate_init, batch_size, max_iter, tol, momentum, ...)
-    shared = set(sk_class._get_param_names()) - set(UNMAPPED_PARAMS)
+    shared = set(get_param_names(sk_class)) - set(UNMAPPED_PARAMS)
     sk_model = sk_class(
         hidden_layer_sizes=tuple(W.shape[1] for W in coefs[:-1]),
         activation=activation,
         **{name: value for name, value in model.get_params(deep=False).items() if name in shared},
     )
     if classifier:
-        # fitting the binarizer on the classes alone gives the fitted one
-        # scikit-learn would hold (binary or multiclass, same class order)
-        sk_model._label_binarizer = LabelBinarizer().fit(model.classes_)
-        sk_model.classes_ = sk_model._label_binarizer.classes_
+        sk_model.classes_ = np.asarray(model.classes_)
         if len(model.classes_) == 2:
             coefs[-1], intercepts[-1] = _binary_output_layer(coefs[-1], intercepts[-1])
         sk_model.out_activation_ = "softmax" if len(model.classes_) > 2 else "logistic"
@@ -97,6 +94,8 @@ def to_sklearn(model):
 
 def _set_fitted_state(sk_model, model, coefs, intercepts):
     """The attributes scikit-learn's predict, score and partial_fit read."""
+    classes = sk_model.classes_ if is_classifier(sk_model) else None
+    set_mlp_fitted_private_state(sk_model, classes=classes, coefs=coefs, intercepts=intercepts)
     sk_model.coefs_, sk_model.intercepts_ = coefs, intercepts
     sk_model.n_layers_ = len(coefs) + 1
     sk_model.n_outputs_ = coefs[-1].shape[1]
@@ -110,9 +109,6 @@ def _set_fitted_state(sk_model, model, coefs, intercepts):
     sk_model.t_ = 0
     sk_model.validation_scores_ = None
     sk_model.best_validation_score_ = None
-    sk_model._no_improvement_count = 0
-    sk_model._best_coefs = [W.copy() for W in coefs]
-    sk_model._best_intercepts = [b.copy() for b in intercepts]
 
 
 def to_torch(model, dtype=torch.float32):

@@ -4,8 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._compat import Interval, StrOptions
 from ._engine import TrainConfig, resolve_device
 
 #: Parameters that say how each model trains (not what it is); an exported

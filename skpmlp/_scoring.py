@@ -71,7 +71,7 @@ def score_population(
     classes : ndarray, optional
         Class labels, for classification scorers.
     failed : ndarray of bool, optional
-        Models that diverged: they get ``error_score`` and are never passed
+        Models that diverged or never trained: they get ``error_score`` and are never passed
         to a scorer.
     sample_weight : ndarray, optional
         Passed to the scorer (weights the default score).

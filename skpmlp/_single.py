@@ -12,11 +12,10 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _export
-from ._compat import _fit_context, check_sample_weight, validate_data
+from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures

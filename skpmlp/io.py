@@ -48,6 +48,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import skpmlp
 
+from ._compat import get_param_names
 from ._search import resolve_scorers
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
@@ -493,7 +494,7 @@ class _Decoder:
             )
         cls = self.classes[name]
         params = {k: self.decode(v) for k, v in data["params"].items()}
-        unknown = set(params) - set(cls._get_param_names())
+        unknown = set(params) - set(get_param_names(cls))
         if unknown:
             raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
         estimator = cls(**params)

@@ -7,6 +7,7 @@ refitting anything: ``cross_validate`` for a whole grid at once.
 
 from sklearn.base import clone
 
+from ._compat import validate_params
 from ._search import run_search
 
 __all__ = ["fused_cross_validate"]
@@ -52,5 +53,5 @@ def fused_cross_validate(estimator, X, y, *, cv=5, scoring=None, return_train_sc
     estimator = clone(estimator).set_params(
         cv=cv, scoring=scoring, return_train_score=return_train_score, refit=False
     )
-    estimator._validate_params()
+    validate_params(estimator)
     return run_search(estimator, X, y, sample_weight).cv_results

@@ -29,18 +29,18 @@ def models_as_columns(ax, x, y, height):
 
 
 fig, ax = plt.subplots(figsize=(9, 4.6), layout="constrained")
-# first layer: X @ W0 as ONE matmul for the whole group
+# first layer: X (shared, stride-0 over the models) @ W0, ONE baddbmm for the group
 block(ax, 0, 4.5, 1.6, 3.5, "lightgrey")
 ax.text(0.8, 8.25, "X\n(batch, features)", ha="center", va="bottom", fontsize=9)
 ax.text(2.0, 6.25, "@", ha="center", va="center", fontsize=14)
 right = models_as_columns(ax, 2.4, 5.45, 1.6)
-ax.text((2.4 + right) / 2, 7.3, "W0  (features, G·w1)\none GEMM for the group",
+ax.text((2.4 + right) / 2, 7.3, "W0  (G, features, w1)\none baddbmm, X shared (no copy)",
         ha="center", va="bottom", fontsize=9)
 ax.text((2.4 + right) / 2, 5.2, f"{len(WIDTHS)} models of widths {WIDTHS},\npadded to {PADDED} (hatched)",
         ha="center", va="top", fontsize=9)
 ax.text(right + 0.4, 6.25, "=", ha="center", va="center", fontsize=14)
 end = models_as_columns(ax, right + 0.8, 4.5, 3.5)
-ax.text((right + 0.8 + end) / 2, 8.25, "hidden units (batch, G·w1)\npadding stays exactly 0",
+ax.text((right + 0.8 + end) / 2, 8.25, "hidden units (G, batch, w1)\npadding stays exactly 0",
         ha="center", va="bottom", fontsize=9)
 # deeper layers: one batched matmul over the group, one matrix per model
 ax.annotate("", xy=(end + 1.4, 6.25), xytext=(end + 0.2, 6.25),
@@ -58,7 +58,7 @@ for width, color in zip(WIDTHS, COLORS):
         block(ax, offset, 1.2, size, 0.9, color, alpha=alpha)
         offset += size
 ax.text(total / 2, 0.75, "all parameters: views into ONE flat buffer; the fused Adam / SGD "
-        "step updates every model\nwith its own learning rate (a frozen model gets lr = 0)",
+        "step updates every model\nwith its own learning rate and L2 penalty (a stopped model is left out)",
         ha="center", va="top", fontsize=9)
 ax.text(total / 2, 2.35, "flat parameter buffer", ha="center", va="bottom", fontsize=9)
 ax.set(xlim=(-0.3, total + 0.3), ylim=(-0.6, 9.6))

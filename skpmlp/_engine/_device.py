@@ -1,4 +1,4 @@
-"""Device and dtype resolution (torch only)."""
+"""Device resolution (torch only)."""
 
 import torch
 

@@ -2,9 +2,10 @@
 
 Every group holds models of one depth; their hidden widths are padded to the
 group's widest per layer, so each layer of the group is one batched matmul
-over stacked weights. Padded units are masked to exact zeros, so they
-neither contribute to the outputs nor receive gradient: padding costs time,
-never correctness. Inside a group models are sorted by activation so that
+over stacked weights. Padded units need no mask: their weights and biases
+are exact zeros (a -inf bias under the logistic activation), so they
+neither contribute to the outputs nor receive gradient (see ``_network``):
+padding costs time, never correctness. Inside a group models are sorted by activation so that
 each activation applies to one contiguous slice.
 
 Grouping is a trade-off between padding waste and the number of groups (each

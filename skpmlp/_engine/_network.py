@@ -51,7 +51,7 @@ class FusedNetwork:
     Attributes
     ----------
     flat : Tensor of shape (n_parameters,)
-        All parameters, padded units included (held at exactly zero).
+        All parameters, padded units included (exact zeros; -inf biases of padded logistic units).
     grad : Tensor of shape (n_parameters,)
         Gradients; each parameter's ``.grad`` is a view into it.
     params : list of list of Tensor

@@ -178,7 +178,7 @@ class TrainResult:
         Mean training loss (L2 term included) per epoch; NaN after a
         replica stopped.
     validation_scores : ndarray of shape (n_models, n_folds, n_epochs) or None
-        Accuracy (classification) or R^2 (regression) on each fold's
+        Accuracy / R^2 (or the negated loss, ``monitor="loss"``) on each fold's
         validation rows per epoch; NaN after a replica stopped. None when
         not monitored.
     n_iter : ndarray of shape (n_models, n_folds)
