@@ -15,6 +15,7 @@ per-model bookkeeping (loss curves, stopping rules, divergence) happens once
 per epoch.
 """
 
+import dataclasses
 import gc
 import time
 import warnings
@@ -25,6 +26,7 @@ import torch
 from ._build import run_data
 from ._chunks import merge_results
 from ._cpu import fast_cpu_training
+from ._device import resolve_device
 from ._init import population_initial_weights
 from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
@@ -56,6 +58,8 @@ def train_population(
     ----------
     spec : PopulationSpec
     config : TrainConfig
+        Its ``device`` (``"auto"`` included) is resolved here, on the
+        machine that trains.
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Class indices in ``[0, n_outputs)`` or regression targets.
@@ -92,6 +96,7 @@ def train_population(
         ``halted="interrupted"`` when a KeyboardInterrupt ended training
         after at least one epoch (one before that propagates).
     """
+    config = dataclasses.replace(config, device=resolve_device(config.device))
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
