@@ -121,10 +121,13 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     result : TrainResult
     shards : list of dict
     """
-    progress = SearchProgress(estimator.verbose, config.max_iter, name=name) if estimator.verbose else None
+    progress = None
+    if estimator.verbose:
+        progress = SearchProgress(estimator.verbose, config.max_iter, name=name)
     try:
         return train_search(
-            spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress, max_memory=estimator.max_memory, **train_kwargs,
+            spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress,
+            max_memory=estimator.max_memory, **train_kwargs,
         )
     finally:
         if progress is not None:
