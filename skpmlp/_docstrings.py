@@ -102,8 +102,12 @@ PARAMETERS = """
     dtype : {"float32", "float64"}, default="float32"
         Training precision.
     device : str, default="auto"
-        Torch device; ``"auto"`` uses CUDA when available. Fitted state is
-        kept as numpy arrays, so a fitted estimator loads without a GPU.
+        Torch device; ``"auto"`` uses CUDA when available. Resolved where
+        each fused run trains: with ``n_jobs``, on the worker running the
+        shard, so a client without CUDA can send ``device="cuda"`` shards to
+        GPU workers (it then scores the trained models on its CPU). Fitted
+        state is kept as numpy arrays, so a fitted estimator loads without
+        a GPU.
     n_jobs : int or None, default=None
         None trains the population as one fused network in this process.
         An int splits it into that many shards of about equal cost (-1: as

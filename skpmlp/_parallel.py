@@ -110,8 +110,11 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
     return result, _shard_info(shard, spec, config.device, threads, start)
 
 
-def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch_callback=None, **train_kwargs):
+def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None, **train_kwargs):
     """Train a population in-process (``n_jobs=None``) or as joblib shards.
+
+    ``config.device`` is resolved where each run trains: here without
+    ``n_jobs``, on its worker for a shard.
 
     Returns
     -------
@@ -121,13 +124,14 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, device="auto", epoch
         One entry per fused run (see :func:`train_shard`).
     """
     if n_jobs is None:
+        config = dataclasses.replace(config, device=resolve_device(config.device))
         start = time.perf_counter()
         result = train_population(spec, config, X, y, folds, epoch_callback=epoch_callback, **train_kwargs)
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(train_shard)(
-            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts), device=device,
+            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts), device=config.device,
             # a shard queued past the fit's deadline trains nothing; the
             # first one always trains, so a fit has a model
             always_start=i == 0, **train_kwargs,

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._compat import Interval, StrOptions
-from ._engine import TrainConfig, resolve_device
+from ._engine import TrainConfig, check_device
 
 #: Parameters that say how each model trains (not what it is); an exported
 #: model carries the values of the search it came from.
@@ -70,7 +70,9 @@ def train_config(estimator, *, task, n_outputs, seed):
         nesterovs_momentum=estimator.nesterovs_momentum,
         shuffle_seed=seed,
         dtype=estimator.dtype,
-        device=resolve_device(estimator.device),
+        # only checked here: each run resolves it where it trains, which
+        # may be a worker with GPUs that this machine lacks
+        device=check_device(estimator.device),
         pruning=getattr(estimator, "pruning", None),
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),

@@ -7,8 +7,8 @@ model on every fold in ONE fused run, and score every replica on its fold's
 held-out rows with every scorer.
 """
 
+import dataclasses
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -16,7 +16,7 @@ from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
 
 from ._compat import check_sample_weight, validate_data
-from ._engine import population_outputs, prepare_kernel
+from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import resolve_seed, train_config
 from ._population import build_population
@@ -112,9 +112,9 @@ def resolve_scorers(estimator, scoring):
 
 def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
     """Train a population as ``estimator`` asks: in shards with its
-    ``n_jobs``, on its ``device``, within its ``max_memory``, reporting
-    progress with its ``verbose``. The search and the cv refit both train
-    through here.
+    ``n_jobs``, within its ``max_memory``, reporting progress with its
+    ``verbose``, on ``config.device`` (resolved where each run trains). The
+    search and the cv refit both train through here.
 
     Returns
     -------
@@ -124,18 +124,20 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     if estimator.verbose and estimator.device in ("auto", "cpu"):
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
-    progress = SearchProgress(estimator.verbose, config.max_iter, name=name) if estimator.verbose else None
+    progress = None
+    if estimator.verbose:
+        progress = SearchProgress(estimator.verbose, config.max_iter, name=name)
     try:
         return train_search(
-            spec, config, X, y, folds, n_jobs=estimator.n_jobs, device=estimator.device,
-            epoch_callback=progress, max_memory=estimator.max_memory, **train_kwargs,
+            spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress,
+            max_memory=estimator.max_memory, **train_kwargs,
         )
     finally:
         if progress is not None:
             progress.close()
 
 
-@dataclass
+@dataclasses.dataclass
 class SearchRun:
     """Everything a fused search produced, before any refit."""
 
@@ -197,6 +199,8 @@ def run_search(estimator, X, y, sample_weight=None):
     failed = result.diverged | (result.n_iter == 0)
 
     classes = getattr(estimator, "classes_", None)
+    # scored here, in the client, which may lack the GPUs the shards trained on
+    scoring_config = dataclasses.replace(config, device=local_device(config.device))
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
     scores = {part: {name: np.empty((population.n_models, len(folds))) for name in scorers} for part in parts}
     score_time = 0.0
@@ -205,7 +209,7 @@ def run_search(estimator, X, y, sample_weight=None):
             if part not in scores:
                 continue
             outputs = population_outputs(
-                result.coefs[k], result.intercepts[k], spec.activations, config, X[rows]
+                result.coefs[k], result.intercepts[k], spec.activations, scoring_config, X[rows]
             )
             for name, scorer in scorers.items():
                 values, seconds = score_population(

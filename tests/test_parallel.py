@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 from joblib import parallel_config
+from sklearn.utils.parallel import Parallel
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import split_models
@@ -48,15 +49,10 @@ def test_loky_shards_match_one_run(iris, in_process):
     assert all(s["pid"] != os.getpid() and s["threads"] == threads for s in sharded.shards_)
 
 
-class _OneWorker:
-    """A joblib ``Parallel`` stand-in that runs the tasks one after another
-    in this process, as a cluster with a single free worker would."""
-
-    def __init__(self, n_jobs=None):
-        pass
-
-    def __call__(self, tasks):
-        return [function(*args, **kwargs) for function, args, kwargs in tasks]
+def _one_worker(n_jobs=None):
+    """A ``Parallel`` that runs the tasks one after another in this
+    process, as a cluster with a single free worker would."""
+    return Parallel(n_jobs=1)
 
 
 def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypatch):
@@ -65,7 +61,7 @@ def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypat
     train for max_time of its own)."""
     import skpmlp._parallel as parallel
 
-    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    monkeypatch.setattr(parallel, "Parallel", _one_worker)
     search = ParallelMLPClassifier(**{**SEARCH, "max_iter": 10**6}, tol=0, n_iter_no_change=10**6, n_jobs=2,
                                    max_time=0.5)
     with pytest.warns(UserWarning, match="reached max_time"):
@@ -80,7 +76,7 @@ def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
     tasks, as the search's models do."""
     import skpmlp._parallel as parallel
 
-    monkeypatch.setattr(parallel, "Parallel", _OneWorker)
+    monkeypatch.setattr(parallel, "Parallel", _one_worker)
     shards, train_shard = [], parallel.train_shard
 
     def recorded(spec, *args, **kwargs):
@@ -91,6 +87,39 @@ def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
     search = ParallelMLPClassifier(**SEARCH, cv=2, ensemble_size=3, n_jobs=2).fit(*iris)
     assert len(search.shards_) == 2 and sum(shards[:2]) == search.n_models_
     assert len(shards) == 4 and sum(shards[2:]) == 3  # the refit's three, as two shards
+
+
+def test_a_client_without_cuda_can_send_shards_to_gpu_workers(iris, in_process, monkeypatch):
+    """device="cuda" is resolved where each shard runs, never in the client:
+    a client without CUDA fits (and scores, on its CPU) a search whose
+    shards train on workers with GPUs, here a stand-in worker whose "GPU"
+    is its CPU."""
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _one_worker)
+    requested = []
+
+    def worker_device(device, shard):
+        requested.append(device)
+        return "cpu"
+
+    monkeypatch.setattr(parallel, "shard_device", worker_device)
+    monkeypatch.setattr(parallel.torch.cuda, "is_available", lambda: False)
+    search = ParallelMLPClassifier(n_jobs=2, device="cuda", **SEARCH).fit(*iris)
+    assert requested == ["cuda", "cuda"]
+    _assert_same_search(search, in_process)
+
+
+def test_cuda_is_checked_where_the_shard_runs(iris, monkeypatch):
+    import skpmlp._parallel as parallel
+
+    monkeypatch.setattr(parallel, "Parallel", _one_worker)
+    monkeypatch.setattr(parallel.torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="device='cuda' was requested but CUDA is not available on"):
+        ParallelMLPClassifier(n_jobs=2, device="cuda", **SEARCH).fit(*iris)
+    # without n_jobs, where the run trains is the client
+    with pytest.raises(ValueError, match="device='cuda:0' was requested but CUDA is not available on"):
+        ParallelMLPClassifier(device="cuda:0", **SEARCH).fit(*iris)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@ Public to the rest of the package: the dataclasses describing a population
 (:class:`PopulationSpec`, :class:`TrainConfig`, :class:`TrainResult`),
 :func:`train_population`, :func:`population_outputs` and
 :func:`mlp_forward`, :func:`split_models` / :func:`merge_results` (parts
-of a population trained apart), and the activation tables.
+of a population trained apart), the device helpers (:func:`check_device`
+where a device is given, :func:`resolve_device` where a run trains,
+:func:`local_device` for the client's own work) and the activation tables.
 """
 
 from ._activations import (
@@ -15,7 +17,7 @@ from ._activations import (
     canonical_activation,
 )
 from ._chunks import merge_results, split_models
-from ._device import resolve_device
+from ._device import check_device, local_device, resolve_device
 from ._losses import MONITOR_SCORES
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
@@ -32,6 +34,8 @@ __all__ = [
     "TORCH_MODULES",
     "TrainResult",
     "canonical_activation",
+    "check_device",
+    "local_device",
     "merge_results",
     "mlp_forward",
     "population_outputs",

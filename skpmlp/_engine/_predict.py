@@ -42,7 +42,9 @@ def population_outputs(coefs, intercepts, activations, config, X):
         Per-model weights, as :class:`TrainResult` holds them.
     activations : list of str
     config : TrainConfig
-        Only ``n_outputs``, ``dtype``, ``device`` and ``max_padding`` are used.
+        Only ``n_outputs``, ``dtype``, ``device`` (resolved: no "auto"),
+        ``max_padding`` and ``batch_size`` (which sets how groups split)
+        are used.
     X : ndarray of shape (n_samples, n_features)
 
     Returns

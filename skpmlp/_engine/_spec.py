@@ -93,7 +93,8 @@ class TrainConfig:
         Seed of the minibatch order; the same for every model.
     dtype : {"float32", "float64"}
     device : str
-        A torch device string.
+        ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; a run resolves it
+        on the machine it trains on (:func:`~._device.resolve_device`).
     max_padding : float
         Largest fraction of padded (wasted) hidden units accepted when models
         of different widths share one batched matmul.

@@ -15,6 +15,7 @@ per-model bookkeeping (loss curves, stopping rules, divergence) happens once
 per epoch.
 """
 
+import dataclasses
 import gc
 import time
 import warnings
@@ -24,6 +25,7 @@ import torch
 
 from ._build import run_data
 from ._chunks import merge_results
+from ._device import resolve_device
 from ._init import population_initial_weights
 from ._native import choose_trainer
 from ._memory import (
@@ -56,6 +58,8 @@ def train_population(
     ----------
     spec : PopulationSpec
     config : TrainConfig
+        Its ``device`` (``"auto"`` included) is resolved here, on the
+        machine that trains.
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Class indices in ``[0, n_outputs)`` or regression targets.
@@ -92,25 +96,11 @@ def train_population(
         ``halted="interrupted"`` when a KeyboardInterrupt ended training
         after at least one epoch (one before that propagates).
     """
+    config = dataclasses.replace(config, device=resolve_device(config.device))
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
-    n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
-    per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
-    shared = data_bytes(config, X.shape[0], X.shape[1])
-    if config.pruning is None:
-        budget = memory_budget(config.device, max_memory)
-        pending = plan_chunks(spec, per_model, shared, budget)
-    else:  # halving ranks within a chunk: never chunk by the free memory
-        budget = max_memory
-        pending = halving_chunks(spec, per_model, shared, config.device, max_memory)
-    if len(pending) > 1:
-        warnings.warn(
-            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
-            f"than the {budget / 2**20:.1f} MiB available: training it as {len(pending)} chunks "
-            f"one after another.",
-            ResourceWarning, stacklevel=2,
-        )
+    pending = _plan_chunks(spec, config, X, folds, monitor, max_memory)
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
@@ -126,15 +116,8 @@ def train_population(
         except Exception as error:
             if not is_out_of_memory(error) or len(chunk) == 1:
                 raise
-            if config.pruning is not None:
-                raise MemoryError(
-                    f"Out of memory training {len(chunk)} models on {config.device}. With "
-                    f"pruning='halving' a run that runs out of memory is not split and retried: "
-                    f"halving ranks the models within each chunk, so the results would depend "
-                    f"on the memory free at fit time. Set or lower max_memory (bytes) to train "
-                    f"the population as chunks planned from max_memory alone, or use fewer "
-                    f"models, a smaller batch_size or dtype='float32'."
-                ) from error
+            if config.pruning is not None:  # halving's ranks would depend on the split
+                raise _halving_out_of_memory(len(chunk), config.device) from error
             result = None
         if result is None:
             # out of the except block: the exception and its traceback,
@@ -152,6 +135,39 @@ def train_population(
         halted = result.halted
         parts.append((chunk, result))
     return merge_results(parts, spec.n_models)
+
+
+def _plan_chunks(spec, config, X, folds, monitor, max_memory):
+    """The chunks (model indices) ``spec`` trains as, one after another;
+    a warning when there are several."""
+    n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
+    per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
+    shared = data_bytes(config, X.shape[0], X.shape[1])
+    if config.pruning is None:
+        budget = memory_budget(config.device, max_memory)
+        chunks = plan_chunks(spec, per_model, shared, budget)
+    else:  # halving ranks within a chunk: never chunk by the free memory
+        budget = max_memory
+        chunks = halving_chunks(spec, per_model, shared, config.device, max_memory)
+    if len(chunks) > 1:
+        warnings.warn(
+            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
+            f"than the {budget / 2**20:.1f} MiB available: training it as {len(chunks)} chunks "
+            f"one after another.",
+            ResourceWarning, stacklevel=3,
+        )
+    return chunks
+
+
+def _halving_out_of_memory(n_models, device):
+    """The error for a halving run out of memory, which is not retried."""
+    return MemoryError(
+        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run that "
+        f"runs out of memory is not split and retried: halving ranks the models within each chunk, "
+        f"so the results would depend on the memory free at fit time. Set or lower max_memory "
+        f"(bytes) to train the population as chunks planned from max_memory alone, or use fewer "
+        f"models, a smaller batch_size or dtype='float32'."
+    )
 
 
 def _release_device_memory(device):
