@@ -21,6 +21,7 @@ from ._device import check_device, local_device, resolve_device
 from ._losses import MONITOR_SCORES
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
+from ._threads import torch_threads
 from ._spec import PopulationSpec, TrainConfig, TrainResult
 from ._train import train_population
 
@@ -42,5 +43,6 @@ __all__ = [
     "prepare_kernel",
     "resolve_device",
     "split_models",
+    "torch_threads",
     "train_population",
 ]

@@ -133,6 +133,9 @@ def make_native_trainer(base):
         """:class:`PopulationTrainer` whose epochs run on the native kernel."""
 
         backend = "native"
+        #: threads of the kernel's epochs (the run sets it; torch's count
+        #: where it is not set)
+        n_threads = None
 
         def _update_partitions(self):
             super()._update_partitions()
@@ -165,7 +168,7 @@ def make_native_trainer(base):
                     "loss_sums": self.loss_sums,
                 },
                 n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
-                n_threads=torch.get_num_threads(),
+                n_threads=self.n_threads or torch.get_num_threads(),
             )
             if counts is not None:
                 counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)

@@ -33,6 +33,7 @@ from ._memory import (
 )
 from ._spec import TrainResult
 from ._stopping import ReplicaStatus
+from ._threads import torch_threads
 from ._trainer import PopulationTrainer
 
 
@@ -200,10 +201,25 @@ def _untrained(spec, config, n_features, K, monitor, halted):
 
 
 def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline):
-    """One fused run of every model of ``spec`` on every fold."""
+    """One fused run of every model of ``spec`` on every fold.
+
+    On the native kernel the epochs run on the kernel's own threads (as many
+    as torch would use here), and the torch ops around them (scoring, losses,
+    stopping) on one: they are small, and OpenMP threads waiting at their
+    barriers on a busy machine made them cost more than the epochs.
+    """
+    trainer = choose_trainer(PopulationTrainer, spec, config)(spec, config, X.shape[1], len(folds))
+    if getattr(trainer, "backend", "torch") != "native":
+        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
+    trainer.n_threads = torch.get_num_threads()
+    with torch_threads(1):
+        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
+
+
+def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline):
+    """The epoch loop of one fused run."""
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
-    trainer = choose_trainer(PopulationTrainer, spec, config)(spec, config, X.shape[1], K)
     data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
     status = ReplicaStatus(K, M, config)
     curves = _Curves(monitor)
