@@ -191,6 +191,11 @@ def main(argv=None):
         verdict = "met" if ours["slowdown"] <= grid["slowdown"] else "missed"
         print(f"target (skpmlp default slows no more than GridSearchCV): {ours['slowdown']:.2f}x "
               f"vs {grid['slowdown']:.2f}x: {verdict}")
+    busy = [a for r in rows for a in r["load_average_quiet"] if a > info["cpu_count"] + 1]
+    if busy:
+        print(f"warning: the machine was busy during the 'quiet' timings (1-min load average up to "
+              f"{max(busy):.1f} on {info['cpu_count']} CPUs, from processes not ours): the quiet times are "
+              f"inflated and the slowdowns understated; rerun on an idle machine to judge the target")
     info["load_average_end"] = os.getloadavg()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
