@@ -71,7 +71,10 @@ class _Epochs:
 
     def __call__(self, run_epoch, trainer, *args):
         with self.lock:
-            self.seen.append((torch.get_num_threads(), _new_thread_threads()))
+            # the native kernel's epochs run on its own threads, as many as
+            # torch had when the run started (torch ops around them on one)
+            threads = getattr(trainer, "n_threads", None) or torch.get_num_threads()
+            self.seen.append((threads, _new_thread_threads()))
             epoch = len(self.seen) - 1
         if self.error is not None and self.when(epoch):
             raise self.error

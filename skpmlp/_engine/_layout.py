@@ -48,6 +48,13 @@ class Group:
     def size(self):
         return len(self.models)
 
+    def activation_of(self, slot):
+        """Activation of the model at position ``slot`` of the group."""
+        for name, start, stop in self.activation_slices:
+            if start <= slot < stop:
+                return name
+        raise AssertionError(slot)
+
 
 def _cost(widths, count):
     return count * (sum(widths) + _FIXED_COST)

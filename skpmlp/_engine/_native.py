@@ -34,13 +34,6 @@ def native_supported(config, spec):
     return None
 
 
-def _slot_activation(group, position):
-    for name, start, stop in group.activation_slices:
-        if start <= position < stop:
-            return name
-    raise AssertionError(position)
-
-
 def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
@@ -78,7 +71,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
         depth = len(arch)
         meta[row, fields["slot"]] = slot
         meta[row, fields["depth"]] = depth
-        meta[row, fields["activation"]] = ACTIVATION_CODES[_slot_activation(group, position)]
+        meta[row, fields["activation"]] = ACTIVATION_CODES[group.activation_of(position)]
         meta[row, fields["fold"]] = slot_fold[slot]
         meta[row, fields["solver"]] = 0 if config.solver == "adam" else 1
         meta[row, fields["nesterov"]] = int(config.nesterovs_momentum)

@@ -260,13 +260,6 @@ class FusedNetwork:
         return weights
 
 
-def _activation_of_slot(group, slot):
-    for name, start, stop in group.activation_slices:
-        if start <= slot < stop:
-            return name
-    raise AssertionError(slot)
-
-
 def _fill(block, group, layer_param, coefs, intercepts):
     """Write every model's tensor of one layer into its padded ``block``."""
     layer, is_bias = divmod(layer_param, 2)
@@ -275,7 +268,7 @@ def _fill(block, group, layer_param, coefs, intercepts):
         if is_bias:
             values = intercepts[model][layer]
             block[slot, 0, : values.shape[0]] = values
-            if hidden and _activation_of_slot(group, slot) == "logistic":
+            if hidden and group.activation_of(slot) == "logistic":
                 block[slot, 0, values.shape[0] :] = -np.inf  # sigmoid(-inf) = 0
         else:
             values = coefs[model][layer]
