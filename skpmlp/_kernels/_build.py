@@ -15,7 +15,6 @@ as fast and as dependency-free as before.
 """
 
 import ctypes
-import fcntl
 import hashlib
 import os
 import platform
@@ -27,6 +26,11 @@ import threading
 import time
 import warnings
 from pathlib import Path
+
+try:  # POSIX: a lock file keeps concurrent processes from building twice
+    import fcntl
+except ImportError:  # pragma: no cover - Windows builds to a temp file and renames anyway
+    fcntl = None
 
 SOURCE = Path(__file__).with_name("mlp_step.cpp")
 
@@ -77,7 +81,8 @@ def _build(compiler, flags, target):
     once, and the later ones wait and reuse the first one's build."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.exists():
             _compile(compiler, flags, target)
 
