@@ -1,5 +1,6 @@
 """ParallelMLPClassifier: a whole MLP search space, trained fused."""
 
+import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -69,3 +70,23 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
+
+    @available_if(_refitted)
+    def predict_log_proba(self, X):
+        """Log of the class probabilities of the best model (or ensemble), as
+        ``MLPClassifier.predict_log_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        best = self.best_estimator_
+        if hasattr(best, "predict_log_proba"):
+            return best.predict_log_proba(X)
+        with np.errstate(divide="ignore"):
+            return np.log(best.predict_proba(X))

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -330,6 +331,20 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         ndarray of shape (n_samples, n_classes)
         """
         return self._proba_from_outputs(self._outputs(X))
+
+    def predict_log_proba(self, X):
+        """Log of the class probabilities (log-softmax of the outputs, exact
+        where the probabilities underflow), as ``MLPClassifier``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return log_softmax(self._outputs(X), axis=1)
 
 
 class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):

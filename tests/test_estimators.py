@@ -285,3 +285,16 @@ def test_single_regressor_fits():
     X, y = make_regression(100, 3, random_state=0)
     model = SingleMLPRegressor((16,), "tanh", learning_rate_init=0.01, max_iter=100, random_state=0)
     assert model.fit(X, y / y.std()).score(X, y / y.std()) > 0.8
+
+
+@pytest.mark.parametrize("ensemble_size", [1, 3])
+def test_predict_log_proba_is_the_log_of_predict_proba(iris, ensemble_size):
+    """As MLPClassifier.predict_log_proba, on the search and its best model."""
+    X, y = iris
+    search = ParallelMLPClassifier(
+        hidden_layer_sizes=[(4,), (8,)], max_iter=20, random_state=0, ensemble_size=ensemble_size
+    ).fit(X, y)
+    np.testing.assert_allclose(np.exp(search.predict_log_proba(X)), search.predict_proba(X), rtol=1e-6)
+    single = search.export_model(0)
+    np.testing.assert_allclose(np.exp(single.predict_log_proba(X)), single.predict_proba(X), rtol=1e-6)
+    assert not hasattr(ParallelMLPClassifier(refit=False, cv=2).fit(X, y), "predict_log_proba")
