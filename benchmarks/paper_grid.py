@@ -76,7 +76,7 @@ def skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device, 
         init_seeds=[(0, r, i) for i, r in enumerate(repeats)],
     )
     config = TrainConfig(task="classification", n_outputs=n_outputs, device=device, backend=backend)
-    return choose_trainer(PopulationTrainer, spec, config)(spec, config, n_features)
+    return choose_trainer(spec, config)(spec, config, n_features)
 
 
 def epoch_step(trainer, X, y, batch):
@@ -153,7 +153,7 @@ def measure(method, widths, activations, repeats, n_features, batch, n_outputs, 
                 backend = "auto" if method == "skpmlp" else "torch"
                 trainer = skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device,
                                          backend=backend)
-                if getattr(trainer, "backend", "torch") == "native":
+                if trainer.backend == "native":
                     fn, steps_per_call = epoch_step(trainer, X, y, batch)
                 else:
                     train = single_fold_step(trainer)

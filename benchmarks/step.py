@@ -49,7 +49,7 @@ from _harness import machine_limits  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._batches import BatchPlanner  # noqa: E402
-from skpmlp._engine._native import make_native_trainer  # noqa: E402
+from skpmlp._engine._native import NativeTrainer  # noqa: E402
 from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
@@ -145,7 +145,7 @@ def measure(threads, epochs):
             plain.step(X[rows], y[rows])
 
     results = {"plain torch": time_epochs(plain_epoch, S, epochs)}
-    for name, cls in (("skpmlp torch", PopulationTrainer), ("skpmlp native", make_native_trainer(PopulationTrainer))):
+    for name, cls in (("skpmlp torch", PopulationTrainer), ("skpmlp native", NativeTrainer)):
         trainer = cls(spec, cfg, N_FEATURES, 1)
         results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs)
     rows = np.arange(N_ROWS)

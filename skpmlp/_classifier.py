@@ -1,6 +1,5 @@
 """ParallelMLPClassifier: a whole MLP search space, trained fused."""
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -85,8 +84,4 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
         ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        best = self.best_estimator_
-        if hasattr(best, "predict_log_proba"):
-            return best.predict_log_proba(X)
-        with np.errstate(divide="ignore"):
-            return np.log(best.predict_proba(X))
+        return self.best_estimator_.predict_log_proba(X)

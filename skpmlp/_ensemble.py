@@ -136,6 +136,21 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         check_is_fitted(self)
         return np.mean([m.predict_proba(X) for m in self.estimators_], axis=0)
 
+    def predict_log_proba(self, X):
+        """Log of the mean class probabilities (minus infinity where a class
+        has probability 0).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def predict(self, X):
         """The class of highest mean probability.
 

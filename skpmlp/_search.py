@@ -121,7 +121,7 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     result : TrainResult
     shards : list of dict
     """
-    if estimator.verbose and estimator.device in ("auto", "cpu"):
+    if estimator.verbose:
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
     progress = None

@@ -479,8 +479,13 @@ class _Decoder:
                 f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
             )
         cls = self.splitters[name]
-        params = {k: self.decode(v) for k, v in data["params"].items()}
-        unknown = set(params) - set(_init_params(cls))
+        return self._construct(cls, name, data["params"], _init_params(cls))
+
+    def _construct(self, cls, name, encoded_params, param_names):
+        """``cls(**params)`` from a file's encoded parameters, refusing any
+        name ``cls`` does not take."""
+        params = {k: self.decode(v) for k, v in encoded_params.items()}
+        unknown = set(params) - set(param_names)
         if unknown:
             raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
         return cls(**params)
@@ -493,13 +498,9 @@ class _Decoder:
                 f"{', '.join(sorted(self.classes))}."
             )
         cls = self.classes[name]
-        params = {k: self.decode(v) for k, v in data["params"].items()}
-        unknown = set(params) - set(get_param_names(cls))
-        if unknown:
-            raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
-        estimator = cls(**params)
+        estimator = self._construct(cls, name, data["params"], get_param_names(cls))
         for attr, value in data["state"].items():
-            if not _is_state_name(attr) or attr in params:
+            if not _is_state_name(attr) or attr in data["params"]:
                 raise ValueError(f"Invalid skpmlp file: {attr!r} is not a fitted attribute name.")
             setattr(estimator, attr, self.decode(value))
         for attr in data["derived"]:

@@ -24,11 +24,11 @@ def iris():
 def wrap_run_epoch(monkeypatch):
     """``wrap_run_epoch(wrap)``: replace the epoch of both trainers, the
     torch one and the native kernel's, by ``wrap(original_run_epoch)``."""
-    from skpmlp._engine._native import make_native_trainer
+    from skpmlp._engine._native import NativeTrainer
     from skpmlp._engine._trainer import PopulationTrainer
 
     def patch(wrap):
-        for trainer in (PopulationTrainer, make_native_trainer(PopulationTrainer)):
+        for trainer in (PopulationTrainer, NativeTrainer):
             monkeypatch.setattr(trainer, "run_epoch", wrap(trainer.__dict__["run_epoch"]))
 
     return patch

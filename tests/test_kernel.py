@@ -134,7 +134,7 @@ def test_gradient_and_update_modes_equal_autograd_and_one_step():
     ]
     sum(losses).backward()
 
-    native_class = _native.make_native_trainer(PopulationTrainer)
+    native_class = _native.NativeTrainer
     native, _, _, _ = _one_step(native_class)
     batches = _native.epoch_batches(X, y, plan, "regression")
     batches.update(counts=plan.counts.numpy(), weight_sums=plan.weight_sums, stepping=plan.stepping,
@@ -160,16 +160,16 @@ def test_gradient_and_update_modes_equal_autograd_and_one_step():
 def test_backend_choice_and_fallback(monkeypatch):
     spec = population()
     cpu = TrainConfig(task="classification", n_outputs=3)
-    assert _native.choose_trainer(PopulationTrainer, spec, cpu).backend == "native"
+    assert _native.choose_trainer(spec, cpu).backend == "native"
     torch_only = dataclasses.replace(cpu, backend="torch")
-    assert _native.choose_trainer(PopulationTrainer, spec, torch_only) is PopulationTrainer
+    assert _native.choose_trainer(spec, torch_only) is PopulationTrainer
     gpu = dataclasses.replace(cpu, device="cuda", backend="native")
     with pytest.raises(ValueError, match="CPU only"):
-        _native.choose_trainer(PopulationTrainer, spec, gpu)
+        _native.choose_trainer(spec, gpu)
     monkeypatch.setattr(_kernels, "kernel_available", lambda verbose=False: False)
-    assert _native.choose_trainer(PopulationTrainer, spec, cpu) is PopulationTrainer
+    assert _native.choose_trainer(spec, cpu) is PopulationTrainer
     with pytest.raises(ValueError, match="could not be built"):
-        _native.choose_trainer(PopulationTrainer, spec, dataclasses.replace(cpu, backend="native"))
+        _native.choose_trainer(spec, dataclasses.replace(cpu, backend="native"))
 
 
 def test_no_compiler_warns_once_and_trains_on_torch(monkeypatch, tmp_path):

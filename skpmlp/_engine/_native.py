@@ -12,13 +12,12 @@ The kernel loops over each model's own widths: the padding of a group
 costs memory, never time.
 """
 
-import functools
-
 import numpy as np
 import torch
 
 from .. import _kernels
 from ._activations import ACTIVATION_CODES
+from ._trainer import PopulationTrainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared"}
 
@@ -51,23 +50,14 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
     hyper : ndarray of float64 of shape (len(slots), HYPER_WIDTH)
     """
     fields = _kernels.META_FIELDS
-    meta = np.zeros((len(slots), _kernels._step.META_WIDTH), dtype=np.int64)
-    hyper = np.zeros((len(slots), _kernels._step.HYPER_WIDTH))
-    # flat offset of every layer tensor of every group
-    tensor_offsets, offset = [], 0
-    for shapes in net._shapes:
-        starts = []
-        for shape in shapes:
-            starts.append(offset)
-            offset += int(np.prod(shape))
-        tensor_offsets.append(starts)
-    group_of_slot = np.searchsorted(net.group_offsets, slots, side="right") - 1
     h = _kernels.HYPER_FIELDS
+    meta = np.zeros((len(slots), _kernels.META_WIDTH), dtype=np.int64)
+    hyper = np.zeros((len(slots), _kernels.HYPER_WIDTH))
+    group_of_slot = np.searchsorted(net.group_offsets, slots, side="right") - 1
     for row, (slot, gi) in enumerate(zip(slots, group_of_slot)):
-        group, shapes = net.groups[gi], net._shapes[gi]
-        position = slot - net.group_offsets[gi]
+        group = net.groups[gi]
+        position = int(slot - net.group_offsets[gi])
         arch = net.archs[int(net.slot_models[slot])]
-        sizes = [net.n_features, *arch, net.n_outputs]
         depth = len(arch)
         meta[row, fields["slot"]] = slot
         meta[row, fields["depth"]] = depth
@@ -75,13 +65,14 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
         meta[row, fields["fold"]] = slot_fold[slot]
         meta[row, fields["solver"]] = 0 if config.solver == "adam" else 1
         meta[row, fields["nesterov"]] = int(config.nesterovs_momentum)
-        meta[row, fields["sizes"] : fields["sizes"] + depth + 2] = sizes
-        for layer in range(depth + 1):
-            w_shape, b_shape = shapes[2 * layer], shapes[2 * layer + 1]
-            per_w = w_shape[1] * w_shape[2]
-            meta[row, fields["w_off"] + layer] = tensor_offsets[gi][2 * layer] + position * per_w
-            meta[row, fields["b_off"] + layer] = tensor_offsets[gi][2 * layer + 1] + position * b_shape[2]
-            meta[row, fields["ld"] + layer] = w_shape[2]
+        meta[row, fields["sizes"] : fields["sizes"] + depth + 2] = [net.n_features, *arch, net.n_outputs]
+        # the slot's (weight, bias) flat ranges, layer by layer; a bias's
+        # length is the layer's padded width, the weight's row stride
+        ranges = net.parameter_ranges(gi, position, position + 1)
+        for layer, ((w_off, _, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+            meta[row, fields["w_off"] + layer] = w_off
+            meta[row, fields["b_off"] + layer] = b_off
+            meta[row, fields["ld"] + layer] = width
         hyper[row, h["lr"]] = slot_lr[slot]
         hyper[row, h["alpha"]] = slot_alpha[slot]
         hyper[row, h["beta_1"]], hyper[row, h["beta_2"]] = config.beta_1, config.beta_2
@@ -117,72 +108,66 @@ def epoch_batches(X, y, plan, task):
     return {"X": Xb, "Y": Yb, "W": Wb}
 
 
-@functools.lru_cache(maxsize=None)
-def make_native_trainer(base):
-    """The native subclass of the trainer class ``base`` (kept apart so the
-    torch trainer's module does not import the kernels)."""
+class NativeTrainer(PopulationTrainer):
+    """:class:`PopulationTrainer` whose epochs run on the native kernel."""
 
-    class NativeTrainer(base):
-        """:class:`PopulationTrainer` whose epochs run on the native kernel."""
+    backend = "native"
+    #: threads of the kernel's epochs (the run sets it; torch's count
+    #: where it is not set)
+    n_threads = None
 
-        backend = "native"
-        #: threads of the kernel's epochs (the run sets it; torch's count
-        #: where it is not set)
-        n_threads = None
+    def _update_partitions(self):
+        super()._update_partitions()
+        slots = np.flatnonzero(~self.frozen)
+        replica = self.net.slot_models
+        self._meta, self._hyper = kernel_tables(
+            self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+            slot_alpha=self._replica_alpha[replica], config=self.config,
+        )
 
-        def _update_partitions(self):
-            super()._update_partitions()
-            slots = np.flatnonzero(~self.frozen)
-            replica = self.net.slot_models
-            self._meta, self._hyper = kernel_tables(
-                self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
-                slot_alpha=self._replica_alpha[replica], config=self.config,
-            )
-
-        def run_epoch(self, X, y, plan):
-            self.loss_sums.zero_()
-            if len(self._meta) == 0:
-                return
-            optimizer = self.optimizer
-            counts = getattr(optimizer, "step_counts", None)
-            step0 = np.zeros(self.n_folds) if counts is None else counts.cpu().numpy().astype(np.float64)
-            batches = epoch_batches(X, y, plan, self.config.task)
-            batches.update(
-                counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
-                stepping=plan.stepping, step0=step0,
-            )
-            state = optimizer.state
-            _kernels.run_models(
-                "epoch", self._meta, self._hyper, batches,
-                {
-                    "params": self.net.flat.detach(), "grads": None,
-                    "state1": state[0] if state else None,
-                    "state2": state[1] if len(state) > 1 else None,
-                    "loss_sums": self.loss_sums,
-                },
-                n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
-                n_threads=self.n_threads or torch.get_num_threads(),
-            )
-            if counts is not None:
-                counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
-
-    return NativeTrainer
+    def run_epoch(self, X, y, plan):
+        self.loss_sums.zero_()
+        if len(self._meta) == 0:
+            return
+        optimizer = self.optimizer
+        counts = getattr(optimizer, "step_counts", None)
+        step0 = np.zeros(self.n_folds) if counts is None else counts.cpu().numpy().astype(np.float64)
+        batches = epoch_batches(X, y, plan, self.config.task)
+        batches.update(
+            counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
+            stepping=plan.stepping, step0=step0,
+        )
+        state = optimizer.state
+        _kernels.run_models(
+            "epoch", self._meta, self._hyper, batches,
+            {
+                "params": self.net.flat.detach(), "grads": None,
+                "state1": state[0] if state else None,
+                "state2": state[1] if len(state) > 1 else None,
+                "loss_sums": self.loss_sums,
+            },
+            n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
+            n_threads=self.n_threads or torch.get_num_threads(),
+        )
+        if counts is not None:
+            counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
 
 
-def choose_trainer(base, spec, config):
+
+def choose_trainer(spec, config):
     """The trainer class for this run: the native one unless the config asks
     for torch, or the kernel cannot run here (``backend="native"`` then
     raises with the reason)."""
     if config.backend == "torch":
-        return base
+        return PopulationTrainer
     reason = native_supported(config, spec)
     if reason is None and not _kernels.kernel_available():
         reason = f"the kernel could not be built ({_kernels.build_info()['error']})"
     if reason is None:
-        return make_native_trainer(base)
+        return NativeTrainer
     if config.backend == "native":
         raise ValueError(f"backend='native' cannot train this run: {reason}.")
-    return base
+    return PopulationTrainer
 
 
 def prepare_kernel(config, *, verbose=False):

@@ -16,6 +16,7 @@ per epoch.
 """
 
 import dataclasses
+import contextlib
 import gc
 import time
 import warnings
@@ -34,7 +35,6 @@ from ._memory import (
 from ._spec import TrainResult
 from ._stopping import ReplicaStatus
 from ._threads import torch_threads
-from ._trainer import PopulationTrainer
 
 
 def train_population(
@@ -208,11 +208,12 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
     stopping) on one: they are small, and OpenMP threads waiting at their
     barriers on a busy machine made them cost more than the epochs.
     """
-    trainer = choose_trainer(PopulationTrainer, spec, config)(spec, config, X.shape[1], len(folds))
-    if getattr(trainer, "backend", "torch") != "native":
-        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
-    trainer.n_threads = torch.get_num_threads()
-    with torch_threads(1):
+    trainer = choose_trainer(spec, config)(spec, config, X.shape[1], len(folds))
+    glue_threads = contextlib.nullcontext()
+    if trainer.backend == "native":
+        trainer.n_threads = torch.get_num_threads()
+        glue_threads = torch_threads(1)
+    with glue_threads:
         return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
 
 

@@ -42,6 +42,9 @@ class PopulationTrainer:
         Per-slot sum over the epoch's batches of (batch loss x batch rows).
     """
 
+    #: how its epochs run (the native subclass says "native")
+    backend = "torch"
+
     def __init__(self, spec, config, n_features, n_folds=1):
         self.config, self.n_folds = config, n_folds
         replicas = spec.replicate(n_folds)

@@ -7,14 +7,19 @@ this machine (else the engine keeps its torch path).
 """
 
 from ._build import KernelBuildWarning, build_info, cache_dir, load_library
-from ._step import LOSS_CODES, MAX_DEPTH, META_FIELDS, HYPER_FIELDS, kernel_available, lanes, run_models
+from ._step import (
+    HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, kernel_available, lanes,
+    run_models,
+)
 
 __all__ = [
     "HYPER_FIELDS",
+    "HYPER_WIDTH",
     "KernelBuildWarning",
     "LOSS_CODES",
     "MAX_DEPTH",
     "META_FIELDS",
+    "META_WIDTH",
     "build_info",
     "cache_dir",
     "kernel_available",
