@@ -48,6 +48,9 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -121,15 +124,27 @@ template <> inline double vsum<double>(vdouble v) {
 // ----------------------------------------------------------------- math
 // Every activation works on whole vectors of lanes. float: exp by
 // Cody-Waite reduction and a degree-6 polynomial (about 2 ulp), tanh and
-// erf from it; double: the C library lane by lane, so the float64 build
-// agrees with torch to rounding.
+// erf from it, and division as the CPU's reciprocal estimate refined by one
+// Newton step (about 1 ulp; a vector division is 10-20x slower where
+// AVX-512 has the estimate); double: the C library lane by lane and true
+// division, so the float64 build agrees with torch to rounding.
+#define SKP_INLINE inline __attribute__((always_inline))
 template <class T> struct VMath;
 
 template <> struct VMath<float> {
     typedef vfloat V;
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
-    static V splat(float x) { return V{} + x; }
-    static V exp(V x) {
+    static SKP_INLINE V splat(float x) { return V{} + x; }
+    static SKP_INLINE V recip(V d) {
+#if defined(__AVX512F__) && !defined(__clang__)
+        const V r = (V)__builtin_ia32_rcp14ps512_mask((__v16sf)d, (__v16sf)d, (__mmask16)-1);
+        return r * (2.0f - d * r);
+#else
+        return 1.0f / d;
+#endif
+    }
+    static SKP_INLINE V div(V a, V b) { return a * recip(b); }
+    static SKP_INLINE V exp(V x) {
         x = x < splat(-87.0f) ? splat(-87.0f) : x;
         x = x > splat(88.0f) ? splat(88.0f) : x;
         // n = round(x / ln 2) by the 1.5 * 2^23 trick (round to nearest)
@@ -146,29 +161,33 @@ template <> struct VMath<float> {
         const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;  // 2^n
         return p * reinterpret_cast<const V&>(bits);
     }
-    static V tanh(V x) {
+    static SKP_INLINE V tanh(V x) {
         const V ax = x < 0 ? -x : x;
         const V e = exp(-2.0f * ax);
-        const V t = (1.0f - e) / (1.0f + e);
+        const V t = div(1.0f - e, 1.0f + e);
         return x < 0 ? -t : t;
     }
-    static V erf(V x) {
+    static SKP_INLINE V erf(V x) { return erf(x, exp(-x * x)); }
+    // erf(x) given exp(-x^2), which GELU's derivative needs as well.
+    static SKP_INLINE V erf(V x, V exp_minus_x2) {
         // Abramowitz & Stegun 7.1.26, |error| < 1.5e-7
         const V a = x < 0 ? -x : x;
-        const V t = 1.0f / (1.0f + 0.3275911f * a);
+        const V t = recip(1.0f + 0.3275911f * a);
         V p = splat(1.061405429f);
         p = p * t - 1.453152027f;
         p = p * t + 1.421413741f;
         p = p * t - 0.284496736f;
         p = p * t + 0.254829592f;
-        const V y = 1.0f - p * t * exp(-a * a);
+        const V y = 1.0f - p * t * exp_minus_x2;
         return x < 0 ? -y : y;
     }
 };
 
 template <> struct VMath<double> {
     typedef vdouble V;
-    static V splat(double x) { return V{} + x; }
+    static SKP_INLINE V splat(double x) { return V{} + x; }
+    static SKP_INLINE V recip(V d) { return 1.0 / d; }
+    static SKP_INLINE V div(V a, V b) { return a / b; }
     template <class F> static V lanewise(V x, F f) {
         for (int i = 0; i < 8; ++i) x[i] = f(x[i]);
         return x;
@@ -176,6 +195,7 @@ template <> struct VMath<double> {
     static V exp(V x) { return lanewise(x, [](double v) { return std::exp(v); }); }
     static V tanh(V x) { return lanewise(x, [](double v) { return std::tanh(v); }); }
     static V erf(V x) { return lanewise(x, [](double v) { return std::erf(v); }); }
+    static V erf(V x, V) { return erf(x); }
 };
 
 template <class T> inline T exp_scalar(T x) {
@@ -188,75 +208,70 @@ constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
 constexpr double SQRT1_2 = 0.70710678118654752440;
 constexpr double INV_SQRT_2PI = 0.39894228040143267794;
 
-// a = f(z) over n values (n a multiple of the lanes)
-template <class T, int act> void activate_as(const T* z, T* a, long n) {
+// a = f(z) over n values (n a multiple of the lanes), and z overwritten by
+// f'(z): the backward then multiplies by it instead of recomputing the
+// activation's transcendentals (z is not needed after this).
+template <class T, int act> void activate_as(T* z, T* a, long n) {
     typedef VMath<T> M;
     typedef typename M::V V;
     constexpr int L = VT<T>::L;
     const V zero{}, one = M::splat(1);
     for (long i = 0; i < n; i += L) {
         const V x = vload(z + i);
-        V y;
+        V y, dy;
         switch (act) {  // a compile-time constant: no branch in the loop
-        case A_IDENTITY: y = x; break;
-        case A_LOGISTIC: y = one / (one + M::exp(-x)); break;
-        case A_TANH: y = M::tanh(x); break;
-        case A_RELU: y = x > zero ? x : zero; break;
-        case A_ELU: y = x > zero ? x : M::exp(x) - one; break;
-        case A_SELU: y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one)); break;
-        case A_GELU: y = T(0.5) * x * (one + M::erf(x * T(SQRT1_2))); break;
-        case A_LEAKY: y = x > zero ? x : T(0.01) * x; break;
-        case A_HARDSHRINK: y = (x > M::splat(0.5)) | (x < M::splat(-0.5)) ? x : zero; break;
-        case A_MISH: {
-            // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z)
-            const V big = M::splat(20);
-            const V e = M::exp(x < big ? x : big);
-            const V q = e * (e + T(2));
-            y = x * (x >= big ? one : q / (q + T(2)));
+        case A_IDENTITY: y = x, dy = one; break;
+        case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
+        case A_TANH: y = M::tanh(x), dy = one - y * y; break;
+        case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
+        case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
+        case A_SELU:
+            y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
+            dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
             break;
-        }
-        default: y = x;
-        }
-        vstore(a + i, y);
-    }
-}
-
-// d *= f'(z) over n values (a = f(z))
-template <class T, int act> void activation_backward_as(const T* z, const T* a, T* d, long n) {
-    typedef VMath<T> M;
-    typedef typename M::V V;
-    constexpr int L = VT<T>::L;
-    if (act == A_IDENTITY) return;
-    const V zero{}, one = M::splat(1);
-    for (long i = 0; i < n; i += L) {
-        const V x = vload(z + i), y = vload(a + i), g = vload(d + i);
-        V r;
-        switch (act) {  // a compile-time constant: no branch in the loop
-        case A_LOGISTIC: r = g * y * (one - y); break;
-        case A_TANH: r = g * (one - y * y); break;
-        case A_RELU: r = x > zero ? g : zero; break;
-        case A_ELU: r = g * (x > zero ? one : y + one); break;
-        case A_SELU: r = g * (x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA)); break;
         case A_GELU: {
-            const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2)));
-            r = g * (cdf + x * T(INV_SQRT_2PI) * M::exp(T(-0.5) * x * x));
+            // exp(-x^2 / 2) serves the derivative's density and the erf
+            const V pdf_exp = M::exp(T(-0.5) * x * x);
+            const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
+            y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
+            dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
             break;
         }
-        case A_LEAKY: r = g * (x > zero ? one : M::splat(0.01)); break;
-        case A_HARDSHRINK: r = (x > M::splat(0.5)) | (x < M::splat(-0.5)) ? g : zero; break;
+        case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
+        case A_HARDSHRINK: {
+            const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
+            y = keep ? x : zero, dy = keep ? one : zero;
+            break;
+        }
         case A_MISH: {
+            // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
             // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
             const V big = M::splat(20);
             const V e = M::exp(x < big ? x : big);
             const V q = e * (e + T(2));
-            const V tsp = q / (q + T(2));
-            const V grad = tsp + x * (one - tsp * tsp) * (e / (one + e));
-            r = g * (x >= big ? one : grad);
+            const V tsp = M::div(q, q + T(2));
+            y = x * (x >= big ? one : tsp);
+            dy = x >= big ? one : tsp + x * (one - tsp * tsp) * M::div(e, one + e);
             break;
         }
-        default: r = g;
+        default: y = x, dy = one;
         }
-        vstore(d + i, r);
+        vstore(a + i, y);
+        vstore(z + i, dy);
+    }
+}
+
+// d *= f'(z) over n values, from the f'(z) the forward left in z. ReLU and
+// hardshrink select, as torch's backward does, so that a non-finite
+// gradient stays masked where the unit is off.
+template <class T, int act> void activation_backward_as(const T* dz, T* d, long n) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    if (act == A_IDENTITY) return;
+    const V zero{};
+    for (long i = 0; i < n; i += L) {
+        const V f = vload(dz + i), g = vload(d + i);
+        vstore(d + i, act == A_RELU || act == A_HARDSHRINK ? (f != zero ? g : zero) : g * f);
     }
 }
 
@@ -275,14 +290,14 @@ template <class T, int act> void activation_backward_as(const T* z, const T* a, 
     case A_MISH: CALL(A_MISH); break;                                                          \
     }
 
-template <class T> void activate(int act, const T* z, T* a, long n) {
+template <class T> void activate(int act, T* z, T* a, long n) {
 #define SKP_CALL(CODE) activate_as<T, CODE>(z, a, n)
     SKP_ACTIVATION_CASES(SKP_CALL)
 #undef SKP_CALL
 }
 
-template <class T> void activation_backward(int act, const T* z, const T* a, T* d, long n) {
-#define SKP_CALL(CODE) activation_backward_as<T, CODE>(z, a, d, n)
+template <class T> void activation_backward(int act, const T* dz, T* d, long n) {
+#define SKP_CALL(CODE) activation_backward_as<T, CODE>(dz, d, n)
     SKP_ACTIVATION_CASES(SKP_CALL)
 #undef SKP_CALL
 }
@@ -508,7 +523,7 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
                 total += e;
                 picked = y == M::splat(T(c)) ? z : picked;
             }
-            const V inv = T(1) / total;
+            const V inv = M::recip(total);
             for (int c = 0; c < C; ++c) {
                 const V onehot = y == M::splat(T(c)) ? M::splat(1) : V{};
                 vstore(d + c * bp + i, (vload(d + c * bp + i) * inv - onehot) * wi);
@@ -555,10 +570,10 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
         }
         if (l > 0) {
             // delta_prev (n_in, bp) = W (n_in, n_out) . delta (n_out, bp), then * f'(z)
-            const T *z = s.z[l - 1], *a = s.a[l - 1];
+            const T* dz = s.z[l - 1];  // f'(z), left there by the forward
             T* dp = s.delta_prev;
             matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, dp, bp, nv, nullptr, [&](int r, int n) {
-                activation_backward<T>(m.act, z + r * bp, a + r * bp, dp + r * bp, n * bp);
+                activation_backward<T>(m.act, dz + r * bp, dp + r * bp, n * bp);
             });
             std::swap(s.delta, s.delta_prev);
             d = s.delta;
