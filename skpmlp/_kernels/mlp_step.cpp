@@ -47,6 +47,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -160,6 +161,30 @@ template <> struct VMath<float> {
         p = p * r + 1.0f;
         const vint bits = (__builtin_convertvector(n, vint) + 127) << 23;  // 2^n
         return p * reinterpret_cast<const V&>(bits);
+    }
+    // natural log of positive normal x: Cephes' logf (exponent split,
+    // mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial; about 1 ulp)
+    static SKP_INLINE V log(V x) {
+        const vint bits = reinterpret_cast<const vint&>(x);
+        vint e = ((bits >> 23) & 0xff) - 127;
+        const vint mbits = (bits & 0x7fffff) | 0x3f800000;
+        V m = reinterpret_cast<const V&>(mbits);  // [1, 2)
+        const auto high = m > splat(1.41421356f);
+        m = high ? m * 0.5f : m;
+        e = high ? e + 1 : e;
+        const V ef = __builtin_convertvector(e, V);
+        const V f = m - 1.0f, z = f * f;
+        V p = splat(7.0376836292e-2f);
+        p = p * f - 1.1514610310e-1f;
+        p = p * f + 1.1676998740e-1f;
+        p = p * f - 1.2420140846e-1f;
+        p = p * f + 1.4249322787e-1f;
+        p = p * f - 1.6668057665e-1f;
+        p = p * f + 2.0000714765e-1f;
+        p = p * f - 2.4999993993e-1f;
+        p = p * f + 3.3333331174e-1f;
+        V y = p * f * z + ef * -2.12194440e-4f - 0.5f * z;
+        return f + y + ef * 0.693359375f;
     }
     static SKP_INLINE V tanh(V x) {
         const V ax = x < 0 ? -x : x;
@@ -508,6 +533,7 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
         typedef typename M::V V;
         constexpr int L = VT<T>::L;
         const T* label = P.Yb + batch * bp;
+        V loss_lanes{};
         for (long i = 0; i < bp; i += L) {
             V zmax = vload(s.logits + i);
             for (int c = 1; c < C; ++c) {
@@ -528,9 +554,15 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
                 const V onehot = y == M::splat(T(c)) ? M::splat(1) : V{};
                 vstore(d + c * bp + i, (vload(d + c * bp + i) * inv - onehot) * wi);
             }
-            for (int k = 0; k < L; ++k)
-                if (wi[k] != 0) loss += double(wi[k]) * (std::log(double(total[k])) + zmax[k] - picked[k]);
+            if constexpr (std::is_same<T, float>::value) {  // float: the log in lanes too
+                const V term = wi * (M::log(total) + zmax - picked);
+                loss_lanes += wi != V{} ? term : V{};
+            } else {
+                for (int k = 0; k < L; ++k)
+                    if (wi[k] != 0) loss += double(wi[k]) * (std::log(double(total[k])) + zmax[k] - picked[k]);
+            }
         }
+        loss += vsum<T>(loss_lanes);
     } else {
         const T* target = P.Yb + batch * C * bp;
         for (int c = 0; c < C; ++c) {
