@@ -223,11 +223,6 @@ template <> struct VMath<double> {
     static V erf(V x, V) { return erf(x); }
 };
 
-template <class T> inline T exp_scalar(T x) {
-    typename VMath<T>::V v = VMath<T>::splat(x);
-    return VMath<T>::exp(v)[0];
-}
-
 constexpr double SELU_ALPHA = 1.6732632423543772848170429916717;
 constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
 constexpr double SQRT1_2 = 0.70710678118654752440;
@@ -564,27 +559,47 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
         }
         loss += vsum<T>(loss_lanes);
     } else {
+        // squared error or binary log-loss, a vector of samples at a time;
+        // float sums the loss in lanes, double per sample in double
+        typedef VMath<T> M;
+        typedef typename M::V V;
+        constexpr int L = VT<T>::L;
+        constexpr bool lanes = std::is_same<T, float>::value;
         const T* target = P.Yb + batch * C * bp;
+        const V zero{}, one = M::splat(1);
+        V loss_lanes{};
         for (int c = 0; c < C; ++c) {
             const T* z = s.logits + c * bp;
             const T* y = target + c * bp;
             T* dc = d + c * bp;
-            if (P.loss == LOSS_SQUARED) {
-                for (long i = 0; i < bp; ++i) {
-                    const T r = z[i] - y[i];
-                    dc[i] = r / T(C) * w[i];
-                    loss += 0.5 * double(w[i]) * double(r) * double(r) / C;
+            for (long i = 0; i < bp; i += L) {
+                const V zi = vload(z + i), yi = vload(y + i), wi = vload(w + i);
+                if (P.loss == LOSS_SQUARED) {  // half squared error, mean over outputs
+                    const V r = zi - yi;
+                    vstore(dc + i, r / T(C) * wi);
+                    if constexpr (lanes) {
+                        loss_lanes += T(0.5) * wi * r * r / T(C);
+                    } else {
+                        for (int k = 0; k < L; ++k) loss += 0.5 * double(wi[k]) * double(r[k]) * double(r[k]) / C;
+                    }
+                    continue;
                 }
-            } else {  // binary log-loss, summed over outputs
-                for (long i = 0; i < bp; ++i) {
-                    dc[i] = (T(1) / (T(1) + exp_scalar(-z[i])) - y[i]) * w[i];
-                    const double zi = z[i];
-                    // softplus(z) - y z, overflow-safe
-                    const double sp = zi > 0 ? zi + std::log1p(std::exp(-zi)) : std::log1p(std::exp(zi));
-                    if (w[i] != 0) loss += double(w[i]) * (sp - double(y[i]) * zi);
+                // binary log-loss, summed over outputs: sigmoid - y, and
+                // softplus(z) - y z, overflow-safe
+                vstore(dc + i, (M::recip(one + M::exp(-zi)) - yi) * wi);
+                if constexpr (lanes) {
+                    const V sp = (zi > zero ? zi : zero) + M::log(one + M::exp(zi < zero ? zi : -zi));
+                    loss_lanes += wi != zero ? wi * (sp - yi * zi) : zero;
+                } else {
+                    for (int k = 0; k < L; ++k) {
+                        const double zk = zi[k];
+                        const double sp = zk > 0 ? zk + std::log1p(std::exp(-zk)) : std::log1p(std::exp(zk));
+                        if (wi[k] != 0) loss += double(wi[k]) * (sp - double(yi[k]) * zk);
+                    }
                 }
             }
         }
+        loss += vsum<T>(loss_lanes);
     }
 
     // backward
