@@ -51,32 +51,39 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
     """
     fields = _kernels.META_FIELDS
     h = _kernels.HYPER_FIELDS
+    slots = np.asarray(slots, dtype=np.int64)
     meta = np.zeros((len(slots), _kernels.META_WIDTH), dtype=np.int64)
     hyper = np.zeros((len(slots), _kernels.HYPER_WIDTH))
-    group_of_slot = np.searchsorted(net.group_offsets, slots, side="right") - 1
-    for row, (slot, gi) in enumerate(zip(slots, group_of_slot)):
+    meta[:, fields["slot"]] = slots
+    meta[:, fields["fold"]] = slot_fold[slots]
+    meta[:, fields["solver"]] = 0 if config.solver == "adam" else 1
+    meta[:, fields["nesterov"]] = int(config.nesterovs_momentum)
+    hyper[:, h["lr"]], hyper[:, h["alpha"]] = slot_lr[slots], slot_alpha[slots]
+    hyper[:, h["beta_1"]], hyper[:, h["beta_2"]] = config.beta_1, config.beta_2
+    hyper[:, h["epsilon"]], hyper[:, h["momentum"]] = config.epsilon, config.momentum
+    group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
+    for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
+        rows = np.flatnonzero(group_of_row == gi)
         group = net.groups[gi]
-        position = int(slot - net.group_offsets[gi])
-        arch = net.archs[int(net.slot_models[slot])]
-        depth = len(arch)
-        meta[row, fields["slot"]] = slot
-        meta[row, fields["depth"]] = depth
-        meta[row, fields["activation"]] = ACTIVATION_CODES[group.activation_of(position)]
-        meta[row, fields["fold"]] = slot_fold[slot]
-        meta[row, fields["solver"]] = 0 if config.solver == "adam" else 1
-        meta[row, fields["nesterov"]] = int(config.nesterovs_momentum)
-        meta[row, fields["sizes"] : fields["sizes"] + depth + 2] = [net.n_features, *arch, net.n_outputs]
-        # the slot's (weight, bias) flat ranges, layer by layer; a bias's
-        # length is the layer's padded width, the weight's row stride
-        ranges = net.parameter_ranges(gi, position, position + 1)
-        for layer, ((w_off, _, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
-            meta[row, fields["w_off"] + layer] = w_off
-            meta[row, fields["b_off"] + layer] = b_off
-            meta[row, fields["ld"] + layer] = width
-        hyper[row, h["lr"]] = slot_lr[slot]
-        hyper[row, h["alpha"]] = slot_alpha[slot]
-        hyper[row, h["beta_1"]], hyper[row, h["beta_2"]] = config.beta_1, config.beta_2
-        hyper[row, h["epsilon"]], hyper[row, h["momentum"]] = config.epsilon, config.momentum
+        positions = slots[rows] - net.group_offsets[gi]
+        depth = len(group.widths)
+        meta[rows, fields["depth"]] = depth
+        meta[rows, fields["activation"]] = [ACTIVATION_CODES[group.activation_of(int(p))] for p in positions]
+        archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64).reshape(
+            len(rows), depth
+        )
+        sizes = fields["sizes"]
+        meta[rows, sizes] = net.n_features
+        meta[rows, sizes + 1 : sizes + depth + 1] = archs
+        meta[rows, sizes + depth + 1] = net.n_outputs
+        # each layer's (weight, bias) flat ranges for slot 0 of the group,
+        # shifted by the slot's position; a bias's length is the layer's
+        # padded width, the weight's row stride
+        ranges = net.parameter_ranges(gi, 0, 1)
+        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+            meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
+            meta[rows, fields["b_off"] + layer] = b_off + positions * width
+            meta[rows, fields["ld"] + layer] = width
     return meta, hyper
 
 
@@ -117,7 +124,8 @@ class NativeTrainer(PopulationTrainer):
     n_threads = None
 
     def _update_partitions(self):
-        super()._update_partitions()
+        # the kernel steps every unfrozen slot itself: no torch optimizer
+        # partitions to build
         slots = np.flatnonzero(~self.frozen)
         replica = self.net.slot_models
         self._meta, self._hyper = kernel_tables(

@@ -70,7 +70,15 @@ class FusedNetwork:
         self.slot_models = np.concatenate([g.models for g in groups])
         self.group_offsets = np.cumsum([0] + [g.size for g in groups])
         self._shapes = [self._shapes_of(g, n_features, n_outputs) for g in groups]
-        self.n_parameters = sum(int(np.prod(s)) for shapes in self._shapes for s in shapes)
+        sizes = [[int(np.prod(s)) for s in shapes] for shapes in self._shapes]
+        # flat offset of every layer tensor of every group (the optimizer's
+        # partitions and the kernel's tables ask for them on every freeze)
+        starts = np.cumsum([0] + [n for group_sizes in sizes for n in group_sizes])
+        self._tensor_offsets, k = [], 0
+        for group_sizes in sizes:
+            self._tensor_offsets.append(starts[k : k + len(group_sizes)].tolist())
+            k += len(group_sizes)
+        self.n_parameters = int(starts[-1])
         assert flat.shape == (self.n_parameters,)
         self.flat = flat
         self.grad = torch.zeros_like(flat)
@@ -128,12 +136,10 @@ class FusedNetwork:
     def parameter_ranges(self, gi, start, stop):
         """Flat ``(offset, length, is_weight)`` ranges holding the parameters
         of slots ``start:stop`` of group ``gi`` (one range per layer tensor)."""
-        offset = sum(int(np.prod(s)) for shapes in self._shapes[:gi] for s in shapes)
         ranges = []
-        for k, shape in enumerate(self._shapes[gi]):
-            per_slot = int(np.prod(shape[1:]))
+        for k, (shape, offset) in enumerate(zip(self._shapes[gi], self._tensor_offsets[gi])):
+            per_slot = shape[1] * shape[2]
             ranges.append((offset + start * per_slot, (stop - start) * per_slot, k % 2 == 0))
-            offset += int(np.prod(shape))
         return ranges
 
     def compact(self, keep):
