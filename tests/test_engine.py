@@ -18,6 +18,7 @@ from skpmlp._engine import (
     train_population,
 )
 from skpmlp._engine._init import initial_weights
+from skpmlp._engine._spec import OptimizerSettings
 
 TORCH_ACTIVATIONS = {
     "identity": torch.nn.Identity,
@@ -90,9 +91,11 @@ def train(spec, cfg, X, y, eval_rows=None, n_train=None):
     return result
 
 
-def torch_reference(model, X, y, task, n_outputs, cfg):
-    """Train one model as a plain nn.Sequential with torch.optim."""
+def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
+    """Train one model as a plain nn.Sequential with torch.optim (its own
+    ``settings``, else ``cfg``'s optimizer)."""
     arch, act, lr, alpha, repeat = model
+    settings = settings or cfg.optimizer_settings()
     coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), X.shape[1], n_outputs)
     layers = []
     for i, (W, b) in enumerate(zip(coefs, intercepts)):
@@ -104,10 +107,15 @@ def torch_reference(model, X, y, task, n_outputs, cfg):
         if i < len(coefs) - 1:
             layers.append(TORCH_ACTIVATIONS[act]())
     net = torch.nn.Sequential(*layers)
-    if cfg.solver == "adam":
-        opt = torch.optim.Adam(net.parameters(), lr=lr)
+    if settings.solver == "adam":
+        opt = torch.optim.Adam(
+            net.parameters(), lr=lr, betas=(settings.beta_1, settings.beta_2), eps=settings.epsilon
+        )
     else:
-        opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=cfg.momentum, nesterov=cfg.nesterovs_momentum)
+        opt = torch.optim.SGD(
+            net.parameters(), lr=lr, momentum=settings.momentum,
+            nesterov=settings.nesterovs_momentum and settings.momentum > 0,
+        )
     X_t = torch.from_numpy(X)
     y_t = torch.from_numpy(y) if task == "classification" else torch.from_numpy(y.reshape(len(y), -1))
     gen = torch.Generator().manual_seed(cfg.shuffle_seed)
@@ -150,6 +158,37 @@ def test_population_equals_alone_equals_plain_torch(task, solver, backend):
         np.testing.assert_allclose(in_population, trained_alone, rtol=0, atol=1e-6)
         np.testing.assert_allclose(in_population, reference, rtol=0, atol=1e-6)
         np.testing.assert_allclose(population.loss_curves[i], alone.loss_curves[0], rtol=1e-9)
+
+
+MIXED_OPTIMIZERS = [
+    OptimizerSettings("adam"),
+    OptimizerSettings("adam", beta_1=0.8, beta_2=0.99, epsilon=1e-6),
+    OptimizerSettings("sgd", momentum=0.9, nesterovs_momentum=True),
+    OptimizerSettings("sgd", momentum=0.5, nesterovs_momentum=False),
+    OptimizerSettings("sgd", momentum=0.0),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_models_with_their_own_optimizers_equal_each_alone_and_plain_torch(backend):
+    """Adam and SGD models with their own coefficients in one fused run: each
+    equals itself trained alone and a plain torch.optim model."""
+    X, y, n_outputs = make_data("classification")
+    models = [POPULATION[k % 3] for k in range(len(MIXED_OPTIMIZERS))]
+    models = [(arch, act, lr, alpha, k) for k, (arch, act, lr, alpha, _) in enumerate(models)]
+    spec = make_spec(models)
+    spec = PopulationSpec(**{**spec.__dict__, "optimizers": MIXED_OPTIMIZERS})
+    cfg = config("classification", n_outputs, backend=backend)
+    population = train(spec, cfg, X, y)
+    for i, (model, settings) in enumerate(zip(models, MIXED_OPTIMIZERS)):
+        alone = train(spec.subset([i]), cfg, X, y)
+        act = model[1]
+        in_population = mlp_forward(population.coefs[i], population.intercepts[i], act, X)
+        np.testing.assert_allclose(
+            in_population, mlp_forward(alone.coefs[0], alone.intercepts[0], act, X), rtol=0, atol=1e-9
+        )
+        reference = torch_reference(model, X, y, "classification", n_outputs, cfg, settings)
+        np.testing.assert_allclose(in_population, reference, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

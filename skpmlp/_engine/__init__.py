@@ -22,7 +22,7 @@ from ._losses import MONITOR_SCORES
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
 from ._threads import torch_threads
-from ._spec import PopulationSpec, TrainConfig, TrainResult
+from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
 from ._train import train_population
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "ACTIVATION_CODES",
     "ACTIVATION_NAMES",
     "MONITOR_SCORES",
+    "OptimizerSettings",
     "PopulationSpec",
     "TrainConfig",
     "TORCH_MODULES",

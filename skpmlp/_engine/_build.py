@@ -46,10 +46,13 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
     """
     if coefs is None:
         coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
-    # slots of equal (learning rate, alpha, fold) side by side: one optimizer
-    # partition per run
+    # slots of equal (learning rate, alpha, fold, optimizer) side by side:
+    # one optimizer partition per run
     folds = np.zeros(spec.n_models, dtype=int) if folds is None else np.asarray(folds)
-    keys = list(zip(folds, np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float)))
+    keys = list(zip(
+        folds, np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float),
+        spec.optimizers_of(config),
+    ))
     codes = {key: code for code, key in enumerate(sorted(set(keys)))}
     groups = plan_groups(
         spec.hidden_layer_sizes,

@@ -33,7 +33,7 @@ def native_supported(config, spec):
     return None
 
 
-def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
+def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
     Parameters
@@ -42,7 +42,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
     slots : ndarray of int
         Slots to train (the frozen ones are left out).
     slot_fold, slot_lr, slot_alpha : ndarray of shape (n_slots,)
-    config : TrainConfig
+    slot_optimizer : sequence of OptimizerSettings, one per slot
 
     Returns
     -------
@@ -56,11 +56,14 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, config):
     hyper = np.zeros((len(slots), _kernels.HYPER_WIDTH))
     meta[:, fields["slot"]] = slots
     meta[:, fields["fold"]] = slot_fold[slots]
-    meta[:, fields["solver"]] = 0 if config.solver == "adam" else 1
-    meta[:, fields["nesterov"]] = int(config.nesterovs_momentum)
     hyper[:, h["lr"]], hyper[:, h["alpha"]] = slot_lr[slots], slot_alpha[slots]
-    hyper[:, h["beta_1"]], hyper[:, h["beta_2"]] = config.beta_1, config.beta_2
-    hyper[:, h["epsilon"]], hyper[:, h["momentum"]] = config.epsilon, config.momentum
+    settings = [slot_optimizer[s] for s in slots]
+    meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
+    meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum) for o in settings]
+    hyper[:, h["beta_1"]] = [o.beta_1 for o in settings]
+    hyper[:, h["beta_2"]] = [o.beta_2 for o in settings]
+    hyper[:, h["epsilon"]] = [o.epsilon for o in settings]
+    hyper[:, h["momentum"]] = [o.momentum for o in settings]
     group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
     for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
         rows = np.flatnonzero(group_of_row == gi)
@@ -130,7 +133,8 @@ class NativeTrainer(PopulationTrainer):
         replica = self.net.slot_models
         self._meta, self._hyper = kernel_tables(
             self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
-            slot_alpha=self._replica_alpha[replica], config=self.config,
+            slot_alpha=self._replica_alpha[replica],
+            slot_optimizer=[self._replica_optimizer[r] for r in replica],
         )
 
     def run_epoch(self, X, y, plan):
@@ -138,8 +142,8 @@ class NativeTrainer(PopulationTrainer):
         if len(self._meta) == 0:
             return
         optimizer = self.optimizer
-        counts = getattr(optimizer, "step_counts", None)
-        step0 = np.zeros(self.n_folds) if counts is None else counts.cpu().numpy().astype(np.float64)
+        counts = optimizer.step_counts
+        step0 = counts.cpu().numpy().astype(np.float64)
         batches = epoch_batches(X, y, plan, self.config.task)
         batches.update(
             counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
@@ -157,8 +161,7 @@ class NativeTrainer(PopulationTrainer):
             n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
             n_threads=self.n_threads or torch.get_num_threads(),
         )
-        if counts is not None:
-            counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
+        counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
 
 
 

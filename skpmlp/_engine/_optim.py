@@ -1,12 +1,14 @@
-"""Fused optimizers: one update of every model's parameters at once.
+"""The fused optimizer: one update of every model's parameters at once.
 
-Models sharing a learning rate and an L2 penalty form a *partition*: the
-flat ranges of their parameters (contiguous, as slots are sorted by those
-hyperparameters inside each group). A step calls torch's fused multi-tensor
-kernels (``torch._fused_adam_`` / ``torch._fused_sgd_``, one pass over
-memory) once per partition for weights (with the L2 term as Adam's / SGD's
-coupled weight decay, ``alpha / batch`` as scikit-learn's MLP) and once for
-biases: a handful of calls per step whatever the population size.
+Models sharing a learning rate, an L2 penalty, a fold and an optimizer
+(:class:`~._spec.OptimizerSettings`: Adam or SGD and their coefficients)
+form a *partition*: the flat ranges of their parameters (contiguous, as
+slots are sorted by those keys inside each group). A step calls torch's
+fused multi-tensor kernels (``torch._fused_adam_`` / ``torch._fused_sgd_``,
+one pass over memory) once per partition for weights (with the L2 term as
+Adam's / SGD's coupled weight decay, ``alpha / batch`` as scikit-learn's
+MLP) and once for biases: a handful of calls per step whatever the
+population size, and models with different solvers in one network.
 Per-model stopping rebuilds the partitions without the stopped models, whose
 parameters are then left untouched bit for bit; compaction (dropping stopped
 models from the network) carries the state of the others along.
@@ -19,20 +21,32 @@ learning rate).
 import torch
 
 
-class _FusedOptimizer:
-    """Views of the flat buffers for every partition.
+class FusedOptimizer:
+    """Adam and SGD (momentum, Nesterov) with coupled L2 as scikit-learn's
+    MLP, over partitions of flat buffers.
 
     Parameters
     ----------
     params, grads : Tensor of shape (n,)
+    n_folds : int
+    n_state_buffers : {1, 2}
+        State buffers laid out as ``params``: Adam's two moments (SGD's
+        momentum buffer is the first); one where every model is SGD.
+
+    Attributes
+    ----------
+    state : list of Tensor
+    step_counts : Tensor of shape (n_folds,)
+        Steps each fold has taken (Adam's bias correction); float32 as
+        torch.optim keeps it, read by the kernel: no host sync.
     """
 
-    n_state_buffers = 0
-
-    def __init__(self, params, grads):
+    def __init__(self, params, grads, n_folds, n_state_buffers=2):
         self.params, self.grads = params, grads
-        self.state = [torch.zeros_like(params) for _ in range(self.n_state_buffers)]
+        self.state = [torch.zeros_like(params) for _ in range(n_state_buffers)]
         self.partitions = []
+        self.step_counts = torch.zeros(n_folds, dtype=torch.float32, device=params.device)
+        self._increments = {}
 
     def rebind(self, params, grads, carry):
         """Follow a compacted network: new flat buffers, and the optimizer
@@ -42,35 +56,19 @@ class _FusedOptimizer:
         self.partitions = []
 
     def set_partitions(self, partitions):
-        """``partitions``: list of ``(lr, alpha, fold, ranges)``, ranges being
-        flat ``(offset, length, is_weight)`` triples."""
+        """``partitions``: list of ``(lr, alpha, fold, settings, ranges)``,
+        ranges being flat ``(offset, length, is_weight)`` triples and
+        settings an :class:`~._spec.OptimizerSettings`."""
         self.partitions = []
-        buffers = [self.params, self.grads, *self.state]
-        for lr, alpha, fold, ranges in partitions:
+        for lr, alpha, fold, settings, ranges in partitions:
+            n_buffers = 2 + (2 if settings.solver == "adam" else 1)
+            buffers = [self.params, self.grads, *self.state][:n_buffers]
             for is_weight in (True, False):
                 spans = [(o, n) for o, n, w in ranges if w == is_weight and n > 0]
                 if spans:
                     views = [[b[o : o + n] for o, n in spans] for b in buffers]
                     alpha_w = float(alpha) if is_weight else 0.0
-                    self.partitions.append((float(lr), alpha_w, int(fold), views))
-
-    def _decay(self, alpha, fold, weight_sums):
-        # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
-        return alpha / weight_sums[fold] if alpha else 0.0
-
-
-class FusedAdam(_FusedOptimizer):
-    """Adam, coupled L2 as scikit-learn's MLP, over partitions of a flat buffer."""
-
-    n_state_buffers = 2
-
-    def __init__(self, params, grads, n_folds, *, beta_1=0.9, beta_2=0.999, epsilon=1e-8):
-        super().__init__(params, grads)
-        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
-        # one step count per fold (a fold may sit out a step); float32 as
-        # torch.optim keeps it, read by the kernel: no host sync
-        self.step_counts = torch.zeros(n_folds, dtype=torch.float32, device=params.device)
-        self._increments = {}
+                    self.partitions.append((float(lr), alpha_w, int(fold), settings, views))
 
     def _increment(self, stepping):
         """``stepping`` as a device tensor, made once per pattern (all folds
@@ -85,48 +83,32 @@ class FusedAdam(_FusedOptimizer):
     def step(self, weight_sums, stepping):
         """One update of the partitions of the folds that step."""
         self.step_counts += self._increment(stepping)
-        for lr, alpha, fold, (p, g, m, v) in self.partitions:
+        for lr, alpha, fold, settings, views in self.partitions:
             if not stepping[fold]:
                 continue
-            torch._fused_adam_(
-                p, g, m, v, [], [self.step_counts[fold]] * len(p),
-                lr=lr, beta1=self.beta_1, beta2=self.beta_2,
-                weight_decay=self._decay(alpha, fold, weight_sums),
-                eps=self.epsilon, amsgrad=False, maximize=False,
-            )
+            # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
+            decay = alpha / weight_sums[fold] if alpha else 0.0
+            if settings.solver == "adam":
+                p, g, m, v = views
+                torch._fused_adam_(
+                    p, g, m, v, [], [self.step_counts[fold]] * len(p),
+                    lr=lr, beta1=settings.beta_1, beta2=settings.beta_2, weight_decay=decay,
+                    eps=settings.epsilon, amsgrad=False, maximize=False,
+                )
+            else:
+                p, g, buf = views
+                # zero-initialised buffers: momentum * 0 + g = g, as torch's
+                # first step
+                torch._fused_sgd_(
+                    p, g, buf if settings.momentum else [],
+                    weight_decay=decay, momentum=settings.momentum, lr=lr, dampening=0.0,
+                    nesterov=settings.nesterovs_momentum and settings.momentum > 0, maximize=False,
+                    is_first_step=False,
+                )
 
 
-class FusedSGD(_FusedOptimizer):
-    """SGD with (Nesterov) momentum, coupled L2, over partitions."""
-
-    n_state_buffers = 1
-
-    def __init__(self, params, grads, n_folds, *, momentum=0.9, nesterov=True):
-        super().__init__(params, grads)
-        self.momentum, self.nesterov = momentum, nesterov
-
-    @torch.no_grad()
-    def step(self, weight_sums, stepping):
-        """One update of the partitions of the folds that step."""
-        for lr, alpha, fold, (p, g, buf) in self.partitions:
-            if not stepping[fold]:
-                continue
-            # zero-initialised buffers: momentum * 0 + g = g, as torch's
-            # first step
-            torch._fused_sgd_(
-                p, g, buf if self.momentum else [],
-                weight_decay=self._decay(alpha, fold, weight_sums),
-                momentum=self.momentum, lr=lr, dampening=0.0,
-                nesterov=self.nesterov and self.momentum > 0, maximize=False,
-                is_first_step=False,
-            )
-
-
-def make_optimizer(config, params, grads, n_folds):
-    """Build the fused optimizer named by ``config.solver``."""
-    if config.solver == "adam":
-        return FusedAdam(
-            params, grads, n_folds, beta_1=config.beta_1, beta_2=config.beta_2,
-            epsilon=config.epsilon,
-        )
-    return FusedSGD(params, grads, n_folds, momentum=config.momentum, nesterov=config.nesterovs_momentum)
+def make_optimizer(settings, params, grads, n_folds):
+    """The fused optimizer of models with these :class:`~._spec.OptimizerSettings`
+    (one per slot): two state buffers if any of them is Adam, else one."""
+    n_state_buffers = 2 if any(s.solver == "adam" for s in settings) else 1
+    return FusedOptimizer(params, grads, n_folds, n_state_buffers)

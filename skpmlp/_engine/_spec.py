@@ -10,6 +10,39 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True, order=True)
+class OptimizerSettings:
+    """One model's optimizer, as scikit-learn's MLP parameters name it.
+
+    Parameters
+    ----------
+    solver : {"adam", "sgd"}
+    momentum : float
+        SGD momentum (unused by Adam).
+    nesterovs_momentum : bool
+        Nesterov momentum for SGD.
+    beta_1, beta_2, epsilon : float
+        Adam's coefficients (unused by SGD).
+    learning_rate : {"constant", "invscaling", "adaptive"}
+        SGD's schedule (:mod:`._schedules`); Adam ignores it.
+    power_t : float
+        The invscaling exponent.
+    """
+
+    solver: str = "adam"
+    momentum: float = 0.9
+    nesterovs_momentum: bool = True
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-8
+    learning_rate: str = "constant"
+    power_t: float = 0.5
+
+    def __post_init__(self):
+        assert self.solver in ("adam", "sgd")
+        assert self.learning_rate in ("constant", "invscaling", "adaptive")
+
+
 @dataclass(frozen=True)
 class PopulationSpec:
     """The models of a population, one entry per model.
@@ -28,6 +61,9 @@ class PopulationSpec:
         Entropy of every model's initial weights. It must depend only on the
         search's random state and the model's own hyperparameters and repeat
         index, never on the model's position in the population.
+    optimizers : list of OptimizerSettings, optional
+        Every model's own optimizer; by default the one
+        :meth:`TrainConfig.optimizer_settings` describes, for all.
     """
 
     hidden_layer_sizes: list
@@ -35,12 +71,21 @@ class PopulationSpec:
     learning_rates: np.ndarray
     alphas: np.ndarray
     init_seeds: list
+    optimizers: list = None
 
     def __post_init__(self):
         n = len(self.hidden_layer_sizes)
         assert len(self.activations) == n
         assert len(self.learning_rates) == n and len(self.alphas) == n
         assert len(self.init_seeds) == n
+        assert self.optimizers is None or len(self.optimizers) == n
+
+    def optimizers_of(self, config):
+        """Every model's :class:`OptimizerSettings` (``config``'s where the
+        spec gives none)."""
+        if self.optimizers is None:
+            return [config.optimizer_settings()] * self.n_models
+        return list(self.optimizers)
 
     @property
     def n_models(self):
@@ -61,6 +106,7 @@ class PopulationSpec:
             learning_rates=np.asarray(self.learning_rates)[indices],
             alphas=np.asarray(self.alphas)[indices],
             init_seeds=[self.init_seeds[i] for i in indices],
+            optimizers=None if self.optimizers is None else [self.optimizers[i] for i in indices],
         )
 
 
@@ -75,6 +121,8 @@ class TrainConfig:
     n_outputs : int
         Number of classes (classification) or targets (regression).
     solver : {"adam", "sgd"}
+        With ``momentum``, ``nesterovs_momentum``, ``beta_1``, ``beta_2``
+        and ``epsilon``: the optimizer of models whose spec gives none.
     batch_size : int
     max_iter : int
         Maximum number of epochs.
@@ -87,6 +135,8 @@ class TrainConfig:
         the training loss.
     momentum, nesterovs_momentum :
         SGD momentum, as in scikit-learn's MLP.
+    learning_rate, power_t :
+        SGD's learning-rate schedule, as in scikit-learn's MLP.
     beta_1, beta_2, epsilon :
         Adam's coefficients.
     shuffle_seed : int
@@ -132,6 +182,8 @@ class TrainConfig:
     beta_1: float = 0.9
     beta_2: float = 0.999
     epsilon: float = 1e-8
+    learning_rate: str = "constant"
+    power_t: float = 0.5
     shuffle_seed: int = 0
     dtype: str = "float32"
     device: str = "cpu"
@@ -149,6 +201,14 @@ class TrainConfig:
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "torch")
+
+    def optimizer_settings(self):
+        """The :class:`OptimizerSettings` of models whose spec gives none."""
+        return OptimizerSettings(
+            solver=self.solver, momentum=self.momentum, nesterovs_momentum=self.nesterovs_momentum,
+            beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
+            learning_rate=self.learning_rate, power_t=self.power_t,
+        )
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""

@@ -74,6 +74,10 @@ class ReplicaStatus:
     n_folds, n_models : int
     config : TrainConfig
         The stopping rule's settings and the halving schedule.
+    learning_rates : LearningRates, optional
+        Where given, an adaptive SGD replica that the rule would stop has
+        its rate divided instead (:meth:`LearningRates.absorb`) and its
+        patience restarts, as scikit-learn's MLP.
 
     Attributes
     ----------
@@ -85,8 +89,9 @@ class ReplicaStatus:
         Epochs each replica trained.
     """
 
-    def __init__(self, n_folds, n_models, config):
+    def __init__(self, n_folds, n_models, config, learning_rates=None):
         self.n_folds, self.n_models = n_folds, n_models
+        self.learning_rates = learning_rates
         self.early_stopping = config.early_stopping
         self.halving_factor = config.halving_factor
         self.halving_epochs = config.halving_epochs()
@@ -132,12 +137,25 @@ class ReplicaStatus:
             improved, stop = np.tile(improved, K) & healthy, np.tile(stop, K) & healthy
         else:
             improved, stop = self.rule.update(loss, healthy)
+        if self.learning_rates is not None:
+            stop = stop & ~self._slow_down(stop)
         self.converged |= stop
         if epoch + 1 in self.halving_epochs:
             cut = self._halving_cut(score, healthy, healthy & ~stop)
             self.pruned |= cut
             stop = stop | cut
         return improved, stop | newly_diverged
+
+    def _slow_down(self, stop):
+        """The replicas of ``stop`` whose adaptive rate drops instead, with
+        their patience restarted (a model's, under early stopping, whose
+        replicas share one rule)."""
+        absorbed = self.learning_rates.absorb(stop)
+        if self.early_stopping:
+            self.rule.count[absorbed.reshape(self.n_folds, -1).any(0)] = 0
+        else:
+            self.rule.count[absorbed] = 0
+        return absorbed
 
     def _halving_cut(self, score, healthy, candidates):
         """Replicas of the models that halving stops among ``candidates``,

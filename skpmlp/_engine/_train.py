@@ -33,6 +33,7 @@ from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
 )
 from ._spec import TrainResult
+from ._schedules import LearningRates
 from ._stopping import ReplicaStatus
 from ._threads import torch_threads
 
@@ -222,7 +223,8 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
     data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
-    status = ReplicaStatus(K, M, config)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    status = ReplicaStatus(K, M, config, rates if rates.scheduled else None)
     curves = _Curves(monitor)
     kept = {}  # replica -> weights, saved when its slot is compacted away
     halted = None
@@ -237,6 +239,9 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
         loss, score = _epoch_values(trainer, data, K * M, monitor)
         curves.record(loss, score, status.active)
         improved, finished = status.end_epoch(epoch, loss, score)
+        if rates.scheduled:
+            rates.end_epoch(epoch)
+            trainer.set_learning_rates(rates.current)
         if config.early_stopping and improved.any():
             trainer.keep_best(improved[trainer.net.slot_models])
         if epoch_callback is not None:

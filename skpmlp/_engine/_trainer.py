@@ -51,8 +51,10 @@ class PopulationTrainer:
         self._replica_fold = np.repeat(np.arange(n_folds), spec.n_models)
         self._replica_lr = np.asarray(replicas.learning_rates, float)
         self._replica_alpha = np.asarray(replicas.alphas, float)
+        self._replica_optimizer = replicas.optimizers_of(config)
+        self.initial_learning_rates = self._replica_lr.copy()
         net = build_network(replicas, config, n_features, folds=self._replica_fold)
-        self.optimizer = make_optimizer(config, net.flat, net.grad, n_folds)
+        self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
         self.loss_fn = LOSSES[config.task]
         self.best_flat = net.flat.clone() if config.early_stopping else None
         self._bind(net)
@@ -73,11 +75,13 @@ class PopulationTrainer:
         self._update_partitions()
 
     def _update_partitions(self):
-        """Partition the active slots by (learning rate, alpha, fold) for the
-        fused optimizer; runs of equal keys are contiguous in each group."""
+        """Partition the active slots by (learning rate, alpha, fold,
+        optimizer) for the fused optimizer; runs of equal keys are contiguous
+        in each group."""
         replica = self.net.slot_models
         key_of = lambda s: (  # noqa: E731
-            self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s]
+            self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s],
+            self._replica_optimizer[replica[s]],
         )
         partitions = {}
         for gi in range(len(self.net.groups)):
@@ -94,6 +98,36 @@ class PopulationTrainer:
                 partitions.setdefault(key, []).extend(ranges)
                 slot = end
         self.optimizer.set_partitions([(*key, r) for key, r in partitions.items()])
+
+    @property
+    def replica_optimizers(self):
+        """Every replica's :class:`~._spec.OptimizerSettings` (fold-major)."""
+        return self._replica_optimizer
+
+    def set_learning_rates(self, replica_lr):
+        """Train on with these per-replica learning rates (a schedule's);
+        the optimizer's partitions follow where any rate changed.
+
+        SGD keeps torch's momentum buffer ``b`` (step ``lr * b``), scikit-learn
+        a velocity ``v = -lr * b`` that keeps the rates of the steps it
+        summed. Scaling ``b`` by ``old / new`` rate where a rate changes makes
+        the two the same, with or without Nesterov."""
+        replica_lr = np.asarray(replica_lr, dtype=float)
+        if np.array_equal(replica_lr, self._replica_lr):
+            return
+        replica = self.net.slot_models
+        scale = self._replica_lr[replica] / replica_lr[replica]
+        sgd = np.array([self._replica_optimizer[r].solver == "sgd" for r in replica])
+        scale = np.where(sgd & (scale != 1), scale, 1.0)
+        if (scale != 1).any():
+            per_slot = torch.as_tensor(scale, dtype=self.net.dtype, device=self.net.device)
+            with torch.no_grad():
+                for gi, views in enumerate(self.net.layer_views(self.optimizer.state[0])):
+                    factor = per_slot[self.net.group_offsets[gi] : self.net.group_offsets[gi + 1]]
+                    for view in views:
+                        view.mul_(factor.view(-1, 1, 1))
+        self._replica_lr = replica_lr.copy()
+        self._update_partitions()
 
     def _per_slot(self, gi, tensor):
         """Rows of a per-fold tensor (K, ...) for the slots of group ``gi``."""
