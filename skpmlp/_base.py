@@ -39,7 +39,7 @@ def _refitted(search):
 
 
 #: Attributes that data validation sets on the estimator, before training starts.
-_DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
+_DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_", "out_activation_")
 
 
 class BaseParallelMLP(BaseEstimator):

@@ -29,7 +29,13 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels."""
+        Class labels; for a multilabel ``y`` (an indicator matrix of shape
+        (n_samples, n_labels)), ``arange(n_labels)``, as scikit-learn's MLP.
+    out_activation_ : {"softmax", "logistic"}
+        Output activation of every model: softmax over the classes, or one
+        sigmoid per label for a multilabel ``y`` (each label's binary
+        log-loss, summed, is the training loss; predictions are indicator
+        matrices and the default score is the subset accuracy)."""
         + ATTRIBUTES.replace("<single>", "SingleMLPClassifier").replace("<default_score>", "accuracy")
         + """
     See Also
@@ -57,7 +63,8 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
 
     @available_if(_refitted)
     def predict_proba(self, X):
-        """Class probabilities of the best model.
+        """Class probabilities of the best model (or ensemble); each label's
+        probability for a multilabel ``y``.
 
         Parameters
         ----------
@@ -65,7 +72,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)

@@ -24,7 +24,7 @@ from ._progress import SearchProgress
 from ._results import build_cv_results
 from ._scoring import score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
-from ._splits import holdout_split, validation_split
+from ._splits import holdout_split, stratifies, validation_split
 
 
 def plan_folds(estimator, X, y, y_encoded, seed):
@@ -32,8 +32,9 @@ def plan_folds(estimator, X, y, y_encoded, seed):
     splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV)."""
     classifier = is_classifier(estimator)
     if estimator.cv is None:
-        labels = y_encoded if classifier else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)]
+        stratify = stratifies(estimator, y_encoded)
+        labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
+        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
     folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y)]
     for k, (train, test) in enumerate(folds):
@@ -75,7 +76,7 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
         If fewer than two classes have positive weight (classifiers), or a
         fold's training or held-out rows weigh zero in total.
     """
-    if is_classifier(estimator):
+    if is_classifier(estimator) and y_encoded.ndim == 1:
         weighted = np.unique(y_encoded[sample_weight > 0])
         if len(weighted) < 2:
             raise ValueError(
@@ -171,12 +172,13 @@ def run_search(estimator, X, y, sample_weight=None):
     regression = estimator._task == "regression"
     X, y = validate_data(
         estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
-        multi_output=regression, y_numeric=regression,
+        # classifiers take multilabel indicator matrices, as MLPClassifier
+        multi_output=True, y_numeric=regression,
     )
     X = dense(X)
     if sample_weight is not None:
         sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    y_encoded, n_outputs = estimator._encode_targets(y)
+    y, y_encoded, n_outputs, task = estimator._encode_targets(y)
     population = build_population(
         estimator.hidden_layer_sizes, estimator.activation, estimator.learning_rate_init,
         estimator.alpha, estimator.n_repeats,
@@ -186,7 +188,7 @@ def run_search(estimator, X, y, sample_weight=None):
     folds = plan_folds(estimator, X, y, y_encoded, seed)
     if sample_weight is not None:
         check_weighted_folds(estimator, y_encoded, sample_weight, folds)
-    config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     result, shards = train_fused(
@@ -213,7 +215,7 @@ def run_search(estimator, X, y, sample_weight=None):
             )
             for name, scorer in scorers.items():
                 values, seconds = score_population(
-                    outputs, X[rows], y[rows], y_encoded[rows], task=estimator._task,
+                    outputs, X[rows], y[rows], y_encoded[rows], task=task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
                     sample_weight=None if sample_weight is None else sample_weight[rows],
                     error_score=estimator.error_score,

@@ -11,7 +11,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,10 +25,11 @@ from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
 
-#: Everything ``fit`` sets: validating the data sets the last three before
+#: Everything ``fit`` sets: validating the data sets the last four before
 #: training, so a failed fit puts all of them back as they were.
 _FITTED_ATTRIBUTES = (
     "coefs_", "intercepts_", "n_iter_", "loss_curve_", "n_features_in_", "feature_names_in_", "classes_",
+    "out_activation_",
 )
 
 
@@ -131,7 +131,8 @@ class _BaseSingleMLP(BaseEstimator):
         """:meth:`fit`'s work: validate, train, set the fitted attributes."""
         X, y = validate_data(
             self, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
-            multi_output=self._task == "regression", y_numeric=self._task == "regression",
+            # classifiers take multilabel indicator matrices, as MLPClassifier
+            multi_output=True, y_numeric=self._task == "regression",
         )
         X = dense(X)
         if sample_weight is not None:
@@ -143,7 +144,7 @@ class _BaseSingleMLP(BaseEstimator):
                 f"got {self.hidden_layer_sizes!r}."
             )
         arch = archs[0]
-        y_encoded, n_outputs = self._encode_targets(y)
+        y, y_encoded, n_outputs, task = self._encode_targets(y)
         seed = resolve_seed(self.random_state)
         population = Population(
             params=[{
@@ -154,7 +155,7 @@ class _BaseSingleMLP(BaseEstimator):
             }],
             repeats=np.array([self.repeat]),
         )
-        config = train_config(self, task=self._task, n_outputs=n_outputs, seed=seed)
+        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
@@ -300,6 +301,12 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels; for a multilabel model, ``arange(n_labels)`` (the
+        columns of the indicator matrix), as scikit-learn's MLP.
+    out_activation_ : {"softmax", "logistic"}
+        Output activation: softmax over the classes (binary and multiclass
+        ``y``) or one sigmoid per label (a multilabel indicator ``y``, whose
+        predictions are indicator matrices).
     coefs_ : list of ndarray of shape (fan_in, fan_out)
     intercepts_ : list of ndarray of shape (fan_out,)
     n_iter_ : int
@@ -320,7 +327,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     """
 
     def predict_proba(self, X):
-        """Class probabilities (softmax of the outputs).
+        """Class probabilities (softmax of the outputs), or for a multilabel
+        model each label's probability (sigmoid of its output).
 
         Parameters
         ----------
@@ -328,13 +336,14 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
         """
         return self._proba_from_outputs(self._outputs(X))
 
     def predict_log_proba(self, X):
         """Log of the class probabilities (log-softmax of the outputs, exact
-        where the probabilities underflow), as ``MLPClassifier``.
+        where the probabilities underflow; log-sigmoid per label for a
+        multilabel model), as ``MLPClassifier``.
 
         Parameters
         ----------
@@ -344,7 +353,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return log_softmax(self._outputs(X), axis=1)
+        return self._log_proba_from_outputs(self._outputs(X))
 
 
 class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):

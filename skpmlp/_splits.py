@@ -51,9 +51,16 @@ def holdout_split(y_encoded, fraction, seed, *, stratify):
 
 def validation_split(estimator, rows, y_encoded, seed):
     """Split ``rows`` into (training, validation) rows with the estimator's
-    ``validation_fraction`` (stratified for classifiers): what early
+    ``validation_fraction`` (stratified for single-label classifiers): what early
     stopping and pruning monitor when the held-out rows are for scoring."""
-    classifier = is_classifier(estimator)
-    labels = y_encoded[rows] if classifier else np.zeros(len(rows), dtype=int)
-    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)
+    stratify = stratifies(estimator, y_encoded)
+    labels = y_encoded[rows] if stratify else np.zeros(len(rows), dtype=int)
+    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)
     return rows[train], rows[val]
+
+
+def stratifies(estimator, y_encoded):
+    """Whether splits of ``y_encoded`` are stratified: for classifiers with
+    one label per row (class indices), as scikit-learn's MLP; multilabel
+    and regression targets are split at random."""
+    return is_classifier(estimator) and np.ndim(y_encoded) == 1

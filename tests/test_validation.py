@@ -187,8 +187,9 @@ def test_bad_classification_targets(estimator_class, no_training):
     _refused(estimator, X, np.full(30, "a"), ValueError,
              f"{estimator_class.__name__} needs samples of at least 2 classes .* only one class")
     _refused(estimator, X, np.linspace(0, 1, 30), ValueError, "Unknown label type: continuous")
-    _refused(estimator, X, np.zeros((30, 2), int), ValueError,
-             r"y should be a 1d array, got an array of shape \(30, 2\)")
+    _refused(estimator, X, np.c_[np.arange(30) % 3, np.arange(30) % 2], ValueError,
+             r"multilabel indicator matrix .* got targets of type 'multiclass-multioutput' "
+             r"with shape \(30, 2\)")
 
 
 @pytest.mark.parametrize("estimator_class", [ParallelMLPRegressor, SingleMLPRegressor])
