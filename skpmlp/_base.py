@@ -146,11 +146,12 @@ class BaseParallelMLP(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Train every model of the search space, on every fold, as one fused network.
 
         With ``cv=None``, ``validation_fraction`` of the rows (stratified for
-        classifiers) is held out; every model trains on the rest and is
+        single-label classifiers; with ``groups``, that fraction of the
+        groups, whole) is held out; every model trains on the rest and is
         scored on it. The best model is the trained one itself (no
         retraining), so its validation score describes it honestly. With
         ``cv``, every model trains once per fold inside the same fused run
@@ -165,6 +166,16 @@ class BaseParallelMLP(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in every model's loss (and L2 divisor, as
             scikit-learn's MLP) and in the scorers.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels of the rows, passed to the ``cv`` splitter's
+            ``split`` as GridSearchCV does (``GroupKFold``,
+            ``LeaveOneGroupOut``, ``GroupShuffleSplit``, ...; splitters
+            without groups ignore them). With ``cv=None`` the held-out
+            validation part is drawn by group
+            (:class:`~sklearn.model_selection.GroupShuffleSplit`), so no
+            group has rows on both sides. The validation part that early
+            stopping carves out of each fold's training rows (``cv`` given)
+            ignores groups, as scikit-learn's MLP does.
 
         Returns
         -------
@@ -175,7 +186,7 @@ class BaseParallelMLP(BaseEstimator):
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         try:
-            run = run_search(self, X, y, sample_weight)
+            run = run_search(self, X, y, sample_weight, groups)
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))

@@ -33,7 +33,8 @@ PARAMETERS = """
         the fused network (compacted), so they stop costing compute.
     validation_fraction : float, default=0.1
         With ``cv=None``, the fraction of the rows held out (stratified for
-        classifiers) to score and select models; with ``cv``, the fraction
+        single-label classifiers; the fraction of the groups, whole, when
+        ``fit`` gets ``groups``) to score and select models; with ``cv``, the fraction
         of each fold's training rows that early stopping and pruning watch.
     monitor : {"score", "loss"}, default="score"
         What early stopping and pruning watch on the validation rows each
@@ -68,9 +69,11 @@ PARAMETERS = """
     min_iter : int, default=5
         Epochs before the first halving.
     cv : int, cross-validation generator, iterable or None, default=None
-        None holds out ``validation_fraction`` of the rows. Otherwise, as in
-        GridSearchCV (an int K gives StratifiedKFold for classifiers, KFold
-        for regressors); every model is trained once per fold inside the
+        None holds out ``validation_fraction`` of the rows (of the groups,
+        when ``fit`` gets ``groups``). Otherwise, as in GridSearchCV (an int
+        K gives StratifiedKFold for single-label classifiers, KFold
+        otherwise; group splitters such as GroupKFold get ``fit``'s
+        ``groups``); every model is trained once per fold inside the
         same fused run (its fold replicas share its initial weights).
     scoring : str, callable, list, tuple, set, dict or None, default=None
         scikit-learn scorer(s) used to rank models on the held-out rows;

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_array
 
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
@@ -24,19 +25,26 @@ from ._progress import SearchProgress
 from ._results import build_cv_results
 from ._scoring import score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
-from ._splits import holdout_split, stratifies, validation_split
+from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
 
-def plan_folds(estimator, X, y, y_encoded, seed):
+def plan_folds(estimator, X, y, y_encoded, seed, groups=None):
     """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
-    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV)."""
+    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
+
+    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
+    (splitters that take no groups ignore them); with ``cv=None`` they make
+    the holdout split group-aware (whole groups held out, not stratified).
+    """
     classifier = is_classifier(estimator)
     if estimator.cv is None:
+        if groups is not None:
+            return [group_holdout_split(groups, estimator.validation_fraction, seed)]
         stratify = stratifies(estimator, y_encoded)
         labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
         return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
-    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y)]
+    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y, groups)]
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(
@@ -160,11 +168,32 @@ class SearchRun:
     deadline: float = None
 
 
-def run_search(estimator, X, y, sample_weight=None):
+def check_groups(groups, X):
+    """``groups`` as a 1-D array of one label per row of ``X`` (or None).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not 1-D or its length is not ``X``'s.
+    """
+    if groups is None:
+        return None
+    groups = check_array(groups, ensure_2d=False, dtype=None, input_name="groups")
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be 1-D, one group label per sample; got shape {groups.shape}.")
+    if len(groups) != X.shape[0]:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {X.shape[0]} samples; give one "
+            f"group label per sample."
+        )
+    return groups
+
+
+def run_search(estimator, X, y, sample_weight=None, groups=None):
     """Validate, train the population on every fold fused, and score it.
 
-    Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``) on
-    ``estimator``; everything else is returned.
+    Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``,
+    ``out_activation_``) on ``estimator``; everything else is returned.
     """
     # max_time counts from here, the start of fit, as a wall-clock time that
     # shards compare with wherever (and whenever) they run
@@ -185,7 +214,7 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     seed = resolve_seed(estimator.random_state)
-    folds = plan_folds(estimator, X, y, y_encoded, seed)
+    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X))
     if sample_weight is not None:
         check_weighted_folds(estimator, y_encoded, sample_weight, folds)
     config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
