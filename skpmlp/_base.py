@@ -45,6 +45,9 @@ _DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_", "out_acti
 class BaseParallelMLP(BaseEstimator):
     """Base class of the population estimators; see ParallelMLPClassifier."""
 
+    #: Parameters an exported model takes from the search it came from.
+    _exported_params = TRAINING_PARAMS
+
     _parameter_constraints = {
         "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), tuple, list],
         "activation": [StrOptions(set(ACTIVATION_NAMES)), tuple, list],
@@ -288,7 +291,7 @@ class BaseParallelMLP(BaseEstimator):
             # the same path as the search: n_jobs, device and verbose apply
             result, _ = train_fused(
                 self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
-                sample_weight=run.sample_weight, monitor=self.early_stopping, deadline=run.deadline,
+                sample_weight=run.train_weight, monitor=self.early_stopping, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):
@@ -356,7 +359,7 @@ class BaseParallelMLP(BaseEstimator):
             **results["params"][index],
             repeat=int(results["param_repeat"][index]),
             random_state=state["_seed"],
-            **{name: getattr(self, name) for name in TRAINING_PARAMS},
+            **{name: getattr(self, name) for name in self._exported_params},
         )
         model.coefs_ = [c.copy() for c in coefs]
         model.intercepts_ = [b.copy() for b in intercepts]

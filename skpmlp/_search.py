@@ -76,7 +76,8 @@ def training_folds(estimator, folds, y_encoded, seed):
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
-    """Sample weights must leave something to learn and to score.
+    """Row weights (``sample_weight`` times any class weights) must leave
+    something to learn and to score.
 
     Raises
     ------
@@ -162,7 +163,8 @@ class SearchRun:
     X: np.ndarray
     y: np.ndarray
     y_encoded: np.ndarray
-    sample_weight: np.ndarray
+    #: what the models trained with: sample_weight times the class weights
+    train_weight: np.ndarray
     shards: list
     failed: np.ndarray
     deadline: float = None
@@ -215,13 +217,16 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     seed = resolve_seed(estimator.random_state)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X))
-    if sample_weight is not None:
-        check_weighted_folds(estimator, y_encoded, sample_weight, folds)
+    # the models train (and early stopping watches) with the class weights;
+    # the scorers see sample_weight alone, as GridSearchCV's
+    train_weight = estimator._training_weight(y, sample_weight)
+    if train_weight is not None:
+        check_weighted_folds(estimator, y_encoded, train_weight, folds)
     config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     result, shards = train_fused(
-        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=sample_weight,
+        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
     )
     warn_failed(result.diverged.any(axis=1), population.n_models)
@@ -259,5 +264,5 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
+        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline,
     )

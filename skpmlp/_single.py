@@ -21,7 +21,7 @@ from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
-from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
+from ._targets import CLASS_WEIGHT_CONSTRAINTS, ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
 
@@ -160,7 +160,8 @@ class _BaseSingleMLP(BaseEstimator):
         # with early stopping, a validation part watched as the search does
         folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
         result = train_population(
-            population.spec(seed), config, X, y_encoded, folds, sample_weight=sample_weight,
+            population.spec(seed), config, X, y_encoded, folds,
+            sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
         self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
@@ -270,6 +271,15 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     learning_rate_init : float, default=0.001
     alpha : float, default=0.0001
         L2 penalty, as in scikit-learn's MLP.
+    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in every model's loss, as scikit-learn
+        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
+        None weighs every class 1, a dict maps class labels to weights,
+        "balanced" weighs each class ``n_samples / (n_classes * count)``
+        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
+        a list of dicts, one per label). They multiply ``sample_weight``,
+        train the models and weigh what early stopping watches; the search
+        scorers see ``sample_weight`` alone, as GridSearchCV's do.
     batch_size : int or "auto", default="auto"
         ``"auto"`` is ``min(200, n_samples)``.
     max_iter : int, default=200
@@ -325,6 +335,41 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     >>> clf.predict_proba(X[:2]).shape
     (2, 3)
     """
+
+    _parameter_constraints = {**_BaseSingleMLP._parameter_constraints, **CLASS_WEIGHT_CONSTRAINTS}
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        solver="adam",
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        class_weight=None,
+        batch_size="auto",
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        monitor="score",
+        repeat=0,
+        dtype="float32",
+        device="auto",
+        random_state=None,
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
+            learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
+            max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
+            device=device, random_state=random_state,
+        )
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

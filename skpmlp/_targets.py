@@ -7,8 +7,28 @@ their own orchestration.
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
+
+from ._compat import StrOptions
+
+#: ``class_weight`` of the classifiers, as scikit-learn's: None, "balanced",
+#: a dict {label: weight}, or (multilabel) a list of such dicts, one per label.
+CLASS_WEIGHT_CONSTRAINTS = {"class_weight": [StrOptions({"balanced"}), dict, list, None]}
+
+#: ``class_weight``'s entry in the classifiers' docstrings.
+CLASS_WEIGHT_DOC = """\
+    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in every model's loss, as scikit-learn
+        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
+        None weighs every class 1, a dict maps class labels to weights,
+        "balanced" weighs each class ``n_samples / (n_classes * count)``
+        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
+        a list of dicts, one per label). They multiply ``sample_weight``,
+        train the models and weigh what early stopping watches; the search
+        scorers see ``sample_weight`` alone, as GridSearchCV's do.
+"""
 
 
 class ClassifierTargetsMixin:
@@ -69,6 +89,22 @@ class ClassifierTargetsMixin:
         self.out_activation_ = "softmax"
         return y, y_encoded, len(self.classes_), "classification"
 
+    def _training_weight(self, y, sample_weight):
+        """Row weights the models train with: ``sample_weight`` times the
+        class weights of ``class_weight`` for ``y`` (computed on ``y`` by
+        :func:`sklearn.utils.class_weight.compute_sample_weight`, so
+        "balanced" uses the class frequencies of the ``y`` given to fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or None
+            None when there is neither.
+        """
+        if self.class_weight is None:
+            return sample_weight
+        weights = compute_sample_weight(self.class_weight, y)
+        return weights if sample_weight is None else sample_weight * weights
+
     def _multilabel(self):
         # models saved before multilabel support have no out_activation_
         return getattr(self, "out_activation_", "softmax") == "logistic"
@@ -95,6 +131,11 @@ class RegressorTargetsMixin:
         """``(y, y_encoded, n_outputs, task)``: ``y`` as a 2-D float array."""
         y2d = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
         return y, y2d, y2d.shape[1], "regression"
+
+    @staticmethod
+    def _training_weight(y, sample_weight):
+        """Regressors train with ``sample_weight`` as given."""
+        return sample_weight
 
     @staticmethod
     def _labels_from_outputs(outputs):
