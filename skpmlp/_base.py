@@ -49,10 +49,11 @@ class BaseParallelMLP(BaseEstimator):
     _exported_params = TRAINING_PARAMS
 
     _parameter_constraints = {
-        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), tuple, list],
-        "activation": [StrOptions(set(ACTIVATION_NAMES)), tuple, list],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), tuple, list],
-        "alpha": [Interval(Real, 0, None, closed="left"), tuple, list],
+        # a list or an array-like of values to search, wherever one value goes
+        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
+        "activation": [StrOptions(set(ACTIVATION_NAMES)), "array-like"],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), "array-like"],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],

@@ -1,21 +1,25 @@
 """Parameter and attribute text shared by the two population estimators."""
 
 PARAMETERS = """
-    hidden_layer_sizes : int, tuple of int, list or None, default=None
-        Architectures to train. An int is one hidden layer of that width, a
-        tuple such as ``(64, 32)`` ONE architecture, a list (e.g.
-        ``[(32,), (64, 64)]``) several. None trains ``(32,)``, ``(64,)``,
-        ``(128,)`` and ``(64, 64)``.
-    activation : str, tuple or list of str, default=("relu", "tanh", "logistic")
+    hidden_layer_sizes : int, array-like of int, list of tuples or None, default=None
+        Architectures to train. As in scikit-learn's MLP, an int is one
+        network with one hidden layer and a sequence of ints, such as
+        ``(64, 32)`` or ``[64, 32]``, ONE network with those hidden layers;
+        a list of tuples (e.g. ``[(32,), (64, 64)]``) is several networks.
+        A list mixing ints and tuples is ambiguous and raises an error. None
+        trains ``(32,)``, ``(64,)``, ``(128,)`` and ``(64, 64)``.
+    activation : str, tuple, list or array-like of str, default=("relu", "tanh", "logistic")
         Hidden activations to try: identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
     solver : {"adam", "sgd"}, default="adam"
         Optimizer of every model (SGD with momentum as scikit-learn's MLP).
-    learning_rate_init : float, tuple or list of float, default=(0.001, 0.003, 0.01)
-        Learning rates to try; each model keeps its own inside the fused
-        optimizer step.
-    alpha : float, tuple or list of float, default=0.0001
-        L2 penalties to try, as scikit-learn's MLP applies them.
+    learning_rate_init : float or array-like of float, default=(0.001, 0.003, 0.01)
+        Learning rates to try (a tuple, a list or an array such as
+        ``np.logspace(-4, -2, 5)``); each model keeps its own inside the
+        fused optimizer step.
+    alpha : float or array-like of float, default=0.0001
+        L2 penalties to try (a tuple, a list or an array), as
+        scikit-learn's MLP applies them.
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
         sees the same batches.

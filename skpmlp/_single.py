@@ -40,7 +40,7 @@ def dense(X):
 
 class _BaseSingleMLP(BaseEstimator):
     _parameter_constraints = {
-        "hidden_layer_sizes": [Interval(Integral, 1, None, closed="left"), tuple],
+        "hidden_layer_sizes": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "activation": [StrOptions(set(ACTIVATION_NAMES))],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -140,8 +140,8 @@ class _BaseSingleMLP(BaseEstimator):
         archs = architectures(self.hidden_layer_sizes)
         if len(archs) != 1:
             raise ValueError(
-                f"hidden_layer_sizes must be one architecture (an int or a tuple of ints); "
-                f"got {self.hidden_layer_sizes!r}."
+                f"hidden_layer_sizes must be one architecture (an int or a sequence of ints, "
+                f"e.g. (100, 50)); got {self.hidden_layer_sizes!r}."
             )
         arch = archs[0]
         y, y_encoded, n_outputs, task = self._encode_targets(y)
@@ -262,8 +262,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
 
     Parameters
     ----------
-    hidden_layer_sizes : int or tuple of int, default=(100,)
-        Widths of the hidden layers.
+    hidden_layer_sizes : int or array-like of int, default=(100,)
+        Widths of the hidden layers: ``(100, 50)`` or ``[100, 50]`` is two
+        hidden layers, as in scikit-learn's MLP.
     activation : str, default="relu"
         Hidden activation, one of identity, logistic (sigmoid), tanh, relu,
         elu, selu, gelu, leaky_relu, hardshrink, mish.
