@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import check_scoring, get_scorer_names
+from sklearn.metrics import get_scorer_names
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,7 +23,7 @@ from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
 from ._scoring import warn_halted
-from ._search import run_search, train_fused
+from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
 
 
@@ -36,6 +36,40 @@ def _refitted(search):
             f"any trained model."
         )
     return True
+
+
+class SearchScoreMixin:
+    """``score`` with the search's own scorer, as GridSearchCV's.
+
+    Placed left of ``ClassifierMixin`` / ``RegressorMixin``, whose ``score``
+    (accuracy / R^2 whatever ``scoring`` says) it replaces.
+    """
+
+    @available_if(_refitted)
+    def score(self, X, y, sample_weight=None):
+        """Score the best model (or ensemble) with the search's ``scoring``.
+
+        As ``GridSearchCV.score``: the scorer that ranked the models (with
+        multi-metric scoring, the one ``refit`` names), so ``score`` on
+        held-out data is comparable with ``best_score_``. With
+        ``scoring=None``, the best model's own ``score``: accuracy (subset
+        accuracy for multilabel targets) or R^2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the scorer.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return scorer(self.best_estimator_, X, y, **kwargs)
 
 
 #: Attributes that data validation sets on the estimator, before training starts.
@@ -231,7 +265,7 @@ class BaseParallelMLP(BaseEstimator):
                 f"max_iter={self.max_iter} without converging; consider increasing max_iter.",
                 ConvergenceWarning,
             )
-        scorers = {n: (s if s is not None else check_scoring(self)) for n, s in run.scorers.items()}
+        scorers = fitted_scorers(self, run.scorers)
         holdout = self.cv is None
         # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
         squeeze = (lambda a: a[:, 0]) if holdout else (lambda a: a)

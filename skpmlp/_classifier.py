@@ -6,14 +6,14 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseParallelMLP, _refitted
+from ._base import BaseParallelMLP, SearchScoreMixin, _refitted
 from ._docstrings import ATTRIBUTES, PARAMETERS
 from ._ensemble import MLPEnsembleClassifier
 from ._single import SingleMLPClassifier
 from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin
 
 
-class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParallelMLP):
+class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin, BaseParallelMLP):
     __doc__ = (
         """Train a whole search space of MLP classifiers at once.
 

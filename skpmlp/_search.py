@@ -120,6 +120,15 @@ def resolve_scorers(estimator, scoring):
     return {name: get_scorer(name) for name in names}, True
 
 
+def fitted_scorers(estimator, scorers):
+    """``scorers`` (from :func:`resolve_scorers`) with the default score as
+    a scorer object: what ``scorer_`` holds. As GridSearchCV's, the default
+    is the scoring of the estimator searched over, the standalone model's
+    own ``score`` (accuracy / R^2)."""
+    default = check_scoring(estimator._single_class())
+    return {name: default if scorer is None else scorer for name, scorer in scorers.items()}
+
+
 def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
     """Train a population as ``estimator`` asks: in shards with its
     ``n_jobs``, within its ``max_memory``, reporting progress with its
