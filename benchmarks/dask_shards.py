@@ -31,7 +31,7 @@ from skpmlp._engine import ACTIVATIONS
 def search(quick, **extra):
     widths = [16, 64] if quick else [8, 16, 32, 64, 128]
     return ParallelMLPClassifier(
-        hidden_layer_sizes=widths, activation=tuple(ACTIVATIONS), learning_rate_init=(0.001, 0.01),
+        hidden_layer_sizes=[(w,) for w in widths], activation=tuple(ACTIVATIONS), learning_rate_init=(0.001, 0.01),
         n_repeats=2 if quick else 4, max_iter=30, random_state=0, **extra,
     )
 

@@ -46,7 +46,7 @@ NEVER = 2.0  # a compaction fraction above 1: never compact
 def search(quick, max_iter, **extra):
     widths, repeats = (WIDTHS[::3], 1) if quick else (WIDTHS, 5)
     return ParallelMLPClassifier(
-        hidden_layer_sizes=widths, activation=tuple(ACTIVATIONS), learning_rate_init=LEARNING_RATES,
+        hidden_layer_sizes=[(w,) for w in widths], activation=tuple(ACTIVATIONS), learning_rate_init=LEARNING_RATES,
         n_repeats=repeats, max_iter=max_iter, random_state=0, **extra,
     )
 

@@ -42,7 +42,7 @@ warnings.simplefilter("ignore", ConvergenceWarning)  # short training on purpose
 
 def make_search(**kwargs):
     return ParallelMLPClassifier(
-        hidden_layer_sizes=[8, 16, 32, 64],
+        hidden_layer_sizes=[(8,), (16,), (32,), (64,)],
         activation=("relu", "tanh"),
         learning_rate_init=(0.003, 0.01),
         n_repeats=2,

@@ -37,7 +37,7 @@ scaler = MinMaxScaler().fit(X_train)
 X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 
 population = dict(
-    hidden_layer_sizes=[8, 16, 32, 64],
+    hidden_layer_sizes=[(8,), (16,), (32,), (64,)],
     activation=("relu", "tanh", "logistic"),
     learning_rate_init=(0.003, 0.01),
     n_repeats=2,

@@ -37,7 +37,7 @@ X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 # weights (``n_repeats=2``): 5 x 4 x 2 x 2 = 80 models. A tenth of the
 # training rows is held out (``validation_fraction``) to score every model.
 search = ParallelMLPClassifier(
-    hidden_layer_sizes=[4, 8, 16, 32, 64],
+    hidden_layer_sizes=[(4,), (8,), (16,), (32,), (64,)],
     activation=("relu", "tanh", "logistic", "elu"),
     learning_rate_init=(0.003, 0.01),
     n_repeats=2,

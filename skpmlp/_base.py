@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import check_scoring, get_scorer_names
+from sklearn.metrics import get_scorer_names
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,7 +23,7 @@ from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
 from ._scoring import warn_halted
-from ._search import run_search, train_fused
+from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
 
 
@@ -38,18 +38,56 @@ def _refitted(search):
     return True
 
 
+class SearchScoreMixin:
+    """``score`` with the search's own scorer, as GridSearchCV's.
+
+    Placed left of ``ClassifierMixin`` / ``RegressorMixin``, whose ``score``
+    (accuracy / R^2 whatever ``scoring`` says) it replaces.
+    """
+
+    @available_if(_refitted)
+    def score(self, X, y, sample_weight=None):
+        """Score the best model (or ensemble) with the search's ``scoring``.
+
+        As ``GridSearchCV.score``: the scorer that ranked the models (with
+        multi-metric scoring, the one ``refit`` names), so ``score`` on
+        held-out data is comparable with ``best_score_``. With
+        ``scoring=None``, the best model's own ``score``: accuracy (subset
+        accuracy for multilabel targets) or R^2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the scorer.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return scorer(self.best_estimator_, X, y, **kwargs)
+
+
 #: Attributes that data validation sets on the estimator, before training starts.
-_DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
+_DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_", "out_activation_")
 
 
 class BaseParallelMLP(BaseEstimator):
     """Base class of the population estimators; see ParallelMLPClassifier."""
 
+    #: Parameters an exported model takes from the search it came from.
+    _exported_params = TRAINING_PARAMS
+
     _parameter_constraints = {
-        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), tuple, list],
-        "activation": [StrOptions(set(ACTIVATION_NAMES)), tuple, list],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), tuple, list],
-        "alpha": [Interval(Real, 0, None, closed="left"), tuple, list],
+        # a list or an array-like of values to search, wherever one value goes
+        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
+        "activation": [StrOptions(set(ACTIVATION_NAMES)), "array-like"],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), "array-like"],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
@@ -146,11 +184,12 @@ class BaseParallelMLP(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Train every model of the search space, on every fold, as one fused network.
 
         With ``cv=None``, ``validation_fraction`` of the rows (stratified for
-        classifiers) is held out; every model trains on the rest and is
+        single-label classifiers; with ``groups``, that fraction of the
+        groups, whole) is held out; every model trains on the rest and is
         scored on it. The best model is the trained one itself (no
         retraining), so its validation score describes it honestly. With
         ``cv``, every model trains once per fold inside the same fused run
@@ -165,6 +204,16 @@ class BaseParallelMLP(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in every model's loss (and L2 divisor, as
             scikit-learn's MLP) and in the scorers.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels of the rows, passed to the ``cv`` splitter's
+            ``split`` as GridSearchCV does (``GroupKFold``,
+            ``LeaveOneGroupOut``, ``GroupShuffleSplit``, ...; splitters
+            without groups ignore them). With ``cv=None`` the held-out
+            validation part is drawn by group
+            (:class:`~sklearn.model_selection.GroupShuffleSplit`), so no
+            group has rows on both sides. The validation part that early
+            stopping carves out of each fold's training rows (``cv`` given)
+            ignores groups, as scikit-learn's MLP does.
 
         Returns
         -------
@@ -175,7 +224,7 @@ class BaseParallelMLP(BaseEstimator):
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         try:
-            run = run_search(self, X, y, sample_weight)
+            run = run_search(self, X, y, sample_weight, groups)
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))
@@ -216,7 +265,7 @@ class BaseParallelMLP(BaseEstimator):
                 f"max_iter={self.max_iter} without converging; consider increasing max_iter.",
                 ConvergenceWarning,
             )
-        scorers = {n: (s if s is not None else check_scoring(self)) for n, s in run.scorers.items()}
+        scorers = fitted_scorers(self, run.scorers)
         holdout = self.cv is None
         # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
         squeeze = (lambda a: a[:, 0]) if holdout else (lambda a: a)
@@ -277,7 +326,7 @@ class BaseParallelMLP(BaseEstimator):
             # the same path as the search: n_jobs, device and verbose apply
             result, _ = train_fused(
                 self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
-                sample_weight=run.sample_weight, monitor=self.early_stopping, deadline=run.deadline,
+                sample_weight=run.train_weight, monitor=self.early_stopping, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):
@@ -345,7 +394,7 @@ class BaseParallelMLP(BaseEstimator):
             **results["params"][index],
             repeat=int(results["param_repeat"][index]),
             random_state=state["_seed"],
-            **{name: getattr(self, name) for name in TRAINING_PARAMS},
+            **{name: getattr(self, name) for name in self._exported_params},
         )
         model.coefs_ = [c.copy() for c in coefs]
         model.intercepts_ = [b.copy() for b in intercepts]

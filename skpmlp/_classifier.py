@@ -1,17 +1,19 @@
 """ParallelMLPClassifier: a whole MLP search space, trained fused."""
 
+import numpy as np
+
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseParallelMLP, _refitted
+from ._base import BaseParallelMLP, SearchScoreMixin, _refitted
 from ._docstrings import ATTRIBUTES, PARAMETERS
 from ._ensemble import MLPEnsembleClassifier
 from ._single import SingleMLPClassifier
-from ._targets import ClassifierTargetsMixin
+from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin
 
 
-class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParallelMLP):
+class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin, BaseParallelMLP):
     __doc__ = (
         """Train a whole search space of MLP classifiers at once.
 
@@ -24,12 +26,20 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
 
     Parameters
     ----------"""
-        + PARAMETERS.replace("<default_score>", "accuracy")
+        + PARAMETERS.replace("<default_score>", "accuracy").replace(
+            "    batch_size : int", CLASS_WEIGHT_DOC + "    batch_size : int", 1
+        )
         + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels."""
+        Class labels; for a multilabel ``y`` (an indicator matrix of shape
+        (n_samples, n_labels)), ``arange(n_labels)``, as scikit-learn's MLP.
+    out_activation_ : {"softmax", "logistic"}
+        Output activation of every model: softmax over the classes, or one
+        sigmoid per label for a multilabel ``y`` (each label's binary
+        log-loss, summed, is the training loss; predictions are indicator
+        matrices and the default score is the subset accuracy)."""
         + ATTRIBUTES.replace("<single>", "SingleMLPClassifier").replace("<default_score>", "accuracy")
         + """
     See Also
@@ -55,9 +65,69 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
     _single_class = SingleMLPClassifier
     _ensemble_class = MLPEnsembleClassifier
 
+    _parameter_constraints = {**BaseParallelMLP._parameter_constraints, **CLASS_WEIGHT_CONSTRAINTS}
+    _exported_params = (*BaseParallelMLP._exported_params, "class_weight")
+
+    def __init__(
+        self,
+        hidden_layer_sizes=None,
+        activation=("relu", "tanh", "logistic"),
+        *,
+        solver="adam",
+        learning_rate_init=(0.001, 0.003, 0.01),
+        alpha=1e-4,
+        class_weight=None,
+        batch_size="auto",
+        max_iter=200,
+        n_repeats=1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        monitor="score",
+        n_iter_no_change=10,
+        tol=1e-4,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        pruning=None,
+        halving_factor=3,
+        min_iter=5,
+        cv=None,
+        scoring=None,
+        refit=True,
+        ensemble_size=1,
+        error_score=np.nan,
+        return_train_score=False,
+        dtype="float32",
+        device="auto",
+        n_jobs=None,
+        max_memory=None,
+        max_time=None,
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
+            learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
+            max_iter=max_iter, n_repeats=n_repeats, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, monitor=monitor,
+            n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum, pruning=pruning, halving_factor=halving_factor,
+            min_iter=min_iter, cv=cv, scoring=scoring, refit=refit, ensemble_size=ensemble_size,
+            error_score=error_score, return_train_score=return_train_score, dtype=dtype,
+            device=device, n_jobs=n_jobs, max_memory=max_memory, max_time=max_time,
+            random_state=random_state, verbose=verbose,
+        )
+        self.class_weight = class_weight
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a 2-D indicator y is multilabel classification, as MLPClassifier
+        tags.classifier_tags.multi_label = True
+        return tags
+
     @available_if(_refitted)
     def predict_proba(self, X):
-        """Class probabilities of the best model.
+        """Class probabilities of the best model (or ensemble); each label's
+        probability for a multilabel ``y``.
 
         Parameters
         ----------
@@ -65,7 +135,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)

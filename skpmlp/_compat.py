@@ -6,6 +6,7 @@ scikit-learn's internals is mended in this file alone
 scikit-learn module or name, or touches the private attributes below).
 """
 
+import numpy as np
 from sklearn.base import _fit_context  # noqa: F401  (sklearn >= 1.3)
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401
@@ -25,7 +26,7 @@ def validate_params(estimator):
     estimator._validate_params()
 
 
-def set_mlp_fitted_private_state(mlp, *, classes, coefs, intercepts):
+def set_mlp_fitted_private_state(mlp, *, classes, coefs, intercepts, multilabel=False):
     """Set the private fitted state scikit-learn's MLP reads besides its
     public attributes.
 
@@ -35,11 +36,18 @@ def set_mlp_fitted_private_state(mlp, *, classes, coefs, intercepts):
     classes : ndarray or None
         Class labels of a classifier (its ``_label_binarizer`` is fitted on
         them), None for a regressor.
+    multilabel : bool, default=False
+        The classifier is multilabel: its binarizer is fitted on an
+        indicator matrix of ``len(classes)`` labels.
     coefs, intercepts : list of ndarray
         The weights, also kept as the "best" ones ``partial_fit`` and early
         stopping start from.
     """
-    if classes is not None:
+    if multilabel:
+        # an identity indicator matrix has every label: scikit-learn's
+        # fitted multilabel binarizer (classes_ = arange(n_labels))
+        mlp._label_binarizer = LabelBinarizer().fit(np.eye(len(classes), dtype=int))
+    elif classes is not None:
         # fitting the binarizer on the classes alone gives the fitted one
         # scikit-learn would hold (binary or multiclass, same class order)
         mlp._label_binarizer = LabelBinarizer().fit(classes)

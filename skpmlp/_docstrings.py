@@ -1,21 +1,25 @@
 """Parameter and attribute text shared by the two population estimators."""
 
 PARAMETERS = """
-    hidden_layer_sizes : int, tuple of int, list or None, default=None
-        Architectures to train. An int is one hidden layer of that width, a
-        tuple such as ``(64, 32)`` ONE architecture, a list (e.g.
-        ``[(32,), (64, 64)]``) several. None trains ``(32,)``, ``(64,)``,
-        ``(128,)`` and ``(64, 64)``.
-    activation : str, tuple or list of str, default=("relu", "tanh", "logistic")
+    hidden_layer_sizes : int, array-like of int, list of tuples or None, default=None
+        Architectures to train. As in scikit-learn's MLP, an int is one
+        network with one hidden layer and a sequence of ints, such as
+        ``(64, 32)`` or ``[64, 32]``, ONE network with those hidden layers;
+        a list of tuples (e.g. ``[(32,), (64, 64)]``) is several networks.
+        A list mixing ints and tuples is ambiguous and raises an error. None
+        trains ``(32,)``, ``(64,)``, ``(128,)`` and ``(64, 64)``.
+    activation : str, tuple, list or array-like of str, default=("relu", "tanh", "logistic")
         Hidden activations to try: identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
     solver : {"adam", "sgd"}, default="adam"
         Optimizer of every model (SGD with momentum as scikit-learn's MLP).
-    learning_rate_init : float, tuple or list of float, default=(0.001, 0.003, 0.01)
-        Learning rates to try; each model keeps its own inside the fused
-        optimizer step.
-    alpha : float, tuple or list of float, default=0.0001
-        L2 penalties to try, as scikit-learn's MLP applies them.
+    learning_rate_init : float or array-like of float, default=(0.001, 0.003, 0.01)
+        Learning rates to try (a tuple, a list or an array such as
+        ``np.logspace(-4, -2, 5)``); each model keeps its own inside the
+        fused optimizer step.
+    alpha : float or array-like of float, default=0.0001
+        L2 penalties to try (a tuple, a list or an array), as
+        scikit-learn's MLP applies them.
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
         sees the same batches.
@@ -33,7 +37,8 @@ PARAMETERS = """
         the fused network (compacted), so they stop costing compute.
     validation_fraction : float, default=0.1
         With ``cv=None``, the fraction of the rows held out (stratified for
-        classifiers) to score and select models; with ``cv``, the fraction
+        single-label classifiers; the fraction of the groups, whole, when
+        ``fit`` gets ``groups``) to score and select models; with ``cv``, the fraction
         of each fold's training rows that early stopping and pruning watch.
     monitor : {"score", "loss"}, default="score"
         What early stopping and pruning watch on the validation rows each
@@ -68,9 +73,11 @@ PARAMETERS = """
     min_iter : int, default=5
         Epochs before the first halving.
     cv : int, cross-validation generator, iterable or None, default=None
-        None holds out ``validation_fraction`` of the rows. Otherwise, as in
-        GridSearchCV (an int K gives StratifiedKFold for classifiers, KFold
-        for regressors); every model is trained once per fold inside the
+        None holds out ``validation_fraction`` of the rows (of the groups,
+        when ``fit`` gets ``groups``). Otherwise, as in GridSearchCV (an int
+        K gives StratifiedKFold for single-label classifiers, KFold
+        otherwise; group splitters such as GroupKFold get ``fit``'s
+        ``groups``); every model is trained once per fold inside the
         same fused run (its fold replicas share its initial weights).
     scoring : str, callable, list, tuple, set, dict or None, default=None
         scikit-learn scorer(s) used to rank models on the held-out rows;

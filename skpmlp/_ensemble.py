@@ -114,6 +114,8 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
     estimators_ : list of SingleMLPClassifier
         The fitted members.
     classes_ : ndarray of shape (n_classes,)
+    out_activation_ : {"softmax", "logistic"}
+        ``"logistic"`` when the members are multilabel.
     n_features_in_ : int
     """
 
@@ -122,8 +124,15 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         check_is_fitted(self)
         return self.estimators_[0].classes_
 
+    @property
+    def out_activation_(self):
+        """``"softmax"`` (one class per row) or ``"logistic"`` (multilabel),
+        as the members'."""
+        check_is_fitted(self)
+        return getattr(self.estimators_[0], "out_activation_", "softmax")
+
     def predict_proba(self, X):
-        """Mean of the members' class probabilities.
+        """Mean of the members' class (or, multilabel, label) probabilities.
 
         Parameters
         ----------
@@ -131,7 +140,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
         """
         check_is_fitted(self)
         return np.mean([m.predict_proba(X) for m in self.estimators_], axis=0)
@@ -152,7 +161,8 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """The class of highest mean probability.
+        """The class of highest mean probability; for multilabel members,
+        every label whose mean probability exceeds 0.5.
 
         Parameters
         ----------
@@ -160,9 +170,13 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray of shape (n_samples,) or (n_samples, n_labels)
+            Class labels, or the multilabel indicator matrix.
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        if self.out_activation_ == "logistic":
+            return (proba > 0.5).astype(int)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):

@@ -52,7 +52,8 @@ def to_sklearn(model):
         With the model's hyperparameters where scikit-learn has them and
         its trained weights (as float64). A binary classifier gets one
         logistic output unit, as scikit-learn's, whose probability equals
-        the model's softmax. ``t_`` is 0: the number of training samples is
+        the model's softmax; a multilabel one keeps its logistic unit per
+        label. ``t_`` is 0: the number of training samples is
         not kept by the model.
 
     Raises
@@ -81,21 +82,28 @@ def to_sklearn(model):
         activation=activation,
         **{name: value for name, value in model.get_params(deep=False).items() if name in shared},
     )
-    if classifier:
+    multilabel = classifier and model._multilabel()
+    if multilabel:
+        # one logistic unit per label already, as scikit-learn's
+        sk_model.classes_ = np.asarray(model.classes_)
+        sk_model.out_activation_ = "logistic"
+    elif classifier:
         sk_model.classes_ = np.asarray(model.classes_)
         if len(model.classes_) == 2:
             coefs[-1], intercepts[-1] = _binary_output_layer(coefs[-1], intercepts[-1])
         sk_model.out_activation_ = "softmax" if len(model.classes_) > 2 else "logistic"
     else:
         sk_model.out_activation_ = "identity"
-    _set_fitted_state(sk_model, model, coefs, intercepts)
+    _set_fitted_state(sk_model, model, coefs, intercepts, multilabel=multilabel)
     return sk_model
 
 
-def _set_fitted_state(sk_model, model, coefs, intercepts):
+def _set_fitted_state(sk_model, model, coefs, intercepts, *, multilabel=False):
     """The attributes scikit-learn's predict, score and partial_fit read."""
     classes = sk_model.classes_ if is_classifier(sk_model) else None
-    set_mlp_fitted_private_state(sk_model, classes=classes, coefs=coefs, intercepts=intercepts)
+    set_mlp_fitted_private_state(
+        sk_model, classes=classes, coefs=coefs, intercepts=intercepts, multilabel=multilabel
+    )
     sk_model.coefs_, sk_model.intercepts_ = coefs, intercepts
     sk_model.n_layers_ = len(coefs) + 1
     sk_model.n_outputs_ = coefs[-1].shape[1]

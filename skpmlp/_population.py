@@ -23,36 +23,79 @@ SEARCHED_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "al
 
 
 def _as_list(value, name):
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    """The searched values of parameter ``name``: a list, tuple or array-like
+    (e.g. ``np.logspace(-4, -2, 3)``) gives its entries, anything else is
+    one value."""
+    if isinstance(value, (list, tuple)):
+        values = list(value)
+    elif hasattr(value, "__array__") or isinstance(value, range):
+        # numpy (and pandas) values become Python ones
+        values = np.asarray(value).tolist()
+        values = values if isinstance(values, list) else [values]
+    else:
+        values = [value]
     if not values:
         raise ValueError(f"{name} must hold at least one value; got an empty {type(value).__name__}.")
     return values
 
 
+def _is_width(value):
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+#: How to write ``hidden_layer_sizes``, for its error messages.
+_HIDDEN_LAYER_SIZES_HELP = (
+    "Write one network as an int or a sequence of ints (e.g. 100, or (100, 50) or [100, 50] "
+    "for two hidden layers, as scikit-learn's MLP), and several networks as a list of tuples "
+    "(e.g. [(100,), (100, 50)])."
+)
+
+
 def _architecture(value):
-    if isinstance(value, Integral) and not isinstance(value, bool):
-        value = (value,)
-    if not isinstance(value, (tuple, list)) or not value:
+    """One architecture (a tuple of positive ints) from a sequence of widths."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (tuple, list)) or not value or not all(_is_width(w) for w in value):
         raise ValueError(
-            f"hidden_layer_sizes entries must be a positive int or a non-empty tuple of "
-            f"positive ints; got {value!r}."
+            f"hidden_layer_sizes: {value!r} is not an architecture (a non-empty sequence of "
+            f"positive ints). {_HIDDEN_LAYER_SIZES_HELP}"
         )
-    for width in value:
-        if not isinstance(width, Integral) or isinstance(width, bool) or width < 1:
-            raise ValueError(f"hidden layer widths must be positive ints; got {value!r}.")
+    if any(w < 1 for w in value):
+        raise ValueError(
+            f"hidden_layer_sizes: every hidden layer width must be a positive int; got {value!r}."
+        )
     return tuple(int(w) for w in value)
 
 
 def architectures(hidden_layer_sizes):
     """Normalise ``hidden_layer_sizes`` to a list of architectures.
 
-    An int is one one-layer architecture, a tuple of ints one architecture,
-    a list (or a tuple of tuples) several.
+    As in scikit-learn's MLP, an int is one network with one hidden layer
+    and a flat sequence of ints (a tuple, a list or a 1-D array, e.g.
+    ``(100, 50)`` or ``[100, 50]``) one network with those hidden layers. A
+    sequence of sequences (e.g. ``[(32,), (64, 64)]``) is several networks.
+
+    Raises
+    ------
+    ValueError
+        Naming ``hidden_layer_sizes``, for a width that is not a positive
+        int, an empty value, or a sequence mixing ints and sequences (is
+        ``[8, (16, 8)]`` one network or two?), with how to write it.
     """
     value = DEFAULT_HIDDEN_LAYER_SIZES if hidden_layer_sizes is None else hidden_layer_sizes
-    if isinstance(value, tuple) and value and all(isinstance(v, Integral) for v in value):
-        return [_architecture(value)]
-    return [_architecture(v) for v in _as_list(value, "hidden_layer_sizes")]
+    if _is_width(value):
+        return [_architecture((value,))]
+    values = _as_list(value, "hidden_layer_sizes")
+    is_width = [_is_width(v) for v in values]
+    if all(is_width):
+        # errors show the value as the user wrote it
+        return [_architecture(value if isinstance(value, (tuple, list)) else values)]
+    if any(is_width):
+        raise ValueError(
+            f"hidden_layer_sizes={hidden_layer_sizes!r} mixes widths and architectures, so it "
+            f"is ambiguous. {_HIDDEN_LAYER_SIZES_HELP}"
+        )
+    return [_architecture(v) for v in values]
 
 
 def _positive_numbers(value, name, *, allow_zero):

@@ -2,14 +2,14 @@
 
 from sklearn.base import RegressorMixin
 
-from ._base import BaseParallelMLP
+from ._base import BaseParallelMLP, SearchScoreMixin
 from ._docstrings import ATTRIBUTES, PARAMETERS
 from ._ensemble import MLPEnsembleRegressor
 from ._single import SingleMLPRegressor
 from ._targets import RegressorTargetsMixin
 
 
-class ParallelMLPRegressor(RegressorTargetsMixin, RegressorMixin, BaseParallelMLP):
+class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMixin, BaseParallelMLP):
     __doc__ = (
         """Train a whole search space of MLP regressors at once.
 

@@ -11,33 +11,43 @@ import warnings
 
 import numpy as np
 import torch
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ._engine import MONITOR_SCORES
+from ._targets import ClassifierTargetsMixin
 
 
-class _PrecomputedClassifier(ClassifierMixin, BaseEstimator):
-    """A fitted classifier whose outputs on the scored X are known."""
+class _PrecomputedClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseEstimator):
+    """A fitted classifier whose outputs on the scored X are known; with
+    ``out_activation="logistic"``, a multilabel one."""
 
-    def __init__(self, logits=None, classes=None):
+    def __init__(self, logits=None, classes=None, out_activation="softmax"):
         self.logits = logits
         self.classes = classes
+        self.out_activation = out_activation
 
     @property
     def classes_(self):
         return self.classes
+
+    @property
+    def out_activation_(self):
+        return self.out_activation
 
     def _check(self, X):
         assert X.shape[0] == self.logits.shape[0]
 
     def predict(self, X):
         self._check(X)
-        return self.classes[self.logits.argmax(1)]
+        return self._labels_from_outputs(self.logits)
 
     def predict_proba(self, X):
         self._check(X)
-        return softmax(self.logits, axis=1)
+        return self._proba_from_outputs(self.logits)
+
+    def predict_log_proba(self, X):
+        self._check(X)
+        return self._log_proba_from_outputs(self.logits)
 
 
 class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
@@ -64,7 +74,7 @@ def score_population(
     X, y : the scored data, as the user gave it (for scorers).
     y_encoded : ndarray
         ``y`` as the engine sees it (class indices or 2-D float targets).
-    task : {"classification", "regression"}
+    task : {"classification", "regression", "multilabel"}
     scorer : callable or None
         A scikit-learn scorer; None uses the fused default score (accuracy
         or R^2).
@@ -96,7 +106,7 @@ def score_population(
         )
     if scorer is None:
         target = torch.as_tensor(np.asarray(y_encoded))
-        if task == "regression":
+        if task != "classification":
             target = target.reshape(len(target), -1).to(torch.float64)
         weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
         scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
@@ -105,8 +115,9 @@ def score_population(
         scores = np.full(n_models, np.nan)
         n_errors = 0
         for i in np.flatnonzero(~failed):
-            if task == "classification":
-                model = _PrecomputedClassifier(outputs[i], classes)
+            if task != "regression":
+                out_activation = "logistic" if task == "multilabel" else "softmax"
+                model = _PrecomputedClassifier(outputs[i], classes, out_activation)
             else:
                 model = _PrecomputedRegressor(outputs[i])
             try:

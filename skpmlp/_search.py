@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_array
 
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
@@ -24,18 +25,26 @@ from ._progress import SearchProgress
 from ._results import build_cv_results
 from ._scoring import score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
-from ._splits import holdout_split, validation_split
+from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
 
-def plan_folds(estimator, X, y, y_encoded, seed):
+def plan_folds(estimator, X, y, y_encoded, seed, groups=None):
     """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
-    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV)."""
+    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
+
+    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
+    (splitters that take no groups ignore them); with ``cv=None`` they make
+    the holdout split group-aware (whole groups held out, not stratified).
+    """
     classifier = is_classifier(estimator)
     if estimator.cv is None:
-        labels = y_encoded if classifier else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)]
+        if groups is not None:
+            return [group_holdout_split(groups, estimator.validation_fraction, seed)]
+        stratify = stratifies(estimator, y_encoded)
+        labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
+        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
-    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y)]
+    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y, groups)]
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(
@@ -67,7 +76,8 @@ def training_folds(estimator, folds, y_encoded, seed):
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
-    """Sample weights must leave something to learn and to score.
+    """Row weights (``sample_weight`` times any class weights) must leave
+    something to learn and to score.
 
     Raises
     ------
@@ -75,7 +85,7 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
         If fewer than two classes have positive weight (classifiers), or a
         fold's training or held-out rows weigh zero in total.
     """
-    if is_classifier(estimator):
+    if is_classifier(estimator) and y_encoded.ndim == 1:
         weighted = np.unique(y_encoded[sample_weight > 0])
         if len(weighted) < 2:
             raise ValueError(
@@ -108,6 +118,15 @@ def resolve_scorers(estimator, scoring):
             f"scoring as a list, tuple or set must hold unique scorer names; got {scoring!r}."
         )
     return {name: get_scorer(name) for name in names}, True
+
+
+def fitted_scorers(estimator, scorers):
+    """``scorers`` (from :func:`resolve_scorers`) with the default score as
+    a scorer object: what ``scorer_`` holds. As GridSearchCV's, the default
+    is the scoring of the estimator searched over, the standalone model's
+    own ``score`` (accuracy / R^2)."""
+    default = check_scoring(estimator._single_class())
+    return {name: default if scorer is None else scorer for name, scorer in scorers.items()}
 
 
 def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
@@ -153,17 +172,39 @@ class SearchRun:
     X: np.ndarray
     y: np.ndarray
     y_encoded: np.ndarray
-    sample_weight: np.ndarray
+    #: what the models trained with: sample_weight times the class weights
+    train_weight: np.ndarray
     shards: list
     failed: np.ndarray
     deadline: float = None
 
 
-def run_search(estimator, X, y, sample_weight=None):
+def check_groups(groups, X):
+    """``groups`` as a 1-D array of one label per row of ``X`` (or None).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not 1-D or its length is not ``X``'s.
+    """
+    if groups is None:
+        return None
+    groups = check_array(groups, ensure_2d=False, dtype=None, input_name="groups")
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be 1-D, one group label per sample; got shape {groups.shape}.")
+    if len(groups) != X.shape[0]:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {X.shape[0]} samples; give one "
+            f"group label per sample."
+        )
+    return groups
+
+
+def run_search(estimator, X, y, sample_weight=None, groups=None):
     """Validate, train the population on every fold fused, and score it.
 
-    Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``) on
-    ``estimator``; everything else is returned.
+    Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``,
+    ``out_activation_``) on ``estimator``; everything else is returned.
     """
     # max_time counts from here, the start of fit, as a wall-clock time that
     # shards compare with wherever (and whenever) they run
@@ -171,26 +212,30 @@ def run_search(estimator, X, y, sample_weight=None):
     regression = estimator._task == "regression"
     X, y = validate_data(
         estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
-        multi_output=regression, y_numeric=regression,
+        # classifiers take multilabel indicator matrices, as MLPClassifier
+        multi_output=True, y_numeric=regression,
     )
     X = dense(X)
     if sample_weight is not None:
         sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    y_encoded, n_outputs = estimator._encode_targets(y)
+    y, y_encoded, n_outputs, task = estimator._encode_targets(y)
     population = build_population(
         estimator.hidden_layer_sizes, estimator.activation, estimator.learning_rate_init,
         estimator.alpha, estimator.n_repeats,
     )
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     seed = resolve_seed(estimator.random_state)
-    folds = plan_folds(estimator, X, y, y_encoded, seed)
-    if sample_weight is not None:
-        check_weighted_folds(estimator, y_encoded, sample_weight, folds)
-    config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
+    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X))
+    # the models train (and early stopping watches) with the class weights;
+    # the scorers see sample_weight alone, as GridSearchCV's
+    train_weight = estimator._training_weight(y, sample_weight)
+    if train_weight is not None:
+        check_weighted_folds(estimator, y_encoded, train_weight, folds)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     result, shards = train_fused(
-        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=sample_weight,
+        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
     )
     warn_failed(result.diverged.any(axis=1), population.n_models)
@@ -213,7 +258,7 @@ def run_search(estimator, X, y, sample_weight=None):
             )
             for name, scorer in scorers.items():
                 values, seconds = score_population(
-                    outputs, X[rows], y[rows], y_encoded[rows], task=estimator._task,
+                    outputs, X[rows], y[rows], y_encoded[rows], task=task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
                     sample_weight=None if sample_weight is None else sample_weight[rows],
                     error_score=estimator.error_score,
@@ -228,5 +273,5 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
+        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline,
     )

@@ -11,7 +11,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,14 +21,15 @@ from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
 from ._population import Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
-from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
+from ._targets import CLASS_WEIGHT_CONSTRAINTS, ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
 
-#: Everything ``fit`` sets: validating the data sets the last three before
+#: Everything ``fit`` sets: validating the data sets the last four before
 #: training, so a failed fit puts all of them back as they were.
 _FITTED_ATTRIBUTES = (
     "coefs_", "intercepts_", "n_iter_", "loss_curve_", "n_features_in_", "feature_names_in_", "classes_",
+    "out_activation_",
 )
 
 
@@ -40,7 +40,7 @@ def dense(X):
 
 class _BaseSingleMLP(BaseEstimator):
     _parameter_constraints = {
-        "hidden_layer_sizes": [Interval(Integral, 1, None, closed="left"), tuple],
+        "hidden_layer_sizes": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "activation": [StrOptions(set(ACTIVATION_NAMES))],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -131,7 +131,8 @@ class _BaseSingleMLP(BaseEstimator):
         """:meth:`fit`'s work: validate, train, set the fitted attributes."""
         X, y = validate_data(
             self, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
-            multi_output=self._task == "regression", y_numeric=self._task == "regression",
+            # classifiers take multilabel indicator matrices, as MLPClassifier
+            multi_output=True, y_numeric=self._task == "regression",
         )
         X = dense(X)
         if sample_weight is not None:
@@ -139,11 +140,11 @@ class _BaseSingleMLP(BaseEstimator):
         archs = architectures(self.hidden_layer_sizes)
         if len(archs) != 1:
             raise ValueError(
-                f"hidden_layer_sizes must be one architecture (an int or a tuple of ints); "
-                f"got {self.hidden_layer_sizes!r}."
+                f"hidden_layer_sizes must be one architecture (an int or a sequence of ints, "
+                f"e.g. (100, 50)); got {self.hidden_layer_sizes!r}."
             )
         arch = archs[0]
-        y_encoded, n_outputs = self._encode_targets(y)
+        y, y_encoded, n_outputs, task = self._encode_targets(y)
         seed = resolve_seed(self.random_state)
         population = Population(
             params=[{
@@ -154,12 +155,13 @@ class _BaseSingleMLP(BaseEstimator):
             }],
             repeats=np.array([self.repeat]),
         )
-        config = train_config(self, task=self._task, n_outputs=n_outputs, seed=seed)
+        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
         result = train_population(
-            population.spec(seed), config, X, y_encoded, folds, sample_weight=sample_weight,
+            population.spec(seed), config, X, y_encoded, folds,
+            sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
         self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
@@ -260,8 +262,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
 
     Parameters
     ----------
-    hidden_layer_sizes : int or tuple of int, default=(100,)
-        Widths of the hidden layers.
+    hidden_layer_sizes : int or array-like of int, default=(100,)
+        Widths of the hidden layers: ``(100, 50)`` or ``[100, 50]`` is two
+        hidden layers, as in scikit-learn's MLP.
     activation : str, default="relu"
         Hidden activation, one of identity, logistic (sigmoid), tanh, relu,
         elu, selu, gelu, leaky_relu, hardshrink, mish.
@@ -269,6 +272,15 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     learning_rate_init : float, default=0.001
     alpha : float, default=0.0001
         L2 penalty, as in scikit-learn's MLP.
+    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in every model's loss, as scikit-learn
+        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
+        None weighs every class 1, a dict maps class labels to weights,
+        "balanced" weighs each class ``n_samples / (n_classes * count)``
+        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
+        a list of dicts, one per label). They multiply ``sample_weight``,
+        train the models and weigh what early stopping watches; the search
+        scorers see ``sample_weight`` alone, as GridSearchCV's do.
     batch_size : int or "auto", default="auto"
         ``"auto"`` is ``min(200, n_samples)``.
     max_iter : int, default=200
@@ -300,6 +312,12 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels; for a multilabel model, ``arange(n_labels)`` (the
+        columns of the indicator matrix), as scikit-learn's MLP.
+    out_activation_ : {"softmax", "logistic"}
+        Output activation: softmax over the classes (binary and multiclass
+        ``y``) or one sigmoid per label (a multilabel indicator ``y``, whose
+        predictions are indicator matrices).
     coefs_ : list of ndarray of shape (fan_in, fan_out)
     intercepts_ : list of ndarray of shape (fan_out,)
     n_iter_ : int
@@ -319,8 +337,50 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     (2, 3)
     """
 
+    _parameter_constraints = {**_BaseSingleMLP._parameter_constraints, **CLASS_WEIGHT_CONSTRAINTS}
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        solver="adam",
+        learning_rate_init=0.001,
+        alpha=1e-4,
+        class_weight=None,
+        batch_size="auto",
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        monitor="score",
+        repeat=0,
+        dtype="float32",
+        device="auto",
+        random_state=None,
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
+            learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
+            max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
+            device=device, random_state=random_state,
+        )
+        self.class_weight = class_weight
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a 2-D indicator y is multilabel classification, as MLPClassifier
+        tags.classifier_tags.multi_label = True
+        return tags
+
     def predict_proba(self, X):
-        """Class probabilities (softmax of the outputs).
+        """Class probabilities (softmax of the outputs), or for a multilabel
+        model each label's probability (sigmoid of its output).
 
         Parameters
         ----------
@@ -328,13 +388,14 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
         """
         return self._proba_from_outputs(self._outputs(X))
 
     def predict_log_proba(self, X):
         """Log of the class probabilities (log-softmax of the outputs, exact
-        where the probabilities underflow), as ``MLPClassifier``.
+        where the probabilities underflow; log-sigmoid per label for a
+        multilabel model), as ``MLPClassifier``.
 
         Parameters
         ----------
@@ -344,7 +405,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return log_softmax(self._outputs(X), axis=1)
+        return self._log_proba_from_outputs(self._outputs(X))
 
 
 class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):

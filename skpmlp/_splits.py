@@ -1,7 +1,8 @@
 """Train / validation splits of rows (pure numpy and scikit-learn).
 
-They depend only on the seed and the labels, never on the models, so a
-model's split is the same in any population and when it trains alone.
+They depend only on the seed and the labels (and the groups, when given),
+never on the models, so a model's split is the same in any population and
+when it trains alone.
 """
 
 import math
@@ -9,7 +10,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 
 def holdout_split(y_encoded, fraction, seed, *, stratify):
@@ -49,11 +50,40 @@ def holdout_split(y_encoded, fraction, seed, *, stratify):
     return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
 
 
+def group_holdout_split(groups, fraction, seed):
+    """Split row indices into training and validation parts by group: the
+    validation part holds ``ceil(fraction * n_groups)`` whole groups drawn
+    with :class:`~sklearn.model_selection.GroupShuffleSplit`, so no group
+    has rows on both sides. The split depends only on ``seed`` and
+    ``groups``.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than two groups.
+    """
+    n_groups = len(np.unique(groups))
+    if n_groups < 2:
+        raise ValueError(
+            f"groups holds {n_groups} distinct group; the group-aware validation split "
+            f"(cv=None with groups) needs at least 2."
+        )
+    splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=seed)
+    return next(splitter.split(np.zeros((len(groups), 1)), groups=groups))
+
+
 def validation_split(estimator, rows, y_encoded, seed):
     """Split ``rows`` into (training, validation) rows with the estimator's
-    ``validation_fraction`` (stratified for classifiers): what early
+    ``validation_fraction`` (stratified for single-label classifiers): what early
     stopping and pruning monitor when the held-out rows are for scoring."""
-    classifier = is_classifier(estimator)
-    labels = y_encoded[rows] if classifier else np.zeros(len(rows), dtype=int)
-    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)
+    stratify = stratifies(estimator, y_encoded)
+    labels = y_encoded[rows] if stratify else np.zeros(len(rows), dtype=int)
+    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)
     return rows[train], rows[val]
+
+
+def stratifies(estimator, y_encoded):
+    """Whether splits of ``y_encoded`` are stratified: for classifiers with
+    one label per row (class indices), as scikit-learn's MLP; multilabel
+    and regression targets are split at random."""
+    return is_classifier(estimator) and np.ndim(y_encoded) == 1

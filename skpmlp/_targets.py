@@ -6,31 +6,120 @@ their own orchestration.
 """
 
 import numpy as np
-from scipy.special import softmax
-from sklearn.utils.multiclass import check_classification_targets
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import column_or_1d
+
+from ._compat import StrOptions
+
+#: ``class_weight`` of the classifiers, as scikit-learn's: None, "balanced",
+#: a dict {label: weight}, or (multilabel) a list of such dicts, one per label.
+CLASS_WEIGHT_CONSTRAINTS = {"class_weight": [StrOptions({"balanced"}), dict, list, None]}
+
+#: ``class_weight``'s entry in the classifiers' docstrings.
+CLASS_WEIGHT_DOC = """\
+    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in every model's loss, as scikit-learn
+        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
+        None weighs every class 1, a dict maps class labels to weights,
+        "balanced" weighs each class ``n_samples / (n_classes * count)``
+        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
+        a list of dicts, one per label). They multiply ``sample_weight``,
+        train the models and weigh what early stopping watches; the search
+        scorers see ``sample_weight`` alone, as GridSearchCV's do.
+"""
 
 
 class ClassifierTargetsMixin:
-    """Labels to class indices (softmax cross-entropy), outputs to labels."""
+    """Labels to class indices (softmax cross-entropy) or a multilabel
+    indicator matrix to 0/1 floats (one sigmoid per label), and outputs back
+    to labels.
+
+    ``out_activation_`` (set by :meth:`_encode_targets`) says which:
+    ``"softmax"`` for binary and multiclass targets, ``"logistic"`` for
+    multilabel ones, as scikit-learn's ``MLPClassifier`` names its output
+    activation.
+    """
 
     _task = "classification"
 
     def _encode_targets(self, y):
+        """Check ``y`` (validated with ``multi_output=True``) and encode it.
+
+        Returns
+        -------
+        y : ndarray
+            ``y`` itself, a column vector raveled (with scikit-learn's
+            DataConversionWarning).
+        y_encoded : ndarray of shape (n_samples,) or (n_samples, n_labels)
+            Class indices, or the indicator matrix as 0/1 floats.
+        n_outputs : int
+            Number of classes or labels.
+        task : {"classification", "multilabel"}
+            The engine's task.
+
+        Raises
+        ------
+        ValueError
+            For targets that are not classes (continuous), for several
+            multiclass outputs, or for a single class.
+        """
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         check_classification_targets(y)
+        kind = type_of_target(y)
+        if kind == "multilabel-indicator":
+            # as scikit-learn's LabelBinarizer: the labels are the columns
+            self.classes_ = np.arange(y.shape[1])
+            self.out_activation_ = "logistic"
+            return y, np.asarray(y, dtype=np.float64), y.shape[1], "multilabel"
+        if y.ndim == 2:
+            raise ValueError(
+                f"{type(self).__name__} takes 1-D class labels or a multilabel indicator "
+                f"matrix (n_samples, n_labels) of 0/1 values; got targets of type {kind!r} "
+                f"with shape {y.shape}. Several multiclass outputs are not supported."
+            )
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contains only one class: {self.classes_[0]!r}."
             )
-        return y_encoded, len(self.classes_)
+        self.out_activation_ = "softmax"
+        return y, y_encoded, len(self.classes_), "classification"
+
+    def _training_weight(self, y, sample_weight):
+        """Row weights the models train with: ``sample_weight`` times the
+        class weights of ``class_weight`` for ``y`` (computed on ``y`` by
+        :func:`sklearn.utils.class_weight.compute_sample_weight`, so
+        "balanced" uses the class frequencies of the ``y`` given to fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or None
+            None when there is neither.
+        """
+        if self.class_weight is None:
+            return sample_weight
+        weights = compute_sample_weight(self.class_weight, y)
+        return weights if sample_weight is None else sample_weight * weights
+
+    def _multilabel(self):
+        # models saved before multilabel support have no out_activation_
+        return getattr(self, "out_activation_", "softmax") == "logistic"
 
     def _labels_from_outputs(self, logits):
+        if self._multilabel():
+            # a label is predicted where its probability exceeds 0.5
+            return (logits > 0).astype(int)
         return self.classes_[np.argmax(logits, axis=1)]
 
-    @staticmethod
-    def _proba_from_outputs(logits):
-        return softmax(logits, axis=1)
+    def _proba_from_outputs(self, logits):
+        return expit(logits) if self._multilabel() else softmax(logits, axis=1)
+
+    def _log_proba_from_outputs(self, logits):
+        return log_expit(logits) if self._multilabel() else log_softmax(logits, axis=1)
 
 
 class RegressorTargetsMixin:
@@ -39,9 +128,14 @@ class RegressorTargetsMixin:
     _task = "regression"
 
     def _encode_targets(self, y):
-        y = np.asarray(y, dtype=np.float64)
-        y2d = y.reshape(len(y), -1)
-        return y2d, y2d.shape[1]
+        """``(y, y_encoded, n_outputs, task)``: ``y`` as a 2-D float array."""
+        y2d = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+        return y, y2d, y2d.shape[1], "regression"
+
+    @staticmethod
+    def _training_weight(y, sample_weight):
+        """Regressors train with ``sample_weight`` as given."""
+        return sample_weight
 
     @staticmethod
     def _labels_from_outputs(outputs):

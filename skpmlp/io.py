@@ -43,13 +43,12 @@ from numbers import Integral
 import numpy as np
 import sklearn.model_selection
 from sklearn.base import BaseEstimator
-from sklearn.metrics import check_scoring
 from sklearn.utils.validation import check_is_fitted
 
 import skpmlp
 
 from ._compat import get_param_names
-from ._search import resolve_scorers
+from ._search import fitted_scorers, resolve_scorers
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
 
@@ -251,7 +250,7 @@ def _check_scoring_is_data(estimator):
 def _rebuild_scorer(estimator):
     """``scorer_`` as fit sets it, from the ``scoring`` parameter."""
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
-    scorers = {n: (s if s is not None else check_scoring(estimator)) for n, s in scorers.items()}
+    scorers = fitted_scorers(estimator, scorers)
     return scorers if multimetric else scorers["score"]
 
 

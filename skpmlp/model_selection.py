@@ -13,7 +13,9 @@ from ._search import run_search
 __all__ = ["fused_cross_validate"]
 
 
-def fused_cross_validate(estimator, X, y, *, cv=5, scoring=None, return_train_score=False, sample_weight=None):
+def fused_cross_validate(
+    estimator, X, y, *, groups=None, cv=5, scoring=None, return_train_score=False, sample_weight=None,
+):
     """Cross-validate every model of a search space in one fused run.
 
     Parameters
@@ -22,6 +24,10 @@ def fused_cross_validate(estimator, X, y, *, cv=5, scoring=None, return_train_sc
         Its hyperparameters define the population; it is not modified.
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,) or (n_samples, n_targets)
+    groups : array-like of shape (n_samples,), default=None
+        Group labels of the rows, passed to the ``cv`` splitter's ``split``
+        (``GroupKFold``, ``LeaveOneGroupOut``, ...), as in
+        ``cross_validate``.
     cv : int, cross-validation generator or iterable, default=5
         As in GridSearchCV: an int gives StratifiedKFold for classifiers and
         KFold for regressors; any splitter or iterable of (train, test)
@@ -54,4 +60,4 @@ def fused_cross_validate(estimator, X, y, *, cv=5, scoring=None, return_train_sc
         cv=cv, scoring=scoring, return_train_score=return_train_score, refit=False
     )
     validate_params(estimator)
-    return run_search(estimator, X, y, sample_weight).cv_results
+    return run_search(estimator, X, y, sample_weight, groups).cv_results

@@ -248,7 +248,7 @@ class SearchResultsDisplay:
     >>> from skpmlp import ParallelMLPClassifier
     >>> from skpmlp.plotting import SearchResultsDisplay
     >>> X, y = load_iris(return_X_y=True)
-    >>> search = ParallelMLPClassifier([4, 8, 16], ("relu", "tanh"), learning_rate_init=0.01,
+    >>> search = ParallelMLPClassifier([(4,), (8,), (16,)], ("relu", "tanh"), learning_rate_init=0.01,
     ...                                n_repeats=2, max_iter=20, random_state=0).fit(X, y)
     >>> display = SearchResultsDisplay.from_estimator(search)
     >>> len(display.lines_), len(display.bands_)

@@ -40,6 +40,9 @@ def make_data(task, n=120, n_features=6, seed=0):
     if task == "classification":
         y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int) + (X[:, 2] > 1)
         return X, y, 3
+    if task == "multilabel":
+        y = np.c_[X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5, X[:, 3] * X[:, 4] > 0].astype(float)
+        return X, y, 3
     y = np.c_[X[:, 0] - 2 * X[:, 1], np.sin(X[:, 2])]
     return X, y, 2
 
@@ -126,6 +129,10 @@ def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
             out = net(X_t[idx])
             if task == "classification":
                 loss = torch.nn.functional.cross_entropy(out, y_t[idx])
+            elif task == "multilabel":
+                # one sigmoid log-loss per label, summed over labels (scikit-learn's MLP)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    out, y_t[idx], reduction="sum") / len(idx)
             else:
                 loss = 0.5 * ((out - y_t[idx]) ** 2).mean()
             l2 = sum((m.weight**2).sum() for m in net if isinstance(m, torch.nn.Linear))
@@ -143,7 +150,7 @@ BACKENDS = ["torch", "native"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("task", ["classification", "regression", "multilabel"])
 @pytest.mark.parametrize("solver", ["adam", "sgd"])
 def test_population_equals_alone_equals_plain_torch(task, solver, backend):
     X, y, n_outputs = make_data(task)

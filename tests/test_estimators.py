@@ -261,7 +261,7 @@ def test_sparse_input_is_densified(iris):
     "params, message",
     [
         (dict(hidden_layer_sizes=[]), "hidden_layer_sizes must hold at least one value"),
-        (dict(hidden_layer_sizes=[(8,), (0,)]), "positive ints"),
+        (dict(hidden_layer_sizes=[(8,), (0,)]), "hidden_layer_sizes: every hidden layer width must be a positive int"),
         (dict(activation=("relu", "swish")), "Unknown activation 'swish'; allowed activations are"),
         (dict(learning_rate_init=(0.01, -1.0)), "learning_rate_init values must be finite positive"),
         (dict(alpha=[-1.0]), "alpha values must be finite non-negative"),

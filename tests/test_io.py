@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 from sklearn.base import BaseEstimator
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import load_iris, make_multilabel_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import make_scorer, accuracy_score
@@ -49,6 +49,11 @@ def _iris_frame():
 def _regression():
     X, y = make_regression(n_samples=90, n_features=4, n_targets=2, noise=1.0, random_state=0)
     return X, y / y.std()
+
+
+def _multilabel():
+    X, Y = make_multilabel_classification(n_samples=90, n_features=5, n_classes=3, random_state=0)
+    return StandardScaler().fit_transform(X), Y
 
 
 #: name -> (estimator, data): every kind of fitted state the file must hold
@@ -97,7 +102,11 @@ CASES = {
         ),
         _regression,
     ),
+    "clf_multilabel_cv_ensemble": (
+        lambda: ParallelMLPClassifier([(4,), (8,)], "tanh", cv=3, ensemble_size=2, **FAST), _multilabel,
+    ),
     "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
+    "single_clf_multilabel": (lambda: SingleMLPClassifier((8,), "relu", **FAST), _multilabel),
     "single_reg": (lambda: SingleMLPRegressor((8,), "tanh", **FAST), _regression),
 }
 

@@ -40,7 +40,11 @@ def population(seed=0):
 def data(task, n=150, n_features=7, seed=1):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, n_features))
-    y = rng.integers(0, 3, n) if task == "classification" else rng.normal(size=(n, 2))
+    y = {
+        "classification": lambda: rng.integers(0, 3, n),
+        "regression": lambda: rng.normal(size=(n, 2)),
+        "multilabel": lambda: rng.integers(0, 2, (n, 3)).astype(float),
+    }[task]()
     return X, y, rng.uniform(0.5, 2.0, n)
 
 
@@ -64,7 +68,7 @@ SOLVERS = [
 ]
 
 
-@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2)])
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2), ("multilabel", 3)])
 @pytest.mark.parametrize("solver", SOLVERS, ids=lambda s: "-".join(map(str, s.values())))
 def test_kernel_equals_torch_engine(task, n_outputs, solver):
     """Every activation, depths 1-3, two folds, sample weights, a short last

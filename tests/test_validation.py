@@ -59,9 +59,16 @@ def _refused(estimator, X, y, error, message, **fit_params):
 BAD_SEARCH_PARAMS = [
     (dict(batch_size=0), InvalidParameterError, r"'batch_size' parameter .* Got 0 instead"),
     (dict(batch_size=-3), InvalidParameterError, r"'batch_size' parameter .* Got -3 instead"),
-    (dict(hidden_layer_sizes=[(0,)]), ValueError, r"hidden layer widths must be positive ints; got \(0,\)"),
-    (dict(hidden_layer_sizes=[(8,), (4, -1)]), ValueError, r"positive ints; got \(4, -1\)"),
-    (dict(hidden_layer_sizes=(8, 0)), ValueError, r"positive ints; got \(8, 0\)"),
+    (dict(hidden_layer_sizes=[(0,)]), ValueError,
+     r"hidden_layer_sizes: every hidden layer width must be a positive int; got \(0,\)"),
+    (dict(hidden_layer_sizes=[(8,), (4, -1)]), ValueError, r"hidden_layer_sizes: .* positive int; got \(4, -1\)"),
+    (dict(hidden_layer_sizes=(8, 0)), ValueError, r"hidden_layer_sizes: .* positive int; got \(8, 0\)"),
+    (dict(hidden_layer_sizes=[100, 0]), ValueError, r"hidden_layer_sizes: .* positive int; got \[100, 0\]"),
+    (dict(hidden_layer_sizes=[8, (16, 8)]), ValueError,
+     r"hidden_layer_sizes=\[8, \(16, 8\)\] mixes widths and architectures, so it is ambiguous\. "
+     r"Write one network as .* several networks as a list of tuples"),
+    (dict(hidden_layer_sizes=[(8,), 2.5]), ValueError, r"hidden_layer_sizes: 2.5 is not an architecture"),
+    (dict(hidden_layer_sizes="wide"), InvalidParameterError, r"'hidden_layer_sizes' parameter .* Got 'wide'"),
     (dict(hidden_layer_sizes=0), InvalidParameterError, r"'hidden_layer_sizes' parameter .* Got 0 instead"),
     (dict(hidden_layer_sizes=[]), ValueError, "hidden_layer_sizes must hold at least one value; got an empty list"),
     (dict(hidden_layer_sizes=()), ValueError, "hidden_layer_sizes must hold at least one value; got an empty tuple"),
@@ -112,11 +119,10 @@ def test_unknown_activation_lists_the_allowed_ones(estimator_class, no_training)
 
 BAD_SINGLE_PARAMS = [
     (dict(batch_size=0), InvalidParameterError, r"'batch_size' parameter .* Got 0 instead"),
-    (dict(hidden_layer_sizes=(0,)), ValueError, r"hidden layer widths must be positive ints; got \(0,\)"),
+    (dict(hidden_layer_sizes=(0,)), ValueError, r"hidden_layer_sizes: .* positive int; got \(0,\)"),
     (dict(hidden_layer_sizes=0), InvalidParameterError, r"'hidden_layer_sizes' parameter .* Got 0 instead"),
     (dict(hidden_layer_sizes=()), ValueError, "hidden_layer_sizes must hold at least one value"),
-    (dict(hidden_layer_sizes=[(4,)]), InvalidParameterError,
-     r"'hidden_layer_sizes' parameter .* an int .* or an instance of 'tuple'"),
+    (dict(hidden_layer_sizes=[(4,), (8,)]), ValueError, "must be one architecture"),
     (dict(hidden_layer_sizes=((8,), (4,))), ValueError, "must be one architecture"),
     (dict(activation="foo"), InvalidParameterError, r"'activation' parameter .* Got 'foo' instead"),
     (dict(activation=["relu", "tanh"]), InvalidParameterError, r"'activation' parameter .* Got \['relu', 'tanh'\]"),
@@ -187,8 +193,9 @@ def test_bad_classification_targets(estimator_class, no_training):
     _refused(estimator, X, np.full(30, "a"), ValueError,
              f"{estimator_class.__name__} needs samples of at least 2 classes .* only one class")
     _refused(estimator, X, np.linspace(0, 1, 30), ValueError, "Unknown label type: continuous")
-    _refused(estimator, X, np.zeros((30, 2), int), ValueError,
-             r"y should be a 1d array, got an array of shape \(30, 2\)")
+    _refused(estimator, X, np.c_[np.arange(30) % 3, np.arange(30) % 2], ValueError,
+             r"multilabel indicator matrix .* got targets of type 'multiclass-multioutput' "
+             r"with shape \(30, 2\)")
 
 
 @pytest.mark.parametrize("estimator_class", [ParallelMLPRegressor, SingleMLPRegressor])

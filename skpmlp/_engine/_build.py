@@ -30,7 +30,8 @@ def as_tensor(array, *, dtype, device):
 
 
 def targets_tensor(y, task, *, dtype, device):
-    """Class indices (int64) or 2-D float targets on ``device``."""
+    """Class indices (int64) or 2-D float targets (regression, multilabel
+    indicators) on ``device``."""
     if task == "classification":
         return as_tensor(y, dtype=torch.int64, device=device)
     y = np.asarray(y)

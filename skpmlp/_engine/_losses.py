@@ -45,7 +45,30 @@ def squared_error(outputs, y, weights):
     return 0.5 * ((outputs - y).square().mean(2) * weights).sum(1)
 
 
-LOSSES = {"classification": cross_entropy, "regression": squared_error}
+def binary_log_loss(logits, y, weights):
+    """Sigmoid binary log-loss summed over the outputs (labels), as
+    scikit-learn's MLP for multilabel targets, each model's weighted batch
+    mean.
+
+    Parameters
+    ----------
+    logits : Tensor of shape (G, B, C)
+    y : Tensor of 0/1 floats of shape (G, B, C) or (1, B, C)
+    weights : Tensor of shape (G, B) or (1, B)
+
+    Returns
+    -------
+    Tensor of shape (G,)
+    """
+    per_label = torch.nn.functional.binary_cross_entropy_with_logits(
+        logits, y.expand_as(logits), reduction="none"
+    )
+    return (per_label.sum(2) * weights).sum(1)
+
+
+#: The training loss of each task: softmax cross-entropy over classes,
+#: squared error, or one sigmoid log-loss per label (multilabel).
+LOSSES = {"classification": cross_entropy, "regression": squared_error, "multilabel": binary_log_loss}
 
 
 def accuracy(outputs, y, weights=None):
@@ -75,7 +98,20 @@ def r2(outputs, y, weights=None):
     return per_output.mean(1)
 
 
-MONITOR_SCORES = {"classification": accuracy, "regression": r2}
+def subset_accuracy(outputs, y, weights=None):
+    """Subset accuracy per model (a row counts when every label is right, as
+    scikit-learn's ``accuracy_score`` on indicator matrices): (n_slots, n, C)
+    logits against (n, C) 0/1 targets; a label is predicted where its logit
+    is positive (probability above 0.5).
+
+    ``weights`` (n_slots or 1, n) weight the rows (zero excludes a row)."""
+    correct = ((outputs > 0) == (y.unsqueeze(0) > 0.5)).all(2).to(outputs.dtype)
+    if weights is None:
+        return correct.mean(1)
+    return (correct * weights).sum(1) / weights.sum(1)
+
+
+MONITOR_SCORES = {"classification": accuracy, "regression": r2, "multilabel": subset_accuracy}
 
 
 def negated_loss(task):

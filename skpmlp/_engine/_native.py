@@ -19,7 +19,7 @@ from .. import _kernels
 from ._activations import ACTIVATION_CODES
 from ._trainer import PopulationTrainer
 
-_LOSS_OF_TASK = {"classification": "softmax", "regression": "squared"}
+_LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
 
 
 def native_supported(config, spec):

@@ -116,10 +116,12 @@ class TrainConfig:
 
     Parameters
     ----------
-    task : {"classification", "regression"}
-        Softmax cross-entropy or squared-error loss.
+    task : {"classification", "regression", "multilabel"}
+        Softmax cross-entropy, squared-error loss, or one sigmoid
+        log-loss per label summed over labels (multilabel: 2-D 0/1 targets).
     n_outputs : int
-        Number of classes (classification) or targets (regression).
+        Number of classes (classification), targets (regression) or labels
+        (multilabel).
     solver : {"adam", "sgd"}
         With ``momentum``, ``nesterovs_momentum``, ``beta_1``, ``beta_2``
         and ``epsilon``: the optimizer of models whose spec gives none.
@@ -196,7 +198,7 @@ class TrainConfig:
     backend: str = "auto"
 
     def __post_init__(self):
-        assert self.task in ("classification", "regression")
+        assert self.task in ("classification", "regression", "multilabel")
         assert self.solver in ("adam", "sgd")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
