@@ -29,7 +29,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseParalle
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels."""
+        Class labels. Only with ``refit``, as GridSearchCV."""
         + ATTRIBUTES.replace("<single>", "SingleMLPClassifier").replace("<default_score>", "accuracy")
         + """
     See Also

@@ -18,7 +18,7 @@ from sklearn.model_selection import check_cv
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import resolve_seed, train_config
+from ._params import resolve_seed, train_config, warn_batch_size
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
@@ -27,15 +27,39 @@ from ._single import _SPARSE, dense
 from ._splits import holdout_split, validation_split
 
 
-def plan_folds(estimator, X, y, y_encoded, seed):
+def trains_alone(estimator, n_models):
+    """Whether a fit is one model trained as scikit-learn's MLP would train
+    it: a single configuration, ``cv=None``, nothing monitored. It then
+    trains on every row (nothing is held out, so nothing scores it)."""
+    return n_models == 1 and estimator.cv is None and not needs_monitoring(estimator)
+
+
+def plan_folds(estimator, X, y, y_encoded, seed, n_models=2):
     """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
-    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV)."""
+    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
+
+    A lone model (:func:`trains_alone`) gets ``[(all_rows, None)]``: no test
+    rows.
+
+    Raises
+    ------
+    ValueError
+        With GridSearchCV's message when ``cv`` yields no split; when a
+        split has no training or no test rows; when the early-stopping
+        validation part would hold fewer than 2 rows (scikit-learn MLP's
+        message) or a class is too small for it (see :func:`holdout_split`).
+    """
     classifier = is_classifier(estimator)
+    if trains_alone(estimator, n_models):
+        return [(np.arange(len(y)), None)]
     if estimator.cv is None:
         labels = y_encoded if classifier else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier)]
+        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=classifier,
+                              early_stopping=estimator.early_stopping)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
     folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y)]
+    if not folds:
+        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(
@@ -84,7 +108,7 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
             )
     for k, (train, test) in enumerate(folds):
         for part, rows in (("training", train), ("held-out", test)):
-            if sample_weight[rows].sum() <= 0:
+            if rows is not None and sample_weight[rows].sum() <= 0:
                 raise ValueError(
                     f"The {part} rows of split {k} all have zero sample_weight; they cannot "
                     f"{'train' if part == 'training' else 'score'} any model."
@@ -157,6 +181,8 @@ class SearchRun:
     shards: list
     failed: np.ndarray
     deadline: float = None
+    train_sizes: list = None
+    held_out: bool = True
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -183,12 +209,14 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     seed = resolve_seed(estimator.random_state)
-    folds = plan_folds(estimator, X, y, y_encoded, seed)
+    folds = plan_folds(estimator, X, y, y_encoded, seed, population.n_models)
     if sample_weight is not None:
         check_weighted_folds(estimator, y_encoded, sample_weight, folds)
     config = train_config(estimator, task=estimator._task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
+    train_sizes = [len(train) for train, _ in engine_folds]
+    warn_batch_size(estimator.batch_size, max(train_sizes))
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=sample_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
@@ -198,15 +226,45 @@ def run_search(estimator, X, y, sample_weight=None):
     # untrained models (a halt before their chunk ran) are failures too
     failed = result.diverged | (result.n_iter == 0)
 
+    scores, score_time = _score_folds(
+        estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
+    )
+    multimetric = multimetric or set(scores["test"]) != {"score"}
+    held_out = folds[0][1] is not None
+    cv_results = build_cv_results(
+        population, scores["test"], scores.get("train"), fit_time=result.train_time,
+        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
+        pruned=None if config.pruning is None else result.pruned.any(axis=1),
+        failed=failed.any(axis=1), held_out=held_out,
+    )
+    return SearchRun(
+        population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
+        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out,
+    )
+
+
+def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed):
+    """Score every replica on its fold's test (and, with
+    ``return_train_score``, training) rows with every scorer.
+
+    Returns
+    -------
+    scores : dict
+        ``{"test": {name: (n_models, n_folds)}, "train": ...}``; a callable
+        scorer returning a dict gives one name per key. Test scores are NaN
+        where a fold has no test rows (a lone model trained on all rows).
+    seconds : float
+    """
     classes = getattr(estimator, "classes_", None)
     # scored here, in the client, which may lack the GPUs the shards trained on
     scoring_config = dataclasses.replace(config, device=local_device(config.device))
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
-    scores = {part: {name: np.empty((population.n_models, len(folds))) for name in scorers} for part in parts}
+    n_models = spec.n_models
+    scores = {part: {} for part in parts}
     score_time = 0.0
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
-            if part not in scores:
+            if part not in scores or rows is None:
                 continue
             outputs = population_outputs(
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config, X[rows]
@@ -218,15 +276,13 @@ def run_search(estimator, X, y, sample_weight=None):
                     sample_weight=None if sample_weight is None else sample_weight[rows],
                     error_score=estimator.error_score,
                 )
-                scores[part][name][:, k] = values
+                # a callable returning a dict of metrics names its own columns
+                named = values.items() if isinstance(values, dict) else [(name, values)]
+                for column, column_values in named:
+                    table = scores[part].setdefault(column, np.full((n_models, len(folds)), np.nan))
+                    table[:, k] = column_values
                 score_time += seconds
-    cv_results = build_cv_results(
-        population, scores["test"], scores.get("train"), fit_time=result.train_time,
-        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
-        pruned=None if config.pruning is None else result.pruned.any(axis=1),
-        failed=failed.any(axis=1),
-    )
-    return SearchRun(
-        population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
-    )
+    for part in parts:
+        if not scores[part]:  # nothing to score on (no test rows)
+            scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
+    return scores, score_time

@@ -15,6 +15,12 @@ class ClassifierTargetsMixin:
 
     _task = "classification"
 
+    def _out_activation(self):
+        """``out_activation_``: every model ends in a softmax over the
+        classes (two units for binary problems, where scikit-learn's MLP has
+        one logistic unit)."""
+        return "softmax"
+
     def _encode_targets(self, y):
         check_classification_targets(y)
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
@@ -38,8 +44,18 @@ class RegressorTargetsMixin:
 
     _task = "regression"
 
+    def _out_activation(self):
+        """``out_activation_``: "exp" with ``loss="poisson"`` (log link), else
+        "identity", as scikit-learn's MLPRegressor."""
+        return "exp" if self.loss == "poisson" else "identity"
+
     def _encode_targets(self, y):
         y = np.asarray(y, dtype=np.float64)
+        if self.loss == "poisson" and np.any(y < 0):
+            raise ValueError(
+                f"loss='poisson' needs non-negative targets; y has {int(np.sum(y < 0))} "
+                f"negative value(s), the smallest {y.min()!r}."
+            )
         y2d = y.reshape(len(y), -1)
         return y2d, y2d.shape[1]
 
