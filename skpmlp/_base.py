@@ -182,6 +182,8 @@ class BaseParallelMLP(BaseEstimator):
         """
         if isinstance(self.scoring, (list, tuple, set, dict)):  # fail before training
             self._check_refit(self.scoring)
+        elif isinstance(self.refit, str) and not callable(self.scoring):
+            self._check_single_refit([self.scoring or "score", "score"])
         # validation sets the data attributes first: put them back if the fit
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
@@ -189,6 +191,8 @@ class BaseParallelMLP(BaseEstimator):
             run = run_search(self, X, y, sample_weight)
             if run.multimetric:  # a callable scoring may turn out multi-metric
                 self._check_refit(run.cv_results)
+            elif isinstance(self.refit, str) and callable(self.scoring):
+                self._check_single_refit(["score"])
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))
@@ -222,6 +226,17 @@ class BaseParallelMLP(BaseEstimator):
             f"model (one of {sorted(names)}), a callable taking cv_results_ and returning "
             f"best_index_, or False; {self.refit!r} was passed."
         )
+
+    def _check_single_refit(self, names):
+        """With one metric, a string ``refit`` must name it (its scoring
+        string, or "score"): it then refits as True does, as GridSearchCV;
+        any other string is refused, to catch a mistyped name."""
+        if self.refit not in names:
+            raise ValueError(
+                f"refit={self.refit!r} must name one of the scorers given in scoring; "
+                f"scoring={self.scoring!r} (with one metric, refit may be True, False, a callable "
+                f"or one of {sorted(set(names))})."
+            )
 
     @staticmethod
     def _ranking_metric(run, refit):

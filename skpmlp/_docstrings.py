@@ -98,7 +98,8 @@ PARAMETERS = """
         (with multi-metric scoring, the name of the scorer that picks it).
         As GridSearchCV, a callable takes ``cv_results_`` and returns
         ``best_index_``; ``best_score_`` is then not set. With one metric
-        a string refits as True does.
+        a string naming it (the ``scoring`` string, or "score") refits as
+        True does.
         With ``cv=None`` the best model is the trained one, not a retrained
         copy; with ``cv`` the best configuration is retrained on all the
         data. ``refit=False`` leaves ``best_estimator_`` unset and

@@ -178,7 +178,7 @@ class _BaseSingleMLP(BaseEstimator):
         X = dense(validate_data(self, X, accept_sparse=_SPARSE, reset=False))
         return mlp_forward(
             self.coefs_, self.intercepts_, canonical_activation(self.activation), X,
-            out_activation="exp" if self.out_activation_ == "exp" else "identity",
+            out_activation="exp" if self._out_activation() == "exp" else "identity",
         )
 
     def predict(self, X):

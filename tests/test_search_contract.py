@@ -194,3 +194,17 @@ def test_regressor_default_score_is_r2_of_predictions(iris):
     model = search.export_model(0, fold=0)
     _, test = next(KFold(2).split(X))
     assert search.cv_results_["split0_test_score"][0] == pytest.approx(r2_score(X[test, 0], model.predict(X[test])))
+
+
+@pytest.mark.parametrize("scoring, refit", [("accuracy", "f1"), (None, "accuracy"), (_two_metrics, "acc")])
+def test_a_string_refit_naming_no_single_scorer_is_refused(iris, scoring, refit):
+    """A callable returning a dict is multi-metric (its keys are the names);
+    one returning a float is not, and only "score" names it."""
+    X, y = iris
+
+    def one_metric(estimator, X, y):
+        return accuracy_score(y, estimator.predict(X))
+
+    scoring = one_metric if scoring is _two_metrics else scoring
+    with pytest.raises(ValueError, match=f"refit='{refit}' must name one of the scorers"):
+        _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
