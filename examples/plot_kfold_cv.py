@@ -64,7 +64,7 @@ print(f"best: {search.best_params_}, mean CV accuracy {search.best_score_:.4f}")
 # ---------------
 # Mean and standard deviation of the test accuracy over the five folds, and
 # the number of epochs each model trained (``n_iter``, the most over its
-# fold replicas; ``search.n_iter_`` has one column per fold).
+# fold replicas; ``search.n_iter_per_model_`` has one column per fold).
 results = pd.DataFrame(search.cv_results_)
 columns = ["param_hidden_layer_sizes", "param_activation", "param_learning_rate_init",
            "param_alpha", "mean_test_score", "std_test_score", "n_iter", "rank_test_score"]

@@ -18,7 +18,8 @@ from sklearn.metrics import get_scorer_names
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import Interval, StrOptions, _fit_context
+from ._attributes import MLP_ATTRIBUTES, mlp_attributes
+from ._compat import Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
@@ -91,7 +92,7 @@ class BaseParallelMLP(BaseEstimator):
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
-        "refit": ["boolean", str],
+        "refit": ["boolean", str, callable],
         "error_score": [StrOptions({"raise"}), Real],
         "return_train_score": ["boolean"],
         "verbose": ["verbose"],
@@ -116,6 +117,7 @@ class BaseParallelMLP(BaseEstimator):
         learning_rate_init=(0.001, 0.003, 0.01),
         alpha=0.0001,
         batch_size="auto",
+        shuffle=True,
         max_iter=200,
         n_repeats=1,
         early_stopping=False,
@@ -148,6 +150,7 @@ class BaseParallelMLP(BaseEstimator):
         self.learning_rate_init = learning_rate_init
         self.alpha = alpha
         self.batch_size = batch_size
+        self.shuffle = shuffle
         self.max_iter = max_iter
         self.n_repeats = n_repeats
         self.early_stopping = early_stopping
@@ -196,6 +199,13 @@ class BaseParallelMLP(BaseEstimator):
         and is scored on each fold's test rows; with ``refit`` the best
         configuration is then retrained on all the data.
 
+        One configuration (one value per parameter, ``n_repeats=1``) with
+        ``cv=None`` and neither ``early_stopping`` nor ``pruning`` is
+        scikit-learn's MLP: the one model trains on every row, nothing is
+        held out, and its test scores (``best_score_``) are NaN. With
+        ``early_stopping`` it trains on the rows scikit-learn's MLP would
+        train on, the rest being its validation set.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -219,12 +229,19 @@ class BaseParallelMLP(BaseEstimator):
         -------
         self : object
         """
-        self._check_refit()
+        if isinstance(self.scoring, (list, tuple, set, dict)):  # fail before training
+            self._check_refit(self.scoring)
+        elif isinstance(self.refit, str) and not callable(self.scoring):
+            self._check_single_refit([self.scoring or "score", "score"])
         # validation sets the data attributes first: put them back if the fit
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         try:
             run = run_search(self, X, y, sample_weight, groups)
+            if run.multimetric:  # a callable scoring may turn out multi-metric
+                self._check_refit(run.cv_results)
+            elif isinstance(self.refit, str) and callable(self.scoring):
+                self._check_single_refit(["score"])
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))
@@ -233,27 +250,80 @@ class BaseParallelMLP(BaseEstimator):
                 vars(self).pop(name, None)
             vars(self).update(previous)
             raise
-        # set together, only once everything is computed
+        # set together, only once everything is computed; as GridSearchCV,
+        # classes_ only with a refitted best model (export_model keeps them)
+        fitted["_classes"] = vars(self).get("classes_")
+        if not self.refit:
+            vars(self).pop("classes_", None)
+        for name in MLP_ATTRIBUTES:  # a previous refit's, when this one has none
+            vars(self).pop(name, None)
         vars(self).update(fitted)
         return self
 
-    def _check_refit(self):
-        multimetric = isinstance(self.scoring, (list, tuple, set, dict))
-        if multimetric and self.refit is True:
-            raise ValueError(
-                "For multi-metric scoring, refit must be the name of the scorer that picks "
-                "the best model (a key of scoring), or False; True was passed."
-            )
-        if isinstance(self.refit, str):
-            names = self.scoring.keys() if isinstance(self.scoring, dict) else self.scoring
-            if not multimetric or self.refit not in names:
-                raise ValueError(
-                    f"refit={self.refit!r} must name one of the scorers given in scoring; "
-                    f"scoring={self.scoring!r}."
-                )
+    def _check_refit(self, scorers):
+        """GridSearchCV's rule for multi-metric scoring: ``refit`` names one
+        of the scorers (``scorers``: their names, or ``cv_results_`` with
+        ``mean_test_<name>`` columns), is a callable, or is False."""
+        if isinstance(scorers, dict) and "params" in scorers:  # cv_results_
+            names = [key[len("mean_test_"):] for key in scorers if key.startswith("mean_test_")]
+        else:
+            names = list(scorers)
+        if self.refit is False or callable(self.refit) or (isinstance(self.refit, str) and self.refit in names):
+            return
+        raise ValueError(
+            f"For multi-metric scoring, refit must be the name of the scorer that picks the best "
+            f"model (one of {sorted(names)}), a callable taking cv_results_ and returning "
+            f"best_index_, or False; {self.refit!r} was passed."
+        )
 
-    def _ranking_metric(self):
-        return self.refit if isinstance(self.refit, str) else "score"
+    def _check_single_refit(self, names):
+        """With one metric, a string ``refit`` must name it (its scoring
+        string, or "score"): it then refits as True does, as GridSearchCV;
+        any other string is refused, to catch a mistyped name."""
+        if self.refit not in names:
+            raise ValueError(
+                f"refit={self.refit!r} must name one of the scorers given in scoring; "
+                f"scoring={self.scoring!r} (with one metric, refit may be True, False, a callable "
+                f"or one of {sorted(set(names))})."
+            )
+
+    @staticmethod
+    def _ranking_metric(run, refit):
+        """The ``*_test_<metric>`` columns that rank models: ``score`` with one
+        metric, the one ``refit`` names with several (None with a callable
+        ``refit`` or ``refit=False``)."""
+        if not run.multimetric:
+            return "score"
+        return refit if isinstance(refit, str) else None
+
+    def _select_best_index(self, run, metric):
+        """``best_index_``, as GridSearchCV's ``_select_best_index``: what a
+        callable ``refit`` returns, else the top rank of ``metric`` (ties by
+        row order).
+
+        Raises
+        ------
+        TypeError, IndexError
+            With GridSearchCV's messages, for a callable returning a
+            non-integer or an index out of range.
+        ValueError
+            If every model failed (diverged or could not be scored).
+        """
+        results = run.cv_results
+        if callable(self.refit):
+            best = self.refit(results)
+            if not isinstance(best, Integral):
+                raise TypeError("best_index_ returned is not an integer")
+            if best < 0 or best >= len(results["params"]):
+                raise IndexError("best_index_ index out of range")
+            return int(best)
+        means = results[f"mean_test_{metric}"]
+        if run.failed.all() or (run.held_out and np.isnan(means).all()):
+            raise ValueError(
+                f"All {run.population.n_models} models failed (diverged or could not be scored); try "
+                f"smaller learning rates or scale the input features."
+            )
+        return int(np.argmin(results[f"rank_test_{metric}"]))
 
     def _search_attributes(self, run):
         """The fitted attributes of a search (no refit), as a dict."""
@@ -276,27 +346,23 @@ class BaseParallelMLP(BaseEstimator):
             "multimetric_": run.multimetric,
             "scorer_": scorers if run.multimetric else scorers["score"],
             "loss_curves_": squeeze(result.loss_curves),
-            "validation_scores_": None if result.validation_scores is None else squeeze(result.validation_scores),
-            "n_iter_": squeeze(result.n_iter),
+            "validation_scores_per_model_": (
+                None if result.validation_scores is None else squeeze(result.validation_scores)
+            ),
+            "n_iter_per_model_": squeeze(result.n_iter),
             "shards_": run.shards,
+            "_train_sizes": list(run.train_sizes),
             "_coefs": result.coefs,
             "_intercepts": result.intercepts,
             "_refitted": {},
             "_seed": run.seed,
         }
-        metric = self._ranking_metric()
-        if not run.multimetric or isinstance(self.refit, str):
-            ranks = run.cv_results[f"rank_test_{metric}"]
-            means = run.cv_results[f"mean_test_{metric}"]
-            if np.isnan(means).all() or run.failed.all():
-                raise ValueError(
-                    f"All {n_models} models failed (diverged or could not be scored); try "
-                    f"smaller learning rates or scale the input features."
-                )
-            # ties by row order, as GridSearchCV's best_index_
-            fitted["best_index_"] = int(np.argmin(ranks))
+        metric = self._ranking_metric(run, self.refit)
+        if self.refit or not run.multimetric:
+            fitted["best_index_"] = self._select_best_index(run, metric)
             fitted["best_params_"] = run.cv_results["params"][fitted["best_index_"]]
-            fitted["best_score_"] = float(means[fitted["best_index_"]])
+            if not callable(self.refit):  # as GridSearchCV: no score for a custom choice
+                fitted["best_score_"] = float(run.cv_results[f"mean_test_{metric}"][fitted["best_index_"]])
         return fitted
 
     def _refit_attributes(self, run, fitted):
@@ -309,13 +375,7 @@ class BaseParallelMLP(BaseEstimator):
         in one fused run.
         """
         start = time.perf_counter()
-        best_index = fitted["best_index_"]
-        ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
-        means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
-        members = select_members(
-            ranks, self.ensemble_size, best=best_index, usable=np.isfinite(means) & ~run.failed,
-            pruned=run.cv_results.get("pruned"),
-        ).tolist()
+        members = self._members(run, fitted["best_index_"])
         refitted = {}
         if self.cv is not None:
             rows = np.arange(run.X.shape[0])
@@ -330,9 +390,11 @@ class BaseParallelMLP(BaseEstimator):
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):
+                n_iter = int(result.n_iter[j, 0])
+                scores = result.validation_scores
                 refitted[row] = (
-                    result.coefs[0][j], result.intercepts[0][j], int(result.n_iter[j, 0]),
-                    result.loss_curves[j, 0],
+                    result.coefs[0][j], result.intercepts[0][j], result.loss_curves[j, 0, :n_iter],
+                    None if scores is None else scores[j, 0, :n_iter], len(folds[0][0]),
                 )
         data = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         state = {**fitted, **data, "_refitted": refitted}
@@ -343,7 +405,29 @@ class BaseParallelMLP(BaseEstimator):
             "best_estimator_": best,
             "ensemble_indices_": np.array(members),
             "refit_time_": time.perf_counter() - start,
+            # MLPClassifier's fitted attributes, those of the best model
+            **{name: getattr(models[0], name) for name in MLP_ATTRIBUTES},
         }
+
+    def _members(self, run, best_index):
+        """Rows of ``best_estimator_``: ``best_index`` and, with
+        ``ensemble_size > 1``, the next models by rank (see
+        :func:`select_members`)."""
+        metric = self._ranking_metric(run, self.refit)
+        if metric is None:  # a callable refit with several metrics: no ranking
+            if self.ensemble_size > 1:
+                raise ValueError(
+                    f"ensemble_size={self.ensemble_size} ranks models by one metric; with "
+                    f"multi-metric scoring and a callable refit there is none. Pass refit=<scorer "
+                    f"name> or ensemble_size=1."
+                )
+            return [best_index]
+        means = run.cv_results[f"mean_test_{metric}"]
+        usable = ~run.failed & (np.isfinite(means) if run.held_out else True)
+        return select_members(
+            run.cv_results[f"rank_test_{metric}"], self.ensemble_size, best=best_index, usable=usable,
+            pruned=run.cv_results.get("pruned"),
+        ).tolist()
 
     # --------------------------------------------------------------- models
     def export_model(self, index, fold=None):
@@ -382,27 +466,34 @@ class BaseParallelMLP(BaseEstimator):
         """Model ``index`` (fold ``fold``'s replica, or the refitted /
         held-out-trained model for None) from the fitted ``state``."""
         if fold is None and self.cv is not None:
-            coefs, intercepts, n_iter, curve = state["_refitted"][index]
+            coefs, intercepts, loss_curve, validation_curve, n_train = state["_refitted"][index]
         else:
             fold = fold or 0
-            holdout = self.cv is None
-            n_iter = int(state["n_iter_"][index] if holdout else state["n_iter_"][index, fold])
-            curve = state["loss_curves_"][index] if holdout else state["loss_curves_"][index, fold]
+            # per model (cv=None) or per model and fold
+            at = (lambda a: a[index]) if self.cv is None else (lambda a: a[index, fold])  # noqa: E731
+            n_iter = int(at(state["n_iter_per_model_"]))
+            loss_curve = at(state["loss_curves_"])[:n_iter]
+            scores = state["validation_scores_per_model_"]
+            validation_curve = None if scores is None else at(scores)[:n_iter]
             coefs, intercepts = state["_coefs"][fold][index], state["_intercepts"][fold][index]
+            n_train = state["_train_sizes"][fold]
         results = state["cv_results_"]
+        names = get_param_names(self._single_class)
         model = self._single_class(
             **results["params"][index],
             repeat=int(results["param_repeat"][index]),
             random_state=state["_seed"],
-            **{name: getattr(self, name) for name in self._exported_params},
+            **{name: getattr(self, name) for name in self._exported_params if name in names},
         )
-        model.coefs_ = [c.copy() for c in coefs]
-        model.intercepts_ = [b.copy() for b in intercepts]
-        model.n_iter_ = n_iter
-        model.loss_curve_ = list(curve[:n_iter])
+        vars(model).update(mlp_attributes(
+            coefs, intercepts, loss_curve=loss_curve, validation_curve=validation_curve,
+            n_train=n_train, out_activation=self._out_activation(), early_stopping=self.early_stopping,
+        ))
         for name in _DATA_ATTRIBUTES:
             if name in state:
                 setattr(model, name, state[name])
+        if state.get("_classes") is not None:  # refit=False: the search itself has no classes_
+            model.classes_ = state["_classes"]
         return model
 
     @available_if(_refitted)

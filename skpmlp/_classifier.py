@@ -33,8 +33,9 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Class labels; for a multilabel ``y`` (an indicator matrix of shape
-        (n_samples, n_labels)), ``arange(n_labels)``, as scikit-learn's MLP.
+        Class labels, only with ``refit`` (as GridSearchCV); for a multilabel
+        ``y`` (an indicator matrix of shape (n_samples, n_labels)),
+        ``arange(n_labels)``, as scikit-learn's MLP.
     out_activation_ : {"softmax", "logistic"}
         Output activation of every model: softmax over the classes, or one
         sigmoid per label for a multilabel ``y`` (each label's binary

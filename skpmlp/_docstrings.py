@@ -22,7 +22,11 @@ PARAMETERS = """
         scikit-learn's MLP applies them.
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
-        sees the same batches.
+        sees the same batches. An int larger than the training rows is
+        clipped to them, with scikit-learn's warning.
+    shuffle : bool, default=True
+        Shuffle the training rows every epoch, as scikit-learn's MLP; with
+        False every epoch takes them in the same order.
     max_iter : int, default=200
         Maximum number of epochs.
     n_repeats : int, default=1
@@ -45,11 +49,12 @@ PARAMETERS = """
         epoch, computed fused on the device: the accuracy (classifiers) or
         R^2 (regressors), as scikit-learn's MLP, or the validation loss
         (cross-entropy / half squared error, without the L2 term). With
-        "loss", ``validation_scores_`` holds the negated loss, so higher is
+        "loss", ``validation_scores_per_model_`` holds the negated loss, so higher is
         better either way (as scikit-learn's ``neg_log_loss``). The final
         ranking always uses ``scoring``.
-    n_iter_no_change : int, default=10
-        Patience of the per-model stopping rule, in epochs.
+    n_iter_no_change : int or np.inf, default=10
+        Patience of the per-model stopping rule, in epochs; ``np.inf``
+        never stops a model before ``max_iter`` (as scikit-learn's MLP).
     tol : float, default=1e-4
         Improvement that resets a model's patience.
     momentum : float, default=0.9
@@ -81,8 +86,9 @@ PARAMETERS = """
         same fused run (its fold replicas share its initial weights).
     scoring : str, callable, list, tuple, set, dict or None, default=None
         scikit-learn scorer(s) used to rank models on the held-out rows;
-        None uses <default_score>. Several scorers give multi-metric
-        ``cv_results_`` columns, as GridSearchCV.
+        None uses <default_score>. Several scorers, or a callable returning
+        a dict of metrics, give multi-metric ``cv_results_`` columns, as
+        GridSearchCV.
     ensemble_size : int, default=1
         With more than one, ``best_estimator_`` (and predict) averages the
         top ``ensemble_size`` models by rank (ties by row order): their
@@ -94,9 +100,13 @@ PARAMETERS = """
         The members were selected on their validation scores, so the
         ensemble's score on the same validation data is optimistic: judge
         it on data the search never saw.
-    refit : bool or str, default=True
+    refit : bool, str or callable, default=True
         Expose the best model as ``best_estimator_`` and predict with it
         (with multi-metric scoring, the name of the scorer that picks it).
+        As GridSearchCV, a callable takes ``cv_results_`` and returns
+        ``best_index_``; ``best_score_`` is then not set. With one metric
+        a string naming it (the ``scoring`` string, or "score") refits as
+        True does.
         With ``cv=None`` the best model is the trained one, not a retrained
         copy; with ``cv`` the best configuration is retrained on all the
         data. ``refit=False`` leaves ``best_estimator_`` unset and
@@ -177,23 +187,44 @@ ATTRIBUTES = """
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``).
     best_score_ : float
-        Its validation score.
+        Its validation score (NaN for a lone configuration trained on every
+        row; not set with a callable ``refit``, as GridSearchCV).
     best_estimator_ : <single>
-        The best model, standalone. Only with ``refit=True``.
+        The best model, standalone. Only with ``refit``.
     scorer_ : callable or dict
         The scorer(s) used to rank models.
+    coefs_, intercepts_ : list of ndarray
+        The best model's weights (``best_estimator_``'s, the first member
+        of an ensemble), as scikit-learn's MLP. Only with ``refit``, as
+        are the next attributes.
+    n_iter_, t_, n_layers_, n_outputs_ : int
+        The best model's epochs trained, training samples seen, layers and
+        output units, as scikit-learn's MLP (``n_iter_`` is one int, the
+        best model's: every model's is in ``n_iter_per_model_``).
+    loss_, best_loss_, best_validation_score_ : float or None
+        The best model's last and lowest training loss and best validation
+        score, with scikit-learn's rules (``best_loss_`` None with
+        ``early_stopping``, ``best_validation_score_`` None without).
+    loss_curve_, validation_scores_ : list of float or None
+        The best model's per-epoch training loss and, with
+        ``early_stopping``, validation scores (else None), as
+        scikit-learn's MLP; every model's are in ``loss_curves_`` and
+        ``validation_scores_per_model_``.
+    out_activation_ : str
+        "softmax" (classifiers), "identity" or "exp" (regressors).
     loss_curves_ : ndarray of shape (n_models, n_epochs) or (n_models, n_splits, n_epochs)
         Training loss per epoch (with ``cv``, per fold replica); NaN after
         a model stopped.
-    validation_scores_ : ndarray like ``loss_curves_``, or None
+    validation_scores_per_model_ : ndarray like ``loss_curves_``, or None
         Per-epoch <default_score> (or the negated loss, with
         ``monitor="loss"``) on the validation rows; NaN after a model
         stopped. Always
-        set with ``cv=None`` (the held-out rows); with ``cv`` only when
+        set with ``cv=None`` (the held-out rows; not for a lone
+        configuration trained on every row); with ``cv`` only when
         validation is monitored, i.e. with ``early_stopping=True`` or a
         ``pruning`` (a validation part of each fold's training rows), else
         None.
-    n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
+    n_iter_per_model_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
     ensemble_indices_ : ndarray of int
         Rows of the models in ``best_estimator_``, best first (one row

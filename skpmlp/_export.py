@@ -53,8 +53,9 @@ def to_sklearn(model):
         its trained weights (as float64). A binary classifier gets one
         logistic output unit, as scikit-learn's, whose probability equals
         the model's softmax; a multilabel one keeps its logistic unit per
-        label. ``t_`` is 0: the number of training samples is
-        not kept by the model.
+        label. The training record (``n_iter_``, ``loss_curve_``, ``loss_``,
+        ``best_loss_``, ``t_``, ``validation_scores_``,
+        ``best_validation_score_``) is the model's.
 
     Raises
     ------
@@ -93,7 +94,12 @@ def to_sklearn(model):
             coefs[-1], intercepts[-1] = _binary_output_layer(coefs[-1], intercepts[-1])
         sk_model.out_activation_ = "softmax" if len(model.classes_) > 2 else "logistic"
     else:
-        sk_model.out_activation_ = "identity"
+        if model.out_activation_ == "exp" and "loss" not in shared:
+            raise ValueError(
+                "A loss='poisson' model needs scikit-learn >= 1.7 (MLPRegressor's loss parameter) "
+                "to be converted; use to_torch() and apply exp to its output."
+            )
+        sk_model.out_activation_ = model.out_activation_
     _set_fitted_state(sk_model, model, coefs, intercepts, multilabel=multilabel)
     return sk_model
 
@@ -112,11 +118,8 @@ def _set_fitted_state(sk_model, model, coefs, intercepts, *, multilabel=False):
         sk_model.feature_names_in_ = model.feature_names_in_
     sk_model.n_iter_ = int(model.n_iter_)
     sk_model.loss_curve_ = [float(v) for v in model.loss_curve_]
-    sk_model.loss_ = sk_model.loss_curve_[-1] if sk_model.loss_curve_ else None
-    sk_model.best_loss_ = min(sk_model.loss_curve_, default=np.inf)
-    sk_model.t_ = 0
-    sk_model.validation_scores_ = None
-    sk_model.best_validation_score_ = None
+    for name in ("loss_", "best_loss_", "t_", "validation_scores_", "best_validation_score_"):
+        setattr(sk_model, name, getattr(model, name))
 
 
 def to_torch(model, dtype=torch.float32):
@@ -135,7 +138,8 @@ def to_torch(model, dtype=torch.float32):
         ``Linear, activation, ..., Linear`` with copies of the trained
         weights. Its output is the model's raw output: class logits (one
         per class, also for two classes; apply a softmax for
-        probabilities) or the regression predictions, of shape
+        probabilities) or the regression predictions (for
+        ``loss="poisson"``, their log: apply ``exp``), of shape
         ``(n_samples, n_outputs)``.
 
     Raises

@@ -1,11 +1,12 @@
 """Parameter constraints and training settings shared by all estimators."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._compat import Interval, StrOptions
+from ._compat import Interval, Options, StrOptions
 from ._engine import TrainConfig, check_device
 
 #: Parameters that say how each model trains (not what it is); an exported
@@ -13,6 +14,7 @@ from ._engine import TrainConfig, check_device
 TRAINING_PARAMS = (
     "solver",
     "batch_size",
+    "shuffle",
     "max_iter",
     "tol",
     "n_iter_no_change",
@@ -28,9 +30,11 @@ TRAINING_PARAMS = (
 TRAINING_CONSTRAINTS = {
     "solver": [StrOptions({"adam", "sgd"})],
     "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    "shuffle": ["boolean"],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
-    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    # np.inf: never stop on a plateau, as scikit-learn's MLP
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), Options(Real, {np.inf})],
     "momentum": [Interval(Real, 0, 1, closed="both")],
     "nesterovs_momentum": ["boolean"],
     "early_stopping": ["boolean"],
@@ -68,6 +72,7 @@ def train_config(estimator, *, task, n_outputs, seed):
         early_stopping=estimator.early_stopping,
         momentum=estimator.momentum,
         nesterovs_momentum=estimator.nesterovs_momentum,
+        shuffle=estimator.shuffle,
         shuffle_seed=seed,
         dtype=estimator.dtype,
         # only checked here: each run resolves it where it trains, which
@@ -77,4 +82,17 @@ def train_config(estimator, *, task, n_outputs, seed):
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),
         monitor=estimator.monitor,
+        # regressors only (classifiers have no loss parameter)
+        loss=getattr(estimator, "loss", "squared_error"),
     )
+
+
+def warn_batch_size(batch_size, n_train):
+    """scikit-learn MLP's warning when an int ``batch_size`` exceeds the
+    ``n_train`` rows a model trains on; the batch is then clipped to them."""
+    if batch_size != "auto" and batch_size > n_train:
+        warnings.warn(
+            "Got `batch_size` less than 1 or larger than sample size. It is going to be clipped",
+            UserWarning,
+            stacklevel=3,
+        )

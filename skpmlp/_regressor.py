@@ -1,8 +1,10 @@
 """ParallelMLPRegressor: a whole MLP search space, trained fused."""
 
+import numpy as np
 from sklearn.base import RegressorMixin
 
 from ._base import BaseParallelMLP, SearchScoreMixin
+from ._compat import StrOptions
 from ._docstrings import ATTRIBUTES, PARAMETERS
 from ._ensemble import MLPEnsembleRegressor
 from ._single import SingleMLPRegressor
@@ -15,11 +17,18 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
 
     Every combination of ``hidden_layer_sizes`` x ``activation`` x
     ``learning_rate_init`` x ``alpha``, times ``n_repeats``, is trained as
-    one fused PyTorch network (squared-error loss, single or multi-output);
+    one fused PyTorch network (squared error or Poisson loss, single or
+    multi-output);
     the best model on held-out validation data predicts.
 
     Parameters
-    ----------"""
+    ----------
+    loss : {"squared_error", "poisson"}, default="squared_error"
+        Loss of every model, as scikit-learn's MLPRegressor: half squared
+        error, or the half Poisson deviance with an exponential output
+        (log link; predictions are positive, targets must be
+        non-negative). ``"poisson"`` trains on the torch path: the native
+        kernel has squared error only."""
         + PARAMETERS.replace("<default_score>", "R^2")
         + """
     Attributes
@@ -46,7 +55,64 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
     )
 
     _single_class = SingleMLPRegressor
+    _exported_params = (*BaseParallelMLP._exported_params, "loss")
     _ensemble_class = MLPEnsembleRegressor
+
+    _parameter_constraints = {
+        **BaseParallelMLP._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "poisson"})],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=None,
+        activation=("relu", "tanh", "logistic"),
+        *,
+        loss="squared_error",
+        solver="adam",
+        learning_rate_init=(0.001, 0.003, 0.01),
+        alpha=0.0001,
+        batch_size="auto",
+        shuffle=True,
+        max_iter=200,
+        n_repeats=1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        monitor="score",
+        n_iter_no_change=10,
+        tol=1e-4,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        pruning=None,
+        halving_factor=3,
+        min_iter=5,
+        cv=None,
+        scoring=None,
+        refit=True,
+        ensemble_size=1,
+        error_score=np.nan,
+        return_train_score=False,
+        dtype="float32",
+        device="auto",
+        n_jobs=None,
+        max_memory=None,
+        max_time=None,
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            hidden_layer_sizes, activation, solver=solver,
+            learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
+            shuffle=shuffle, max_iter=max_iter, n_repeats=n_repeats,
+            early_stopping=early_stopping, validation_fraction=validation_fraction,
+            monitor=monitor, n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum, pruning=pruning,
+            halving_factor=halving_factor, min_iter=min_iter, cv=cv, scoring=scoring,
+            refit=refit, ensemble_size=ensemble_size, error_score=error_score,
+            return_train_score=return_train_score, dtype=dtype, device=device, n_jobs=n_jobs,
+            max_memory=max_memory, max_time=max_time, random_state=random_state, verbose=verbose
+        )
+        self.loss = loss
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,5 +1,7 @@
 """The ``cv_results_`` table, in GridSearchCV's schema."""
 
+import warnings
+
 import numpy as np
 from scipy.stats import rankdata
 
@@ -23,20 +25,42 @@ def rank_scores(means, demoted=None):
 
 
 def _param_column(values):
-    column = np.ma.MaskedArray(np.empty(len(values), dtype=object), mask=False)
+    """A ``param_<name>`` column as GridSearchCV builds it: a masked array
+    with the values' own dtype when they are numbers (float for learning
+    rates, int for repeats), object for strings and tuples."""
+    try:
+        inferred = np.array(values)
+    except ValueError:  # tuples of different lengths
+        dtype = np.dtype(object)
+    else:
+        dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else np.dtype(object)
+    column = np.ma.MaskedArray(np.empty(len(values), dtype=dtype), mask=True)
     for i, value in enumerate(values):
-        column[i] = value
+        column[i] = value  # unmasks the entry
     return column
 
 
-def _store(results, key, per_split, *, splits=True, rank=False, demoted=None):
-    """Add ``split{k}_<key>``, ``mean_<key>``, ``std_<key>`` (and rank)."""
+def warn_non_finite(key, means):
+    """GridSearchCV's warning when some mean train or test score is NaN or infinite."""
+    if np.any(~np.isfinite(means)):
+        warnings.warn(
+            f"One or more of the {key.split('_')[0]} scores are non-finite: {means}",
+            category=UserWarning,
+            stacklevel=4,
+        )
+
+
+def _store(results, key, per_split, *, splits=True, rank=False, demoted=None, warn=False):
+    """Add ``split{k}_<key>``, ``mean_<key>``, ``std_<key>`` (and rank);
+    ``warn`` on non-finite means, as GridSearchCV."""
     per_split = np.asarray(per_split, dtype=float)
     if splits:
         for k in range(per_split.shape[1]):
             results[f"split{k}_{key}"] = per_split[:, k]
     means = per_split.mean(axis=1)
     results[f"mean_{key}"] = means
+    if warn:
+        warn_non_finite(key, means)
     results[f"std_{key}"] = per_split.std(axis=1)
     if rank:
         results[f"rank_{key}"] = rank_scores(means, demoted)
@@ -44,7 +68,7 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None):
 
 def build_cv_results(
     population, test_scores, train_scores=None, *, fit_time, score_time, multimetric, n_iter=None,
-    pruned=None, failed=None,
+    pruned=None, failed=None, held_out=True,
 ):
     """Build ``cv_results_`` for a population.
 
@@ -70,6 +94,10 @@ def build_cv_results(
         Models that diverged or never trained: they rank below every other
         model whatever their ``error_score``, so they are never selected
         while another model is left.
+    held_out : bool, default=True
+        Whether the test scores come from held-out rows. False when a lone
+        configuration trained on every row (its test scores are NaN by
+        design, so no "non-finite" warning is given for them).
 
     Returns
     -------
@@ -99,7 +127,7 @@ def build_cv_results(
             demoted |= np.asarray(mask, dtype=bool)
     for name, scores in test_scores.items():
         suffix = name if multimetric else "score"
-        _store(results, f"test_{suffix}", scores, rank=True, demoted=demoted)
+        _store(results, f"test_{suffix}", scores, rank=True, demoted=demoted, warn=held_out)
         if train_scores is not None:
-            _store(results, f"train_{suffix}", train_scores[name])
+            _store(results, f"train_{suffix}", train_scores[name], warn=True)
     return results

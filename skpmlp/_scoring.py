@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import FitFailedWarning
 
 from ._engine import MONITOR_SCORES
 from ._targets import ClassifierTargetsMixin
@@ -91,7 +92,9 @@ def score_population(
 
     Returns
     -------
-    scores : ndarray of shape (n_models,)
+    scores : ndarray of shape (n_models,) or dict of str to such arrays
+        A dict when ``scorer`` is a callable returning a dict of metrics
+        (multi-metric from one callable, as GridSearchCV allows).
     seconds : float
         Wall time spent scoring.
     """
@@ -112,7 +115,7 @@ def score_population(
         scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
     else:
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-        scores = np.full(n_models, np.nan)
+        values = {}
         n_errors = 0
         for i in np.flatnonzero(~failed):
             if task != "regression":
@@ -121,11 +124,11 @@ def score_population(
             else:
                 model = _PrecomputedRegressor(outputs[i])
             try:
-                scores[i] = scorer(model, X, y, **kwargs)
+                values[i] = scorer(model, X, y, **kwargs)
             except Exception:
                 if error_score == "raise":
                     raise
-                scores[i], n_errors = error_score, n_errors + 1
+                values[i], n_errors = None, n_errors + 1
         if n_errors:
             warnings.warn(
                 f"Scoring failed for {n_errors} of {n_models} models; their score is set to "
@@ -133,22 +136,45 @@ def score_population(
                 UserWarning,
                 stacklevel=2,
             )
+        names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
+        if names is not None:  # a callable returning a dict of metrics
+            scores = {
+                name: _score_array({i: None if v is None else v[name] for i, v in values.items()},
+                                   n_models, failed, error_score)
+                for name in names
+            }
+            return scores, time.perf_counter() - start
+        scores = _score_array(values, n_models, failed, error_score)
+    return _score_array(scores, n_models, failed, error_score), time.perf_counter() - start
+
+
+def _score_array(scores, n_models, failed, error_score):
+    """Scores as an array of shape (n_models,): from an array, or from
+    ``{model: score or None}`` (None where scoring raised, NaN where
+    absent); failed models and raised scorings get ``error_score``."""
+    if isinstance(scores, dict):
+        array = np.full(n_models, np.nan)
+        for i, value in scores.items():
+            array[i] = error_score if value is None else value
+        scores = array
     scores = np.array(scores, dtype=float)
     if failed.any():
         # error_score is a number here ("raise" raised above): only the failed
         # rows take it, and no string ever enters the numeric array
         scores[failed] = error_score
-    return scores, time.perf_counter() - start
+    return scores
 
 
 def warn_failed(failed, n_models):
-    """Warn that ``failed.sum()`` models diverged and were scored NaN."""
+    """Warn that ``failed.sum()`` models diverged and were scored
+    ``error_score``, with GridSearchCV's category for failed fits
+    (:class:`~sklearn.exceptions.FitFailedWarning`, a RuntimeWarning)."""
     n_failed = int(np.sum(failed))
     if n_failed:
         warnings.warn(
             f"{n_failed} of {n_models} models diverged on some fold (their loss became NaN or "
             f"infinite); they were frozen and scored error_score (NaN by default, so never selected).",
-            RuntimeWarning,
+            FitFailedWarning,
             stacklevel=3,
         )
 

@@ -19,7 +19,7 @@ from sklearn.utils import check_array
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import resolve_seed, train_config
+from ._params import resolve_seed, train_config, warn_batch_size
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
@@ -28,23 +28,45 @@ from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
 
-def plan_folds(estimator, X, y, y_encoded, seed, groups=None):
+def trains_alone(estimator, n_models):
+    """Whether a fit is one model trained as scikit-learn's MLP would train
+    it: a single configuration, ``cv=None``, nothing monitored. It then
+    trains on every row (nothing is held out, so nothing scores it)."""
+    return n_models == 1 and estimator.cv is None and not needs_monitoring(estimator)
+
+
+def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
     """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
     splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
 
     ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
     (splitters that take no groups ignore them); with ``cv=None`` they make
     the holdout split group-aware (whole groups held out, not stratified).
+    A lone model (:func:`trains_alone`) gets ``[(all_rows, None)]``: no test
+    rows.
+
+    Raises
+    ------
+    ValueError
+        With GridSearchCV's message when ``cv`` yields no split; when a
+        split has no training or no test rows; when the early-stopping
+        validation part would hold fewer than 2 rows (scikit-learn MLP's
+        message) or a class is too small for it (see :func:`holdout_split`).
     """
     classifier = is_classifier(estimator)
+    if trains_alone(estimator, n_models):
+        return [(np.arange(len(y)), None)]
     if estimator.cv is None:
         if groups is not None:
             return [group_holdout_split(groups, estimator.validation_fraction, seed)]
         stratify = stratifies(estimator, y_encoded)
         labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)]
+        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
+                              early_stopping=estimator.early_stopping)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
     folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y, groups)]
+    if not folds:
+        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(
@@ -94,7 +116,7 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
             )
     for k, (train, test) in enumerate(folds):
         for part, rows in (("training", train), ("held-out", test)):
-            if sample_weight[rows].sum() <= 0:
+            if rows is not None and sample_weight[rows].sum() <= 0:
                 raise ValueError(
                     f"The {part} rows of split {k} all have zero sample_weight; they cannot "
                     f"{'train' if part == 'training' else 'score'} any model."
@@ -177,6 +199,8 @@ class SearchRun:
     shards: list
     failed: np.ndarray
     deadline: float = None
+    train_sizes: list = None
+    held_out: bool = True
 
 
 def check_groups(groups, X):
@@ -225,7 +249,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     seed = resolve_seed(estimator.random_state)
-    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X))
+    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's
     train_weight = estimator._training_weight(y, sample_weight)
@@ -234,6 +258,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
+    train_sizes = [len(train) for train, _ in engine_folds]
+    warn_batch_size(estimator.batch_size, max(train_sizes))
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
@@ -243,35 +269,63 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # untrained models (a halt before their chunk ran) are failures too
     failed = result.diverged | (result.n_iter == 0)
 
+    scores, score_time = _score_folds(
+        estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
+    )
+    multimetric = multimetric or set(scores["test"]) != {"score"}
+    held_out = folds[0][1] is not None
+    cv_results = build_cv_results(
+        population, scores["test"], scores.get("train"), fit_time=result.train_time,
+        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
+        pruned=None if config.pruning is None else result.pruned.any(axis=1),
+        failed=failed.any(axis=1), held_out=held_out,
+    )
+    return SearchRun(
+        population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
+        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out,
+    )
+
+
+def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed):
+    """Score every replica on its fold's test (and, with
+    ``return_train_score``, training) rows with every scorer.
+
+    Returns
+    -------
+    scores : dict
+        ``{"test": {name: (n_models, n_folds)}, "train": ...}``; a callable
+        scorer returning a dict gives one name per key. Test scores are NaN
+        where a fold has no test rows (a lone model trained on all rows).
+    seconds : float
+    """
     classes = getattr(estimator, "classes_", None)
     # scored here, in the client, which may lack the GPUs the shards trained on
     scoring_config = dataclasses.replace(config, device=local_device(config.device))
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
-    scores = {part: {name: np.empty((population.n_models, len(folds))) for name in scorers} for part in parts}
+    n_models = spec.n_models
+    scores = {part: {} for part in parts}
     score_time = 0.0
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
-            if part not in scores:
+            if part not in scores or rows is None:
                 continue
             outputs = population_outputs(
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config, X[rows]
             )
             for name, scorer in scorers.items():
                 values, seconds = score_population(
-                    outputs, X[rows], y[rows], y_encoded[rows], task=task,
+                    outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
                     sample_weight=None if sample_weight is None else sample_weight[rows],
                     error_score=estimator.error_score,
                 )
-                scores[part][name][:, k] = values
+                # a callable returning a dict of metrics names its own columns
+                named = values.items() if isinstance(values, dict) else [(name, values)]
+                for column, column_values in named:
+                    table = scores[part].setdefault(column, np.full((n_models, len(folds)), np.nan))
+                    table[:, k] = column_values
                 score_time += seconds
-    cv_results = build_cv_results(
-        population, scores["test"], scores.get("train"), fit_time=result.train_time,
-        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
-        pruned=None if config.pruning is None else result.pruned.any(axis=1),
-        failed=failed.any(axis=1),
-    )
-    return SearchRun(
-        population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline,
-    )
+    for part in parts:
+        if not scores[part]:  # nothing to score on (no test rows)
+            scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
+    return scores, score_time

@@ -15,9 +15,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _export
+from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
-from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
+from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, warn_batch_size
 from ._population import Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
@@ -27,10 +28,7 @@ _SPARSE = ["csr", "csc", "coo"]
 
 #: Everything ``fit`` sets: validating the data sets the last four before
 #: training, so a failed fit puts all of them back as they were.
-_FITTED_ATTRIBUTES = (
-    "coefs_", "intercepts_", "n_iter_", "loss_curve_", "n_features_in_", "feature_names_in_", "classes_",
-    "out_activation_",
-)
+_FITTED_ATTRIBUTES = (*MLP_ATTRIBUTES, "n_features_in_", "feature_names_in_", "classes_")
 
 
 def dense(X):
@@ -57,6 +55,7 @@ class _BaseSingleMLP(BaseEstimator):
         learning_rate_init=0.001,
         alpha=0.0001,
         batch_size="auto",
+        shuffle=True,
         max_iter=200,
         tol=1e-4,
         n_iter_no_change=10,
@@ -76,6 +75,7 @@ class _BaseSingleMLP(BaseEstimator):
         self.learning_rate_init = learning_rate_init
         self.alpha = alpha
         self.batch_size = batch_size
+        self.shuffle = shuffle
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
@@ -159,21 +159,27 @@ class _BaseSingleMLP(BaseEstimator):
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
+        warn_batch_size(self.batch_size, len(folds[0][0]))
         result = train_population(
             population.spec(seed), config, X, y_encoded, folds,
             sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
-        self.coefs_, self.intercepts_ = result.coefs[0][0], result.intercepts[0][0]
-        self.n_iter_ = int(result.n_iter[0, 0])
-        self.loss_curve_ = list(result.loss_curves[0, 0, : self.n_iter_])
+        n_iter = int(result.n_iter[0, 0])
+        scores = result.validation_scores
+        vars(self).update(mlp_attributes(
+            result.coefs[0][0], result.intercepts[0][0], loss_curve=result.loss_curves[0, 0, :n_iter],
+            validation_curve=None if scores is None else scores[0, 0, :n_iter], n_train=len(folds[0][0]),
+            out_activation=self._out_activation(), early_stopping=self.early_stopping,
+        ))
         return self
 
     def _outputs(self, X):
         check_is_fitted(self)
         X = dense(validate_data(self, X, accept_sparse=_SPARSE, reset=False))
         return mlp_forward(
-            self.coefs_, self.intercepts_, canonical_activation(self.activation), X
+            self.coefs_, self.intercepts_, canonical_activation(self.activation), X,
+            out_activation="exp" if self._out_activation() == "exp" else "identity",
         )
 
     def predict(self, X):
@@ -282,13 +288,18 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         train the models and weigh what early stopping watches; the search
         scorers see ``sample_weight`` alone, as GridSearchCV's do.
     batch_size : int or "auto", default="auto"
-        ``"auto"`` is ``min(200, n_samples)``.
+        ``"auto"`` is ``min(200, n_samples)``; a larger int is clipped to
+        the training rows, with scikit-learn's warning.
+    shuffle : bool, default=True
+        Shuffle the training rows every epoch (else batches take them in
+        order), as scikit-learn's MLP.
     max_iter : int, default=200
         Maximum number of epochs.
     tol : float, default=1e-4
-    n_iter_no_change : int, default=10
+    n_iter_no_change : int or np.inf, default=10
         Training stops when the loss has not improved by ``tol`` for more
-        than ``n_iter_no_change`` epochs.
+        than ``n_iter_no_change`` epochs (``np.inf``: never, it trains
+        ``max_iter`` epochs).
     momentum : float, default=0.9
         SGD momentum.
     nesterovs_momentum : bool, default=True
@@ -321,7 +332,29 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     coefs_ : list of ndarray of shape (fan_in, fan_out)
     intercepts_ : list of ndarray of shape (fan_out,)
     n_iter_ : int
+        Epochs trained.
+    loss_ : float
+        Training loss (L2 term included) of the last epoch.
     loss_curve_ : list of float
+        Training loss of every epoch.
+    best_loss_ : float or None
+        Lowest training loss; None with ``early_stopping``, as
+        scikit-learn.
+    validation_scores_ : list of float or None
+        Per-epoch validation score (accuracy / R^2, or the negated loss
+        with ``monitor="loss"``) with ``early_stopping``, else None.
+    best_validation_score_ : float or None
+        The best of ``validation_scores_`` (its weights are the model's),
+        None without ``early_stopping``.
+    t_ : int
+        Training samples seen: ``n_iter_`` times the training rows.
+    n_layers_ : int
+        Layers, input and output included.
+    n_outputs_ : int
+        Output units: one per class (also for two classes, where
+        scikit-learn's MLP has a single logistic unit) or per target.
+    out_activation_ : str
+        "softmax" (classifiers), "identity" or "exp" (regressors).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.
@@ -413,8 +446,18 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
 
     Returned by :meth:`ParallelMLPRegressor.export_model` and as
     ``best_estimator_``. Parameters and attributes are those of
-    :class:`SingleMLPClassifier`, without ``classes_``; the loss is half
-    the mean squared error, as in scikit-learn's MLPRegressor.
+    :class:`SingleMLPClassifier`, without ``classes_``, plus ``loss``: half
+    the mean squared error, or the half Poisson deviance with an
+    exponential output, as in scikit-learn's MLPRegressor.
+
+    Parameters
+    ----------
+    loss : {"squared_error", "poisson"}, default="squared_error"
+        ``"poisson"`` predicts ``exp`` of the last layer and needs
+        non-negative targets; it trains on the torch path (the native
+        kernel has squared error only).
+    **others :
+        As :class:`SingleMLPClassifier`.
 
     Examples
     --------
@@ -425,6 +468,45 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
     >>> reg.predict(X).shape
     (50,)
     """
+
+    _parameter_constraints = {
+        **_BaseSingleMLP._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "poisson"})],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        loss="squared_error",
+        solver="adam",
+        learning_rate_init=0.001,
+        alpha=0.0001,
+        batch_size="auto",
+        shuffle=True,
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        monitor="score",
+        repeat=0,
+        dtype="float32",
+        device="auto",
+        random_state=None,
+    ):
+        super().__init__(
+            hidden_layer_sizes, activation, solver=solver, learning_rate_init=learning_rate_init,
+            alpha=alpha, batch_size=batch_size, shuffle=shuffle, max_iter=max_iter, tol=tol,
+            n_iter_no_change=n_iter_no_change, momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+            validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
+            device=device, random_state=random_state,
+        )
+        self.loss = loss
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,21 +13,45 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 
-def holdout_split(y_encoded, fraction, seed, *, stratify):
+#: scikit-learn MLP's words when early stopping would watch fewer than two rows.
+VALIDATION_TOO_SMALL = (
+    "The validation set is too small. Increase 'validation_fraction' or the size of your dataset."
+)
+
+
+def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
     """Split row indices into training and validation parts.
 
-    The split depends only on ``seed`` and ``y``. It is stratified for
-    classifiers when every class has at least two samples and both parts
-    can hold every class; otherwise it falls back to a random split with a
-    warning.
+    The split depends only on ``seed`` and ``y``, and is stratified for
+    classifiers. An early-stopping validation set is split off as
+    scikit-learn's MLP does: at least 2 validation rows, and a class too
+    small to appear in both parts raises scikit-learn's own error
+    (``train_test_split``). A split that only selects models (``cv=None``
+    without early stopping, or successive halving's validation part) falls
+    back to a random split instead, with a warning.
+
+    Parameters
+    ----------
+    y_encoded : ndarray of int of shape (n_samples,)
+        Class indices (classifiers) or zeros.
+    fraction : float
+        Fraction of the rows held out (rounded up, as ``train_test_split``).
+    seed : int
+    stratify : bool
+    early_stopping : bool, default=False
+        Whether early stopping watches the validation part.
 
     Raises
     ------
     ValueError
-        If either part would be empty.
+        If either part would be empty; with ``early_stopping``, if the
+        validation part has fewer than 2 rows (scikit-learn MLP's message)
+        or a class cannot be stratified.
     """
     n = len(y_encoded)
     n_val = math.ceil(fraction * n)
+    if early_stopping and n_val < 2:
+        raise ValueError(VALIDATION_TOO_SMALL)
     if n_val < 1 or n - n_val < 1:
         raise ValueError(
             f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
@@ -37,7 +61,7 @@ def holdout_split(y_encoded, fraction, seed, *, stratify):
     if stratify:
         counts = np.bincount(y_encoded)
         n_classes = np.count_nonzero(counts)
-        if counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
+        if early_stopping or (counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes):
             strata = y_encoded
         else:
             warnings.warn(
@@ -78,7 +102,10 @@ def validation_split(estimator, rows, y_encoded, seed):
     stopping and pruning monitor when the held-out rows are for scoring."""
     stratify = stratifies(estimator, y_encoded)
     labels = y_encoded[rows] if stratify else np.zeros(len(rows), dtype=int)
-    train, val = holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify)
+    train, val = holdout_split(
+        labels, estimator.validation_fraction, seed, stratify=stratify,
+        early_stopping=estimator.early_stopping,
+    )
     return rows[train], rows[val]
 
 

@@ -44,6 +44,14 @@ class ClassifierTargetsMixin:
 
     _task = "classification"
 
+    def _out_activation(self):
+        """``out_activation_`` of the models: a softmax over the classes (two
+        units for binary problems, where scikit-learn's MLP has one logistic
+        unit), or one logistic unit per label for a multilabel ``y``, as
+        :meth:`_encode_targets` found."""
+        # models saved before multilabel support have no out_activation_
+        return getattr(self, "out_activation_", "softmax")
+
     def _encode_targets(self, y):
         """Check ``y`` (validated with ``multi_output=True``) and encode it.
 
@@ -127,9 +135,20 @@ class RegressorTargetsMixin:
 
     _task = "regression"
 
+    def _out_activation(self):
+        """``out_activation_``: "exp" with ``loss="poisson"`` (log link), else
+        "identity", as scikit-learn's MLPRegressor."""
+        return "exp" if self.loss == "poisson" else "identity"
+
     def _encode_targets(self, y):
         """``(y, y_encoded, n_outputs, task)``: ``y`` as a 2-D float array."""
-        y2d = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+        y = np.asarray(y, dtype=np.float64)
+        if self.loss == "poisson" and np.any(y < 0):
+            raise ValueError(
+                f"loss='poisson' needs non-negative targets; y has {int(np.sum(y < 0))} "
+                f"negative value(s), the smallest {y.min()!r}."
+            )
+        y2d = y.reshape(len(y), -1)
         return y, y2d, y2d.shape[1], "regression"
 
     @staticmethod

@@ -641,7 +641,7 @@ class LearningCurvesDisplay:
         Models are ranked by ``rank_test_<metric>``. With ``cv`` the curves
         of a model's fold replicas are averaged, epoch by epoch, over the
         replicas still training. The validation panel shows
-        ``validation_scores_``: the default score (accuracy / R²) on the
+        ``validation_scores_per_model_``: the default score (accuracy / R²) on the
         held-out rows, or with ``monitor="loss"`` the negated validation
         loss, labelled as such. It is left out when the search did not
         monitor it (``cv`` without ``early_stopping`` or ``pruning``).
@@ -671,7 +671,7 @@ class LearningCurvesDisplay:
             raise ValueError(f"top_k must be a positive int; got {top_k!r}.")
         _mean_scores(results, metric)  # validates metric
         order = np.argsort(np.asarray(results[f"rank_test_{metric}"]), kind="stable")[:top_k]
-        validation = estimator.validation_scores_
+        validation = estimator.validation_scores_per_model_
         folds = " (mean over folds)" if estimator.loss_curves_.ndim == 3 else ""
         display = cls(
             loss_curves=_fold_mean(estimator.loss_curves_[order]),
@@ -736,9 +736,9 @@ class LearningCurvesDisplay:
 
 
 def _monitored_name(estimator):
-    """Label of ``validation_scores_``: what the estimator's ``monitor`` watched."""
+    """Label of ``validation_scores_per_model_``: what the estimator's ``monitor`` watched."""
     if getattr(estimator, "monitor", "score") == "loss":
-        # validation_scores_ holds -loss then, so that higher is better
+        # validation_scores_per_model_ holds -loss then, so that higher is better
         return "validation loss (negated)"
     return f"validation {'accuracy' if is_classifier(estimator) else 'R²'}"
 

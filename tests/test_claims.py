@@ -35,9 +35,9 @@ def test_validation_scores_exist_as_documented(data, cv, early_stopping, pruning
     search = ParallelMLPClassifier(
         **SMALL, cv=cv, early_stopping=early_stopping, pruning=pruning, min_iter=2
     ).fit(*data)
-    assert (search.validation_scores_ is not None) == monitored
+    assert (search.validation_scores_per_model_ is not None) == monitored
     if monitored:
-        assert search.validation_scores_.shape == search.loss_curves_.shape
+        assert search.validation_scores_per_model_.shape == search.loss_curves_.shape
 
 
 @pytest.mark.parametrize("early_stopping", [False, True])
@@ -53,7 +53,7 @@ def test_a_pruned_model_keeps_the_weights_documented(data, early_stopping):
         early_stopping=early_stopping, validation_fraction=0.3, dtype="float64",
     ).fit(*data)
     pruned = np.flatnonzero(search.cv_results_["pruned"])
-    curves = [search.validation_scores_[i][np.isfinite(search.validation_scores_[i])] for i in pruned]
+    curves = [search.validation_scores_per_model_[i][np.isfinite(search.validation_scores_per_model_[i])] for i in pruned]
     assert sum(curve.max() != curve[-1] for curve in curves) > 0  # the two claims differ here
     expected = [curve.max() if early_stopping else curve[-1] for curve in curves]
     np.testing.assert_array_equal(search.cv_results_["mean_test_score"][pruned], expected)
@@ -90,5 +90,5 @@ def test_cv_n_iter_is_the_most_over_the_fold_replicas(data):
     # the training-loss rule stops each replica on its own, at different epochs
     params = dict(SMALL, max_iter=200)
     search = ParallelMLPClassifier(**params, cv=3, n_iter_no_change=2, tol=1e-3).fit(*data)
-    assert (search.n_iter_.min(axis=1) < search.n_iter_.max(axis=1)).any()
-    np.testing.assert_array_equal(search.cv_results_["n_iter"], search.n_iter_.max(axis=1))
+    assert (search.n_iter_per_model_.min(axis=1) < search.n_iter_per_model_.max(axis=1)).any()
+    np.testing.assert_array_equal(search.cv_results_["n_iter"], search.n_iter_per_model_.max(axis=1))

@@ -48,7 +48,7 @@ def test_splits_are_scored_per_fold(kfold_search):
     np.testing.assert_allclose(results["mean_test_score"], per_fold.mean(1))
     np.testing.assert_allclose(results["std_test_score"], per_fold.std(1))
     assert kfold_search.loss_curves_.shape[:2] == (kfold_search.n_models_, 3)
-    assert kfold_search.n_iter_.shape == (kfold_search.n_models_, 3)
+    assert kfold_search.n_iter_per_model_.shape == (kfold_search.n_models_, 3)
 
 
 def test_fold_replica_equals_that_fold_alone(iris):
@@ -127,7 +127,7 @@ def test_multimetric_refit_rules(iris):
     X, y = iris
     with pytest.raises(ValueError, match="multi-metric scoring, refit must be the name"):
         ParallelMLPClassifier(cv=3, scoring=["accuracy", "f1_macro"], **SMALL).fit(X, y)
-    with pytest.raises(ValueError, match="must name one of the scorers"):
+    with pytest.raises(ValueError, match="refit must be the name of the scorer"):
         ParallelMLPClassifier(cv=3, scoring=["accuracy"], refit="r2", **SMALL).fit(X, y)
     search = ParallelMLPClassifier(cv=3, scoring=["accuracy", "f1_macro"], refit=False, **SMALL).fit(X, y)
     assert not hasattr(search, "best_index_") and not hasattr(search, "best_estimator_")

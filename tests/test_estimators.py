@@ -63,8 +63,8 @@ def test_cv_results_has_gridsearch_schema(fitted):
 def test_curves_and_iterations(fitted):
     n_epochs = fitted.loss_curves_.shape[1]
     assert fitted.loss_curves_.shape == (fitted.n_models_, n_epochs)
-    assert fitted.validation_scores_.shape == fitted.loss_curves_.shape
-    for i, n_iter in enumerate(fitted.n_iter_):
+    assert fitted.validation_scores_per_model_.shape == fitted.loss_curves_.shape
+    for i, n_iter in enumerate(fitted.n_iter_per_model_):
         assert np.isfinite(fitted.loss_curves_[i, :n_iter]).all()
         assert np.isnan(fitted.loss_curves_[i, n_iter:]).all()
 
@@ -109,7 +109,7 @@ def test_model_in_search_equals_model_trained_alone(estimator_class):
         else:
             a, b = exported.predict(X), alone.predict(X)
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
-        assert alone.n_iter_ == search.n_iter_[i]
+        assert alone.n_iter_ == search.n_iter_per_model_[i]
 
 
 @pytest.mark.parametrize("labels", ["binary", "multiclass", "strings"])

@@ -73,9 +73,9 @@ def test_diverged_models_are_frozen_and_scored_nan(with_absurd):
     assert np.isnan(results["mean_test_score"][failed]).all()
     assert np.isfinite(results["mean_test_score"][~failed]).all()
     # frozen at the epoch their loss stopped being finite
-    assert (with_absurd.n_iter_[failed] < DIVERGING["max_iter"]).all()
+    assert (with_absurd.n_iter_per_model_[failed] < DIVERGING["max_iter"]).all()
     for i in np.flatnonzero(failed):
-        curve = with_absurd.loss_curves_[i, : with_absurd.n_iter_[i]]
+        curve = with_absurd.loss_curves_[i, : with_absurd.n_iter_per_model_[i]]
         assert not np.isfinite(curve[-1]) and np.isfinite(curve[:-1]).all()
     # ranked last, never selected
     assert (results["rank_test_score"][failed] > (~failed).sum()).all()
@@ -92,7 +92,7 @@ def test_divergence_leaves_every_other_model_unchanged(healthy, with_absurd):
     for i, (params, repeat) in enumerate(zip(healthy.cv_results_["params"], healthy.cv_results_["param_repeat"])):
         j = rows[_key(params, repeat)]
         assert healthy.cv_results_["mean_test_score"][i] == with_absurd.cv_results_["mean_test_score"][j]
-        assert healthy.n_iter_[i] == with_absurd.n_iter_[j]
+        assert healthy.n_iter_per_model_[i] == with_absurd.n_iter_per_model_[j]
         np.testing.assert_allclose(healthy.loss_curves_[i], with_absurd.loss_curves_[j], rtol=0, atol=1e-12)
         a, b = healthy.export_model(i), with_absurd.export_model(j)
         for wa, wb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
@@ -173,7 +173,7 @@ def test_divergence_with_cv_is_isolated_too(regression):
     assert np.isnan(mixed.cv_results_["mean_test_score"][0])
     for column in ("split0_test_score", "split1_test_score", "split2_test_score", "mean_test_score"):
         assert healthy.cv_results_[column][0] == mixed.cv_results_[column][1]
-    np.testing.assert_array_equal(healthy.n_iter_[0], mixed.n_iter_[1])
+    np.testing.assert_array_equal(healthy.n_iter_per_model_[0], mixed.n_iter_per_model_[1])
     assert mixed.best_index_ == 1
     np.testing.assert_allclose(healthy.predict(regression[0]), mixed.predict(regression[0]), rtol=0, atol=1e-12)
 
@@ -216,7 +216,7 @@ def test_interrupt_after_two_epochs_keeps_a_fitted_search(iris, interrupt_epoch)
                                          r"was trained \(8 of 8 models"):
         assert search.fit(X, y) is search
     check_is_fitted(search)
-    np.testing.assert_array_equal(search.n_iter_, 2)
+    np.testing.assert_array_equal(search.n_iter_per_model_, 2)
     np.testing.assert_array_equal(search.cv_results_["n_iter"], 2)
     assert search.loss_curves_.shape == (8, 2)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
@@ -231,7 +231,7 @@ def test_interrupt_of_a_cv_search(iris, interrupt_epoch):
     interrupt_epoch(3)
     with pytest.warns(UserWarning, match="Training was interrupted after 2 epochs"):
         search = ParallelMLPClassifier(**SEARCH, cv=3).fit(X, y)
-    assert search.n_iter_.shape == (8, 3) and (search.n_iter_ <= 2).all()
+    assert search.n_iter_per_model_.shape == (8, 3) and (search.n_iter_per_model_ <= 2).all()
     assert search.predict(X).shape == (150,)
 
 
@@ -329,7 +329,7 @@ def test_max_time_ends_training_after_an_epoch_and_keeps_the_results(iris):
     with pytest.warns(UserWarning, match=r"Training reached max_time after 1 epochs; the search keeps what "
                                          r"was trained \(8 of 8 models"):
         search.fit(X, y)
-    np.testing.assert_array_equal(search.n_iter_, 1)
+    np.testing.assert_array_equal(search.n_iter_per_model_, 1)
     assert search.loss_curves_.shape == (8, 1)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.best_estimator_.n_iter_ == 1
@@ -374,7 +374,7 @@ def _assert_same_fit(a, b, X, atol=0.0):
             assert list(column) == list(b.cv_results_[name])
         else:
             np.testing.assert_array_equal(column, b.cv_results_[name], err_msg=name)
-    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+    np.testing.assert_array_equal(a.n_iter_per_model_, b.n_iter_per_model_)
     np.testing.assert_allclose(a.loss_curves_, b.loss_curves_, rtol=0, atol=atol)
     if hasattr(a, "predict_proba"):
         np.testing.assert_array_equal(a.predict(X), b.predict(X))

@@ -24,7 +24,7 @@ def one_run(iris):
 
 def _assert_same_search(a, b):
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
-    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+    np.testing.assert_array_equal(a.n_iter_per_model_, b.n_iter_per_model_)
     np.testing.assert_allclose(a.loss_curves_, b.loss_curves_, atol=1e-12)
     for i in range(a.n_models_):
         for wa, wb in zip(a.export_model(i).coefs_, b.export_model(i).coefs_):

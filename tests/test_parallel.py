@@ -25,7 +25,7 @@ def in_process(iris):
 
 def _assert_same_search(a, b):
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
-    np.testing.assert_array_equal(a.n_iter_, b.n_iter_)
+    np.testing.assert_array_equal(a.n_iter_per_model_, b.n_iter_per_model_)
     np.testing.assert_allclose(a.predict_proba(np.eye(4)), b.predict_proba(np.eye(4)), atol=1e-12)
 
 

@@ -179,12 +179,12 @@ def test_learning_curves_of_the_top_models(searches, name):
     assert len(display.axes_) == 2
     assert len(display.loss_lines_) == len(display.validation_lines_) == 4
     best = search.best_index_
-    n_iter = int(search.n_iter_[best])
+    n_iter = int(search.n_iter_per_model_[best])
     np.testing.assert_allclose(
         display.loss_lines_[0].get_ydata()[:n_iter], search.loss_curves_[best, :n_iter]
     )
     np.testing.assert_allclose(
-        display.validation_lines_[0].get_ydata()[:n_iter], search.validation_scores_[best, :n_iter]
+        display.validation_lines_[0].get_ydata()[:n_iter], search.validation_scores_per_model_[best, :n_iter]
     )
     ranks = [int(t.get_text().split(":")[0]) for t in display.ax_.get_legend().get_texts()]
     assert ranks == sorted(ranks) and ranks[0] == 1
@@ -196,13 +196,13 @@ def test_learning_curves_with_cv_average_the_folds(searches):
     search = searches["cv_monitored"]
     display = LearningCurvesDisplay.from_estimator(search, top_k=2)
     best = int(np.argmin(search.cv_results_["rank_test_score"]))
-    n_iter = int(search.n_iter_[best].min())  # every fold replica still trains
+    n_iter = int(search.n_iter_per_model_[best].min())  # every fold replica still trains
     np.testing.assert_allclose(
         display.loss_lines_[0].get_ydata()[:n_iter], search.loss_curves_[best, :, :n_iter].mean(axis=0)
     )
     np.testing.assert_allclose(
         display.validation_lines_[0].get_ydata()[:n_iter],
-        search.validation_scores_[best, :, :n_iter].mean(axis=0),
+        search.validation_scores_per_model_[best, :, :n_iter].mean(axis=0),
     )
     assert display.ax_.get_ylabel() == "training loss (mean over folds)"
     assert display.axes_[1].get_ylabel() == "validation accuracy (mean over folds)"
@@ -229,7 +229,7 @@ def test_learning_curves_label_what_was_monitored(iris, estimator, cv, label):
 
 def test_learning_curves_without_validation_scores_use_one_panel(searches):
     display = LearningCurvesDisplay.from_estimator(searches["cv"], top_k=3)
-    assert searches["cv"].validation_scores_ is None
+    assert searches["cv"].validation_scores_per_model_ is None
     assert len(display.axes_) == 1 and display.validation_lines_ is None
     assert len(display.loss_lines_) == 3
 

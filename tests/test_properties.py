@@ -61,8 +61,8 @@ def _check_results(search, params):
     assert search.n_models_ == n_models
     for name, column in search.cv_results_.items():
         assert len(column) == n_models, name
-    assert search.n_iter_.shape == ((n_models,) if params["cv"] is None else (n_models, params["cv"]))
-    assert ((1 <= search.n_iter_) & (search.n_iter_ <= params["max_iter"])).all()
+    assert search.n_iter_per_model_.shape == ((n_models,) if params["cv"] is None else (n_models, params["cv"]))
+    assert ((1 <= search.n_iter_per_model_) & (search.n_iter_per_model_ <= params["max_iter"])).all()
 
 
 def _check_independence(search, params, X, y, index, predict):
@@ -71,12 +71,19 @@ def _check_independence(search, params, X, y, index, predict):
     a plain holdout, the exported model refitted alone on its training rows."""
     row_params = search.cv_results_["params"][index]
     repeat = int(search.cv_results_["param_repeat"][index])
-    alone = _fit(clone(search).set_params(**row_params, n_repeats=repeat + 1, refit=False), X, y)
+    lone = search.n_models_ == 1 and params["cv"] is None and not params["early_stopping"]
+    # a population of one model with cv=None trains on every row, as
+    # MLPClassifier: a second repeat keeps the holdout of a larger search
+    n_repeats = repeat + (1 if lone else 2)
+    alone = _fit(clone(search).set_params(**row_params, n_repeats=n_repeats, refit=False), X, y)
     fold = None if params["cv"] is None else 0
     expected = predict(search.export_model(index, fold=fold))
     np.testing.assert_allclose(predict(alone.export_model(repeat, fold=fold)), expected, rtol=0, atol=1e-6)
-    np.testing.assert_array_equal(alone.n_iter_[repeat], search.n_iter_[index])
-    if params["cv"] is None and not params["early_stopping"]:
+    np.testing.assert_array_equal(alone.n_iter_per_model_[repeat], search.n_iter_per_model_[index])
+    if lone:
+        refitted = _fit(clone(search.export_model(index)), X, y)
+        np.testing.assert_allclose(predict(refitted), expected, rtol=0, atol=1e-6)
+    elif params["cv"] is None and not params["early_stopping"]:
         classifier = isinstance(search, ParallelMLPClassifier)
         labels = np.unique(y, return_inverse=True)[1] if classifier else np.zeros(len(y), int)
         with warnings.catch_warnings():
@@ -91,9 +98,13 @@ def _check_independence(search, params, X, y, index, predict):
 @given(search=searches(), n_classes=st.integers(2, 4), string_labels=st.booleans(), data=st.data())
 def test_classifier_properties(search, n_classes, string_labels, data):
     params, n_samples, n_features, seed = search
+    # early stopping's validation part holds every class, as scikit-learn's
+    # MLP requires (it raises otherwise): >= 5 rows of >= 7 per class
+    n_samples = max(n_samples, 30)
+    params = {**params, "validation_fraction": 0.25}
     rng = np.random.RandomState(seed)
     X = rng.randn(n_samples, n_features)
-    y = rng.permutation(np.arange(n_samples) % n_classes)  # every class >= 5 times
+    y = rng.permutation(np.arange(n_samples) % n_classes)  # every class >= 7 times
     if string_labels:
         y = np.array(["ant", "bee", "cat", "dog"])[y]
     search = _fit(ParallelMLPClassifier(**params), X, y)

@@ -104,15 +104,15 @@ def test_halving_schedule_and_ranking(iris):
     assert results["rank_test_score"][pruned].min() > results["rank_test_score"][~pruned].max()
     # curves end with the model
     after_stop = np.arange(search.loss_curves_.shape[1])[None, :] >= n_iter[:, None]
-    for curves in (search.loss_curves_, search.validation_scores_):
+    for curves in (search.loss_curves_, search.validation_scores_per_model_):
         assert np.isnan(curves[after_stop]).all() and np.isfinite(curves[~after_stop]).all()
 
 
 def test_kfold_replicas_stop_together(iris):
     X, y = iris
     search = ParallelMLPClassifier(cv=3, early_stopping=True, n_iter_no_change=2, **SEARCH).fit(X, y)
-    assert (search.n_iter_ == search.n_iter_[:, :1]).all()
-    assert search.validation_scores_.shape == search.loss_curves_.shape
+    assert (search.n_iter_per_model_ == search.n_iter_per_model_[:, :1]).all()
+    assert search.validation_scores_per_model_.shape == search.loss_curves_.shape
 
 
 def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
@@ -225,7 +225,7 @@ def test_monitoring_the_validation_loss(iris, task):
         _, val = holdout_split(np.zeros(len(target), dtype=int), 0.1, 0, stratify=False)
         losses = [0.5 * mean_squared_error(target[val], search.export_model(i).predict(X[val, 1:]))
                   for i in range(search.n_models_)]
-    np.testing.assert_allclose(search.validation_scores_[:, -1], -np.array(losses), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(search.validation_scores_per_model_[:, -1], -np.array(losses), rtol=1e-9, atol=1e-9)
 
 
 def test_halving_on_the_validation_loss(iris):

@@ -55,21 +55,27 @@ class BatchPlanner:
     seed : int
     sample_weight : ndarray of shape (n_samples,) or None
     dtype, device : where the plans live.
+    shuffle : bool, default=True
+        Draw a new permutation every epoch; False keeps each fold's rows in
+        the order given (scikit-learn's ``shuffle=False``).
     """
 
-    def __init__(self, fold_rows, batch_size, seed, sample_weight, *, dtype, device):
+    def __init__(self, fold_rows, batch_size, seed, sample_weight, *, dtype, device, shuffle=True):
         self.fold_rows = [np.asarray(r, dtype=np.int64) for r in fold_rows]
         self.batch_size = batch_size
+        self.shuffle = shuffle
         self.generators = [torch.Generator().manual_seed(int(seed)) for _ in fold_rows]
         self.sample_weight = sample_weight
         self.dtype, self.device = dtype, device
 
     def next_epoch(self):
         K, B = len(self.fold_rows), self.batch_size
-        orders = [
-            rows[torch.randperm(len(rows), generator=g).numpy()]
-            for rows, g in zip(self.fold_rows, self.generators)
-        ]
+        orders = self.fold_rows
+        if self.shuffle:
+            orders = [
+                rows[torch.randperm(len(rows), generator=g).numpy()]
+                for rows, g in zip(self.fold_rows, self.generators)
+            ]
         n_steps = max(-(-len(o) // B) for o in orders)
         rows = np.zeros((n_steps, K, B), dtype=np.int64)
         real = np.zeros((n_steps, K, B), dtype=bool)

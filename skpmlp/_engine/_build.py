@@ -127,7 +127,7 @@ def run_data(config, X, y, folds, sample_weight, monitor, *, dtype, device):
     batch_size = min(config.batch_size, max(fold_sizes))
     planner = BatchPlanner(
         [train for train, _ in folds], batch_size, config.shuffle_seed, sample_weight,
-        dtype=dtype, device=device,
+        dtype=dtype, device=device, shuffle=config.shuffle,
     )
     data = RunData(X_t, y_t, planner, fold_sizes, [-(-n // batch_size) for n in fold_sizes])
     if monitor:

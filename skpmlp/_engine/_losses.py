@@ -114,13 +114,13 @@ def subset_accuracy(outputs, y, weights=None):
 MONITOR_SCORES = {"classification": accuracy, "regression": r2, "multilabel": subset_accuracy}
 
 
-def negated_loss(task):
-    """The monitoring function ``-loss`` of a task: each model's weighted mean
-    loss on the evaluation rows, negated so that higher is better (as
-    scikit-learn's ``neg_log_loss`` / ``neg_mean_squared_error``).
+def negated_loss(loss):
+    """The monitoring function ``-loss``: each model's weighted mean
+    ``loss`` (a training loss of this module) on the evaluation rows,
+    negated so that higher is better (as scikit-learn's ``neg_log_loss`` /
+    ``neg_mean_squared_error``).
 
     Without the L2 term: it scores predictions, not weights."""
-    loss = LOSSES[task]
 
     def score(outputs, y, weights=None):
         if weights is None:
@@ -131,8 +131,63 @@ def negated_loss(task):
     return score
 
 
-def monitor_function(task, monitor):
-    """What a run watches on its evaluation rows each epoch: the default
-    score (``monitor="score"``) or the negated loss (``"loss"``)."""
-    return MONITOR_SCORES[task] if monitor == "score" else negated_loss(task)
+def monitor_function(config):
+    """What a run watches on its evaluation rows each epoch, a function of
+    the raw outputs: the default score of the predictions
+    (``monitor="score"``) or the negated training loss (``"loss"``)."""
+    if config.monitor == "loss":
+        return negated_loss(training_loss(config))
+    default = MONITOR_SCORES[config.task]
+    return lambda outputs, y, weights=None: default(predictions(outputs, config), y, weights)
 
+
+
+def half_poisson_deviance(outputs, y, weights):
+    """Half Poisson deviance with a log link, as scikit-learn's MLPRegressor
+    with ``loss="poisson"`` (summed over the outputs, each model's weighted
+    batch mean); the prediction is ``exp(outputs)``.
+
+    Per element ``y log(y / mu) - y + mu`` with ``mu = exp(z)``, i.e.
+    ``xlogy(y, y) - y z - y + exp(z)``: its gradient in the raw output ``z``
+    is ``mu - y``, scikit-learn's output delta.
+
+    Parameters
+    ----------
+    outputs : Tensor of shape (G, B, C)
+        Raw outputs ``z`` (log of the predicted means).
+    y : Tensor of shape (G, B, C) or (1, B, C)
+        Non-negative targets.
+    weights : Tensor of shape (G, B) or (1, B)
+
+    Returns
+    -------
+    Tensor of shape (G,)
+    """
+    per_output = torch.xlogy(y, y) - y * outputs - y + torch.exp(outputs)
+    return (per_output.sum(2) * weights).sum(1)
+
+
+#: Regression losses by ``TrainConfig.loss``, and the output activation
+#: that turns raw outputs into predictions for each.
+REGRESSION_LOSSES = {"squared_error": squared_error, "poisson": half_poisson_deviance}
+OUTPUT_ACTIVATIONS = {"squared_error": "identity", "poisson": "exp"}
+
+
+def training_loss(config):
+    """The loss a run trains with: its task's, or its regression ``loss``."""
+    if config.task == "regression":
+        return REGRESSION_LOSSES[config.loss]
+    return LOSSES[config.task]
+
+
+def output_activation(config):
+    """Name of the function from raw outputs to predictions of a regression
+    run ("identity" or "exp"); "identity" for other tasks, whose raw
+    outputs are logits."""
+    return OUTPUT_ACTIVATIONS[config.loss] if config.task == "regression" else "identity"
+
+
+def predictions(outputs, config):
+    """Raw outputs (any shape) as a regression run's predictions (``exp``
+    for ``loss="poisson"``); unchanged for other tasks and losses."""
+    return torch.exp(outputs) if output_activation(config) == "exp" else outputs

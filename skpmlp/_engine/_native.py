@@ -30,6 +30,9 @@ def native_supported(config, spec):
         return f"dtype {config.dtype!r}"
     if max(len(arch) for arch in spec.hidden_layer_sizes) > _kernels.MAX_DEPTH:
         return f"networks deeper than {_kernels.MAX_DEPTH} hidden layers"
+    if config.task == "regression" and config.loss != "squared_error":
+        # the kernel's regression loss is squared error: such runs train on torch
+        return f"loss={config.loss!r} (the kernel has squared error only)"
     return None
 
 

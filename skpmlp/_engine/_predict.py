@@ -5,11 +5,12 @@ import torch
 
 from ._activations import ACTIVATIONS
 from ._build import as_tensor, build_network
+from ._losses import predictions
 from ._spec import PopulationSpec
 
 
 @torch.no_grad()
-def mlp_forward(coefs, intercepts, activation, X):
+def mlp_forward(coefs, intercepts, activation, X, *, out_activation="identity"):
     """Outputs (logits or regression predictions) of one MLP, in float64.
 
     Parameters
@@ -19,6 +20,8 @@ def mlp_forward(coefs, intercepts, activation, X):
     activation : str
         Canonical activation name of the hidden layers.
     X : ndarray of shape (n_samples, n_features)
+    out_activation : {"identity", "exp"}, default="identity"
+        Applied to the last layer ("exp": a Poisson regressor's log link).
 
     Returns
     -------
@@ -30,7 +33,7 @@ def mlp_forward(coefs, intercepts, activation, X):
         h = torch.addmm(torch.as_tensor(b, dtype=torch.float64), h, torch.as_tensor(W, dtype=torch.float64))
         if layer < len(coefs) - 1:
             h = act(h)
-    return h.numpy()
+    return (torch.exp(h) if out_activation == "exp" else h).numpy()
 
 
 def population_outputs(coefs, intercepts, activations, config, X):
@@ -42,9 +45,10 @@ def population_outputs(coefs, intercepts, activations, config, X):
         Per-model weights, as :class:`TrainResult` holds them.
     activations : list of str
     config : TrainConfig
-        Only ``n_outputs``, ``dtype``, ``device`` (resolved: no "auto"),
-        ``max_padding`` and ``batch_size`` (which sets how groups split)
-        are used.
+        Only ``task`` and ``loss`` (``exp`` of a Poisson regressor's
+        outputs), ``n_outputs``, ``dtype``, ``device`` (resolved: no
+        "auto"), ``max_padding`` and ``batch_size`` (which sets how groups
+        split) are used.
     X : ndarray of shape (n_samples, n_features)
 
     Returns
@@ -58,5 +62,5 @@ def population_outputs(coefs, intercepts, activations, config, X):
     net = build_network(spec, config, X.shape[1], coefs, intercepts)
     X_t = as_tensor(X, dtype=net.dtype, device=net.device)
     out = np.empty((n, X.shape[0], config.n_outputs))
-    out[net.slot_models] = net.outputs(X_t).cpu().numpy()
+    out[net.slot_models] = predictions(net.outputs(X_t), config).cpu().numpy()
     return out

@@ -131,7 +131,7 @@ class TrainConfig:
     tol, n_iter_no_change :
         Per-model stopping rule, as in scikit-learn's MLP: a model stops when
         its monitored quantity has not improved by ``tol`` for more than
-        ``n_iter_no_change`` consecutive epochs.
+        ``n_iter_no_change`` consecutive epochs. ``n_iter_no_change=inf`` never stops.
     early_stopping : bool
         Monitor the validation score (and keep the best weights) instead of
         the training loss.
@@ -141,6 +141,9 @@ class TrainConfig:
         SGD's learning-rate schedule, as in scikit-learn's MLP.
     beta_1, beta_2, epsilon :
         Adam's coefficients.
+    shuffle : bool
+        Draw a new order of each fold's training rows every epoch (else
+        the batches take the rows in the order given), as scikit-learn's MLP.
     shuffle_seed : int
         Seed of the minibatch order; the same for every model.
     dtype : {"float32", "float64"}
@@ -164,6 +167,10 @@ class TrainConfig:
     monitor : {"score", "loss"}
         What early stopping and pruning watch on the evaluation rows: the
         accuracy / R^2, or the negated loss (higher is better either way).
+    loss : {"squared_error", "poisson"}
+        Regression loss: half squared error on the raw outputs, or half
+        Poisson deviance with an exponential output (log link), as
+        scikit-learn's MLPRegressor. Ignored by the other tasks.
     backend : {"auto", "native", "torch"}
         How each epoch's steps run: the per-model native kernel
         (``"native"``, CPU only), torch's batched ops (``"torch"``, the
@@ -186,6 +193,7 @@ class TrainConfig:
     epsilon: float = 1e-8
     learning_rate: str = "constant"
     power_t: float = 0.5
+    shuffle: bool = True
     shuffle_seed: int = 0
     dtype: str = "float32"
     device: str = "cpu"
@@ -196,6 +204,7 @@ class TrainConfig:
     compact_fraction: float = 0.25
     monitor: str = "score"
     backend: str = "auto"
+    loss: str = "squared_error"
 
     def __post_init__(self):
         assert self.task in ("classification", "regression", "multilabel")
@@ -203,6 +212,7 @@ class TrainConfig:
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "torch")
+        assert self.loss in ("squared_error", "poisson")
 
     def optimizer_settings(self):
         """The :class:`OptimizerSettings` of models whose spec gives none."""

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ._build import build_network
-from ._losses import LOSSES, monitor_function
+from ._losses import monitor_function, training_loss
 from ._optim import make_optimizer
 
 
@@ -55,7 +55,7 @@ class PopulationTrainer:
         self.initial_learning_rates = self._replica_lr.copy()
         net = build_network(replicas, config, n_features, folds=self._replica_fold)
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
-        self.loss_fn = LOSSES[config.task]
+        self.loss_fn = training_loss(config)
         self.best_flat = net.flat.clone() if config.early_stopping else None
         self._bind(net)
 
@@ -195,7 +195,7 @@ class PopulationTrainer:
         ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
         outputs = self.net.outputs(X_eval)
         weights = eval_weights.index_select(0, self.slot_fold_t)
-        score = monitor_function(self.config.task, self.config.monitor)
+        score = monitor_function(self.config)
         return score(outputs, y_eval, weights).cpu().numpy()
 
     @torch.no_grad()

@@ -1,0 +1,63 @@
+"""scikit-learn MLP's fitted attributes of one trained model.
+
+:func:`mlp_attributes` computes them from what training returns, with the
+meanings of ``MLPClassifier`` / ``MLPRegressor``, for a standalone model
+(:class:`SingleMLPClassifier`, ``best_estimator_``, ``export_model``) and,
+delegated to the best model, for the population estimators.
+"""
+
+import numpy as np
+
+#: The fitted attributes scikit-learn's MLP has after ``fit`` (besides the
+#: data attributes ``n_features_in_``, ``feature_names_in_``, ``classes_``).
+MLP_ATTRIBUTES = (
+    "coefs_", "intercepts_", "n_iter_", "loss_", "loss_curve_", "best_loss_", "t_",
+    "validation_scores_", "best_validation_score_", "n_layers_", "n_outputs_", "out_activation_",
+)
+
+
+def mlp_attributes(coefs, intercepts, *, loss_curve, validation_curve, n_train, out_activation,
+                   early_stopping):
+    """The fitted attributes of one trained model, as scikit-learn's MLP.
+
+    Parameters
+    ----------
+    coefs, intercepts : list of ndarray
+        The trained weights (the best ones with early stopping).
+    loss_curve : array-like of shape (n_iter,)
+        Training loss per epoch trained (no NaN padding).
+    validation_curve : array-like of shape (n_iter,) or None
+        Monitored validation value per epoch, None when not monitored.
+    n_train : int
+        Rows the model trained on (its ``t_`` counts ``n_train`` per epoch).
+    out_activation : str
+        ``"softmax"``, ``"identity"`` or ``"exp"``.
+    early_stopping : bool
+        As scikit-learn: ``validation_scores_`` and
+        ``best_validation_score_`` only with early stopping (else None),
+        ``best_loss_`` only without it (else None).
+
+    Returns
+    -------
+    dict
+        One entry per name of :data:`MLP_ATTRIBUTES`.
+    """
+    loss_curve = [float(v) for v in loss_curve]
+    n_iter = len(loss_curve)
+    validation = None
+    if early_stopping and validation_curve is not None:
+        validation = [float(v) for v in validation_curve[:n_iter]]
+    return {
+        "coefs_": [np.array(c) for c in coefs],
+        "intercepts_": [np.array(b) for b in intercepts],
+        "n_iter_": n_iter,
+        "loss_": loss_curve[-1] if loss_curve else None,
+        "loss_curve_": loss_curve,
+        "best_loss_": None if early_stopping else min(loss_curve, default=np.inf),
+        "t_": int(n_iter * n_train),
+        "validation_scores_": validation,
+        "best_validation_score_": None if validation is None else max(validation, default=-np.inf),
+        "n_layers_": len(coefs) + 1,
+        "n_outputs_": int(np.shape(coefs[-1])[1]),
+        "out_activation_": out_activation,
+    }
