@@ -382,6 +382,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         alpha=1e-4,
         class_weight=None,
         batch_size="auto",
+        shuffle=True,
         max_iter=200,
         tol=1e-4,
         n_iter_no_change=10,
@@ -398,7 +399,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
+            shuffle=shuffle, max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,

@@ -71,12 +71,13 @@ def test_model_in_search_equals_model_trained_alone(multilabel, backend):
         exported = search.export_model(i)
         alone = clone(exported).fit(X[train], Y[train])
         np.testing.assert_allclose(exported.predict_proba(X), alone.predict_proba(X), rtol=0, atol=1e-6)
-        assert alone.n_iter_ == search.n_iter_[i]
+        assert alone.n_iter_ == search.n_iter_per_model_[i]
 
 
 def test_validation_scores_are_subset_accuracies(multilabel):
     X, Y = multilabel
-    search = ParallelMLPClassifier((8,), "tanh", **FAST).fit(X, Y)
+    # two models: a lone configuration would train on every row, as MLPClassifier
+    search = ParallelMLPClassifier((8,), "tanh", n_repeats=2, **FAST).fit(X, Y)
     _, val = holdout_split(np.zeros(len(Y), int), 0.1, 0, stratify=False)
     model = search.export_model(0)
     assert search.cv_results_["mean_test_score"][0] == accuracy_score(Y[val], model.predict(X[val]))
