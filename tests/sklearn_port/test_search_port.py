@@ -465,7 +465,7 @@ def test_refit_callable_invalid_type():
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=REFIT_CALLABLE)
+@pytest.mark.xfail(strict=True, reason=f"{REFIT_CALLABLE}; the random variant also needs {SPACE}")
 @pytest.mark.parametrize("out_bound_value", [-1, 2])
 @pytest.mark.parametrize("kind", ["random", "grid"])
 def test_refit_callable_out_bound(out_bound_value, kind):
@@ -1307,7 +1307,11 @@ def test_random_search_bad_cv(kind):
         ridge.fit(X[:train_size], y[:train_size])
 
 
-@pytest.mark.xfail(strict=True, reason="no 'One or more of the test scores are non-finite' warning (branch contract)")
+@pytest.mark.xfail(
+    strict=True,
+    reason=f"no 'One or more of the test scores are non-finite' warning (branch contract); "
+    f"the random variant also needs {SPACE}",
+)
 @pytest.mark.parametrize("return_train_score", [False, True])
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_searchcv_raise_warning_with_non_finite_score(kind, return_train_score):
