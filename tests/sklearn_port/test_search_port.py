@@ -216,7 +216,6 @@ def test_grid_search_groups():
         gs.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason="classes_ is set with refit=False (branch contract)")
 def test_classes__property():
     # Test that classes_ property matches best_estimator_.classes_
     X = np.arange(100).reshape(10, 10)
@@ -408,7 +407,6 @@ def test_grid_search_sparse_scoring(csr_container):
     assert_array_equal(y_pred, y_pred3)
 
 
-@pytest.mark.xfail(strict=True, reason=REFIT_CALLABLE)
 def test_refit_callable():
     """
     Test refit=callable, which adds flexibility in identifying the
@@ -445,7 +443,6 @@ def test_refit_callable():
     assert not hasattr(clf, "best_score_")
 
 
-@pytest.mark.xfail(strict=True, reason=REFIT_CALLABLE)
 def test_refit_callable_invalid_type():
     """
     Test implementation catches the errors when 'best_index_' returns an
@@ -465,9 +462,8 @@ def test_refit_callable_invalid_type():
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=f"{REFIT_CALLABLE}; the random variant also needs {SPACE}")
 @pytest.mark.parametrize("out_bound_value", [-1, 2])
-@pytest.mark.parametrize("kind", ["random", "grid"])
+@pytest.mark.parametrize("kind", [pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)), "grid"])
 def test_refit_callable_out_bound(out_bound_value, kind):
     """
     Test implementation catches the errors when 'best_index_' returns an
@@ -488,7 +484,6 @@ def test_refit_callable_out_bound(out_bound_value, kind):
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=REFIT_CALLABLE)
 def test_refit_callable_multi_metric():
     """
     Test refit=callable in multiple metric evaluation setting
@@ -1251,9 +1246,7 @@ def test_grid_search_cv_splits_consistency_duplicate_candidates():
 @pytest.mark.parametrize(
     "kind",
     [
-        pytest.param("grid", marks=pytest.mark.xfail(
-            strict=True, reason="an empty CV iterator gives IndexError, not 'No fits were performed' (branch contract)"
-        )),
+        "grid",
         pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)),
     ],
 )
@@ -1307,13 +1300,8 @@ def test_random_search_bad_cv(kind):
         ridge.fit(X[:train_size], y[:train_size])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=f"no 'One or more of the test scores are non-finite' warning (branch contract); "
-    f"the random variant also needs {SPACE}",
-)
 @pytest.mark.parametrize("return_train_score", [False, True])
-@pytest.mark.parametrize("kind", ["grid", "random"])
+@pytest.mark.parametrize("kind", ["grid", pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE))])
 def test_searchcv_raise_warning_with_non_finite_score(kind, return_train_score):
     # Non-regression test for:
     # https://github.com/scikit-learn/scikit-learn/issues/10529
@@ -1406,7 +1394,6 @@ def test_callable_multimetric_same_as_list_of_strings():
     assert search_callable.score(X, y) == pytest.approx(search_str.score(X, y))
 
 
-@pytest.mark.xfail(strict=True, reason="scoring='recall', refit='recall' is refused (branch contract)")
 def test_callable_single_metric_same_as_single_string():
     # Tests callable scorer is the same as scoring with a single string
     def custom_scorer(est, X, y):
