@@ -54,6 +54,8 @@ class BaseParallelMLP(BaseEstimator):
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
         "refit": ["boolean", str],
+        "holdout_refit": ["boolean"],
+        "tie_breaker": [StrOptions({"loss"}), None],
         "error_score": [StrOptions({"raise"}), Real],
         "return_train_score": ["boolean"],
         "verbose": ["verbose"],
@@ -93,6 +95,8 @@ class BaseParallelMLP(BaseEstimator):
         cv=None,
         scoring=None,
         refit=True,
+        holdout_refit=False,
+        tie_breaker=None,
         ensemble_size=1,
         error_score=np.nan,
         return_train_score=False,
@@ -125,6 +129,8 @@ class BaseParallelMLP(BaseEstimator):
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
+        self.holdout_refit = holdout_refit
+        self.tie_breaker = tie_breaker
         self.ensemble_size = ensemble_size
         self.error_score = error_score
         self.return_train_score = return_train_score
@@ -151,11 +157,12 @@ class BaseParallelMLP(BaseEstimator):
 
         With ``cv=None``, ``validation_fraction`` of the rows (stratified for
         classifiers) is held out; every model trains on the rest and is
-        scored on it. The best model is the trained one itself (no
-        retraining), so its validation score describes it honestly. With
-        ``cv``, every model trains once per fold inside the same fused run
-        and is scored on each fold's test rows; with ``refit`` the best
-        configuration is then retrained on all the data.
+        scored on it. With ``cv``, every model trains once per fold inside
+        the same fused run and is scored on each fold's test rows. The
+        best model has the best mean validation score (ties broken by
+        ``tie_breaker``); with ``refit`` its configuration is then
+        retrained on all the data (with ``cv=None`` only if
+        ``holdout_refit``, else the trained model itself is kept).
 
         Parameters
         ----------
@@ -206,6 +213,20 @@ class BaseParallelMLP(BaseEstimator):
     def _ranking_metric(self):
         return self.refit if isinstance(self.refit, str) else "score"
 
+    def _selection_order(self, run):
+        """Positions of the rows in the order the search prefers them
+        (0 is the best): by ``rank_test_<metric>``, ties by the mean held-out
+        loss (``tie_breaker="loss"``, NaN last), then by row order as
+        GridSearchCV's ``best_index_``."""
+        ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
+        keys = [ranks]
+        if self.tie_breaker == "loss":
+            keys.insert(0, np.nan_to_num(run.test_loss, nan=np.inf))
+        order = np.lexsort(keys)  # the last key is the primary one; lexsort is stable
+        positions = np.empty(len(order), dtype=int)
+        positions[order] = np.arange(len(order))
+        return positions
+
     def _search_attributes(self, run):
         """The fitted attributes of a search (no refit), as a dict."""
         result, n_models = run.result, run.population.n_models
@@ -237,15 +258,14 @@ class BaseParallelMLP(BaseEstimator):
         }
         metric = self._ranking_metric()
         if not run.multimetric or isinstance(self.refit, str):
-            ranks = run.cv_results[f"rank_test_{metric}"]
             means = run.cv_results[f"mean_test_{metric}"]
             if np.isnan(means).all() or run.failed.all():
                 raise ValueError(
                     f"All {n_models} models failed (diverged or could not be scored); try "
                     f"smaller learning rates or scale the input features."
                 )
-            # ties by row order, as GridSearchCV's best_index_
-            fitted["best_index_"] = int(np.argmin(ranks))
+            # rank 1, ties by the held-out loss (tie_breaker), then by row order
+            fitted["best_index_"] = int(np.argmin(self._selection_order(run)))
             fitted["best_params_"] = run.cv_results["params"][fitted["best_index_"]]
             fitted["best_score_"] = float(means[fitted["best_index_"]])
         return fitted
@@ -253,22 +273,24 @@ class BaseParallelMLP(BaseEstimator):
     def _refit_attributes(self, run, fitted):
         """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``).
 
-        The top ``ensemble_size`` models by rank (ties by row order; pruned
-        models only when too few others trained to the end, see
-        :func:`select_members`): with a holdout, the trained models
-        themselves; with cv, their configurations retrained on all the data
-        in one fused run.
+        The top ``ensemble_size`` models by rank (ties as ``tie_breaker``;
+        pruned models only when too few others trained to the end, see
+        :func:`select_members`): with cv, their configurations retrained on
+        all the data in one fused run; with a holdout, the same for the
+        epochs they trained (``holdout_refit``) or the trained models
+        themselves.
         """
         start = time.perf_counter()
         best_index = fitted["best_index_"]
-        ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
         means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
         members = select_members(
-            ranks, self.ensemble_size, best=best_index, usable=np.isfinite(means) & ~run.failed,
-            pruned=run.cv_results.get("pruned"),
+            self._selection_order(run), self.ensemble_size, best=best_index,
+            usable=np.isfinite(means) & ~run.failed, pruned=run.cv_results.get("pruned"),
         ).tolist()
-        refitted = {}
-        if self.cv is not None:
+        refitted, overrides = {}, {}
+        if self.cv is None and self.holdout_refit:
+            refitted, overrides = self._holdout_refit(run, fitted, members)
+        elif self.cv is not None:
             rows = np.arange(run.X.shape[0])
             folds = [validation_split(self, rows, run.y_encoded, run.seed) if self.early_stopping
                      else (rows, None)]
@@ -287,7 +309,10 @@ class BaseParallelMLP(BaseEstimator):
                 )
         data = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         state = {**fitted, **data, "_refitted": refitted}
-        models = [self._single_model(state, row, None) for row in members]
+        models = [
+            self._single_model(state, row, None, refitted=bool(refitted), training=overrides.get(row))
+            for row in members
+        ]
         best = models[0] if len(models) == 1 else self._ensemble_class.from_fitted(models)
         return {
             "_refitted": refitted,
@@ -295,6 +320,53 @@ class BaseParallelMLP(BaseEstimator):
             "ensemble_indices_": np.array(members),
             "refit_time_": time.perf_counter() - start,
         }
+
+    def _holdout_refit(self, run, fitted, members):
+        """Retrain the configurations of ``members`` on all the rows
+        (training and validation part), each for as many epochs as it
+        trained on the training part: ``n_iter_``, or its best epoch with
+        ``early_stopping`` (whose weights it kept). A fixed epoch count, as
+        nothing is left to watch; models of the same count train in one
+        fused run.
+
+        Returns
+        -------
+        refitted : dict of int to tuple
+            ``row: (coefs, intercepts, n_iter, loss_curve)``.
+        overrides : dict of int to dict
+            ``row: training parameters`` that make the returned model's
+            ``fit`` retrain exactly it (``max_iter`` the epoch count,
+            ``n_iter_no_change`` too so it never stops before, no
+            ``early_stopping``).
+        """
+        epochs = {}
+        for row in members:
+            n = int(fitted["n_iter_"][row])
+            if self.early_stopping:
+                curve = fitted["validation_scores_"][row, :n]
+                if np.isfinite(curve).any():
+                    # the first best epoch, as the stopping rule keeps it
+                    n = int(np.nanargmax(curve)) + 1
+            epochs[row] = max(n, 1)
+        rows = np.arange(run.X.shape[0])
+        refitted, overrides = {}, {}
+        for n in sorted(set(epochs.values())):
+            group = [row for row in members if epochs[row] == n]
+            training = {"max_iter": n, "n_iter_no_change": n, "early_stopping": False}
+            config = dataclasses.replace(run.config, pruning=None, **training)
+            result, _ = train_fused(
+                self, run.spec.subset(group), config, run.X, run.y_encoded, [(rows, None)],
+                name="refit run", sample_weight=run.sample_weight, monitor=False,
+                deadline=run.deadline,
+            )
+            warn_halted(result, "the refit of the best configuration")
+            for j, row in enumerate(group):
+                refitted[row] = (
+                    result.coefs[0][j], result.intercepts[0][j], int(result.n_iter[j, 0]),
+                    result.loss_curves[j, 0],
+                )
+                overrides[row] = training
+        return refitted, overrides
 
     # --------------------------------------------------------------- models
     def export_model(self, index, fold=None):
@@ -329,10 +401,14 @@ class BaseParallelMLP(BaseEstimator):
             )
         return self._single_model(vars(self), index, fold)
 
-    def _single_model(self, state, index, fold):
-        """Model ``index`` (fold ``fold``'s replica, or the refitted /
-        held-out-trained model for None) from the fitted ``state``."""
-        if fold is None and self.cv is not None:
+    def _single_model(self, state, index, fold, *, refitted=None, training=None):
+        """Model ``index`` from the fitted ``state``: fold ``fold``'s replica,
+        or for None the refitted model (``refitted``; by default with
+        ``cv``) or the held-out-trained one. ``training`` overrides the
+        search's training parameters on the returned model."""
+        if refitted is None:
+            refitted = fold is None and self.cv is not None
+        if refitted:
             coefs, intercepts, n_iter, curve = state["_refitted"][index]
         else:
             fold = fold or 0
@@ -345,7 +421,7 @@ class BaseParallelMLP(BaseEstimator):
             **results["params"][index],
             repeat=int(results["param_repeat"][index]),
             random_state=state["_seed"],
-            **{name: getattr(self, name) for name in TRAINING_PARAMS},
+            **{**{name: getattr(self, name) for name in TRAINING_PARAMS}, **(training or {})},
         )
         model.coefs_ = [c.copy() for c in coefs]
         model.intercepts_ = [b.copy() for b in intercepts]

@@ -78,7 +78,7 @@ PARAMETERS = """
         ``cv_results_`` columns, as GridSearchCV.
     ensemble_size : int, default=1
         With more than one, ``best_estimator_`` (and predict) averages the
-        top ``ensemble_size`` models by rank (ties by row order): their
+        top ``ensemble_size`` models by rank (ties as ``tie_breaker``): their
         probabilities for classifiers, their predictions for regressors.
         With ``pruning``, models pruned by successive halving (partly
         trained) are passed over; only when fewer than ``ensemble_size``
@@ -90,10 +90,28 @@ PARAMETERS = """
     refit : bool or str, default=True
         Expose the best model as ``best_estimator_`` and predict with it
         (with multi-metric scoring, the name of the scorer that picks it).
-        With ``cv=None`` the best model is the trained one, not a retrained
-        copy; with ``cv`` the best configuration is retrained on all the
-        data. ``refit=False`` leaves ``best_estimator_`` unset and
-        prediction unavailable, as GridSearchCV does.
+        With ``cv`` the best configuration is retrained on all the data, as
+        GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
+        ``refit=False`` leaves ``best_estimator_`` unset and prediction
+        unavailable, as GridSearchCV does.
+    holdout_refit : bool, default=False
+        With ``cv=None`` and ``refit``: True retrains the chosen
+        configuration(s) on all the rows, the validation part included, each
+        for as many epochs as it trained in the search (``n_iter_``, or its
+        best epoch with ``early_stopping``), from the same initial weights
+        and batch order; ``best_estimator_`` is then that model, with
+        ``max_iter`` (and ``n_iter_no_change``) set to the epoch count and
+        no early stopping, so its ``fit`` retrains exactly it. False returns
+        the model trained in the search on the training part itself.
+        Ignored with ``cv``.
+    tie_breaker : {"loss"} or None, default=None
+        How models tied for the best rank (the same mean validation score,
+        frequent with accuracy on a small validation set) are ordered for
+        ``best_index_`` and the ensemble: "loss" prefers the lower mean
+        loss on the same held-out rows (log-loss for classifiers, squared
+        error for regressors, without the L2 term), then row order; None
+        takes the first row, as GridSearchCV. ``rank_test_*`` is unchanged
+        (ties share a rank).
     error_score : "raise" or float, default=np.nan
         Score of a model that diverged or whose scoring raised; "raise"
         raises instead.
@@ -153,9 +171,10 @@ ATTRIBUTES = """
     multimetric_ : bool
         Whether several scorers were used.
     refit_time_ : float
-        Seconds spent building ``best_estimator_``: with ``cv``, retraining
-        the best configuration(s) on all the data; with ``cv=None`` only
-        assembling the trained model(s), close to 0. Only with ``refit``.
+        Seconds spent building ``best_estimator_``: retraining the best
+        configuration(s) on all the data (with ``cv``, or ``cv=None`` and
+        ``holdout_refit``), else only assembling the trained model(s),
+        close to 0. Only with ``refit``.
     cv_results_ : dict of ndarray
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
@@ -170,7 +189,11 @@ ATTRIBUTES = """
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``).
     best_score_ : float
-        Its validation score.
+        The mean validation score of the best configuration (on the
+        held-out rows, or over the cv folds), as GridSearchCV's. When
+        ``best_estimator_`` was retrained on all the rows (``cv``, or
+        ``holdout_refit``), it describes the configuration, not that
+        retrained model, which no held-out data scored.
     best_estimator_ : <single>
         The best model, standalone. Only with ``refit=True``.
     scorer_ : callable or dict

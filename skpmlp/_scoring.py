@@ -14,7 +14,7 @@ import torch
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ._engine import MONITOR_SCORES
+from ._engine import MONITOR_SCORES, negated_loss
 
 
 class _PrecomputedClassifier(ClassifierMixin, BaseEstimator):
@@ -128,6 +128,42 @@ def score_population(
         # rows take it, and no string ever enters the numeric array
         scores[failed] = error_score
     return scores, time.perf_counter() - start
+
+
+def population_loss(outputs, y_encoded, *, task, failed=None, sample_weight=None):
+    """Every model's mean loss on ``(X, y)`` from its outputs: what
+    ``tie_breaker="loss"`` compares.
+
+    The training loss without its L2 term: softmax cross-entropy (log-loss)
+    for classifiers, half the squared error (mean over targets) for
+    regressors, weighted by ``sample_weight``; float64.
+
+    Parameters
+    ----------
+    outputs : ndarray of shape (n_models, n_samples, n_outputs)
+        Logits (classification) or predictions (regression).
+    y_encoded : ndarray
+        Class indices of shape (n_samples,) or 2-D float targets.
+    task : {"classification", "regression"}
+    failed : ndarray of bool of shape (n_models,), optional
+        Models whose loss is NaN whatever their outputs.
+    sample_weight : ndarray of shape (n_samples,), optional
+
+    Returns
+    -------
+    ndarray of shape (n_models,)
+        NaN for failed models and non-finite outputs.
+    """
+    target = torch.as_tensor(np.asarray(y_encoded))
+    if task == "regression":
+        target = target.reshape(len(target), -1).to(torch.float64)
+    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    outputs = torch.as_tensor(outputs, dtype=torch.float64)
+    loss = -negated_loss(task)(outputs, target, weights).numpy()
+    bad = ~np.isfinite(loss) | ~torch.isfinite(outputs).all(2).all(1).numpy()
+    if failed is not None:
+        bad |= np.asarray(failed, dtype=bool)
+    return np.where(bad, np.nan, loss)
 
 
 def warn_failed(failed, n_models):

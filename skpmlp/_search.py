@@ -22,7 +22,7 @@ from ._params import resolve_seed, train_config
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
-from ._scoring import score_population, warn_failed, warn_halted
+from ._scoring import population_loss, score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
 from ._splits import holdout_split, validation_split
 
@@ -157,6 +157,9 @@ class SearchRun:
     shards: list
     failed: np.ndarray
     deadline: float = None
+    #: (n_models,) mean loss on the held-out rows over the folds (NaN for
+    #: a model that failed on some fold): what ``tie_breaker="loss"`` compares
+    test_loss: np.ndarray = None
 
 
 def run_search(estimator, X, y, sample_weight=None):
@@ -203,6 +206,7 @@ def run_search(estimator, X, y, sample_weight=None):
     scoring_config = dataclasses.replace(config, device=local_device(config.device))
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
     scores = {part: {name: np.empty((population.n_models, len(folds))) for name in scorers} for part in parts}
+    test_loss = np.empty((population.n_models, len(folds)))
     score_time = 0.0
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
@@ -211,6 +215,11 @@ def run_search(estimator, X, y, sample_weight=None):
             outputs = population_outputs(
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config, X[rows]
             )
+            if part == "test":
+                test_loss[:, k] = population_loss(
+                    outputs, y_encoded[rows], task=estimator._task, failed=failed[:, k],
+                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                )
             for name, scorer in scorers.items():
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=estimator._task,
@@ -228,5 +237,5 @@ def run_search(estimator, X, y, sample_weight=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline,
+        X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline, test_loss.mean(axis=1),
     )
