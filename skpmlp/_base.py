@@ -55,6 +55,7 @@ class BaseParallelMLP(BaseEstimator):
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
         "refit": ["boolean", str],
         "holdout_refit": ["boolean"],
+        "selection": [StrOptions({"auto", "score", "loss"})],
         "tie_breaker": [StrOptions({"loss"}), None],
         "error_score": [StrOptions({"raise"}), Real],
         "return_train_score": ["boolean"],
@@ -95,8 +96,9 @@ class BaseParallelMLP(BaseEstimator):
         cv=None,
         scoring=None,
         refit=True,
-        holdout_refit=False,
-        tie_breaker=None,
+        holdout_refit=True,
+        selection="auto",
+        tie_breaker="loss",
         ensemble_size=1,
         error_score=np.nan,
         return_train_score=False,
@@ -130,6 +132,7 @@ class BaseParallelMLP(BaseEstimator):
         self.scoring = scoring
         self.refit = refit
         self.holdout_refit = holdout_refit
+        self.selection = selection
         self.tie_breaker = tie_breaker
         self.ensemble_size = ensemble_size
         self.error_score = error_score
@@ -159,8 +162,8 @@ class BaseParallelMLP(BaseEstimator):
         classifiers) is held out; every model trains on the rest and is
         scored on it. With ``cv``, every model trains once per fold inside
         the same fused run and is scored on each fold's test rows. The
-        best model has the best mean validation score (ties broken by
-        ``tie_breaker``); with ``refit`` its configuration is then
+        best model has the lowest mean validation loss or the best mean
+        validation score (``selection``); with ``refit`` its configuration is then
         retrained on all the data (with ``cv=None`` only if
         ``holdout_refit``, else the trained model itself is kept).
 
@@ -213,18 +216,34 @@ class BaseParallelMLP(BaseEstimator):
     def _ranking_metric(self):
         return self.refit if isinstance(self.refit, str) else "score"
 
+    def _selection_criterion(self):
+        """``selection`` resolved: "auto" is "loss" with the default score
+        (``scoring=None``), else "score" (the scorer the user asked for)."""
+        if self.selection == "auto":
+            return "loss" if self.scoring is None else "score"
+        return self.selection
+
     def _selection_order(self, run):
         """Positions of the rows in the order the search prefers them
-        (0 is the best): by ``rank_test_<metric>``, ties by the mean held-out
-        loss (``tie_breaker="loss"``, NaN last), then by row order as
-        GridSearchCV's ``best_index_``."""
-        ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
-        keys = [ranks]
-        if self.tie_breaker == "loss":
-            keys.insert(0, np.nan_to_num(run.test_loss, nan=np.inf))
-        order = np.lexsort(keys)  # the last key is the primary one; lexsort is stable
+        (0 is the best), then by row order as GridSearchCV's ``best_index_``:
+
+        - ``selection="loss"``: by the mean held-out loss (NaN last), failed
+          and pruned models after all others;
+        - ``selection="score"``: by ``rank_test_<metric>`` (which already
+          ranks failed and pruned models last), ties by the mean held-out
+          loss with ``tie_breaker="loss"``.
+        """
+        rows = np.arange(len(run.test_loss))
+        loss = np.nan_to_num(run.test_loss, nan=np.inf)
+        if self._selection_criterion() == "loss":
+            demoted = run.failed | np.asarray(run.cv_results.get("pruned", False), dtype=bool)
+            keys = (rows, loss, demoted)
+        else:
+            ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
+            keys = (rows, loss, ranks) if self.tie_breaker == "loss" else (rows, ranks)
+        order = np.lexsort(keys)  # the last key is the primary one
         positions = np.empty(len(order), dtype=int)
-        positions[order] = np.arange(len(order))
+        positions[order] = rows
         return positions
 
     def _search_attributes(self, run):
@@ -264,7 +283,7 @@ class BaseParallelMLP(BaseEstimator):
                     f"All {n_models} models failed (diverged or could not be scored); try "
                     f"smaller learning rates or scale the input features."
                 )
-            # rank 1, ties by the held-out loss (tie_breaker), then by row order
+            # by the held-out loss or the score (selection), then by row order
             fitted["best_index_"] = int(np.argmin(self._selection_order(run)))
             fitted["best_params_"] = run.cv_results["params"][fitted["best_index_"]]
             fitted["best_score_"] = float(means[fitted["best_index_"]])
@@ -273,7 +292,8 @@ class BaseParallelMLP(BaseEstimator):
     def _refit_attributes(self, run, fitted):
         """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``).
 
-        The top ``ensemble_size`` models by rank (ties as ``tie_breaker``;
+        The top ``ensemble_size`` models as ``selection`` orders them (see
+        :meth:`_selection_order`;
         pruned models only when too few others trained to the end, see
         :func:`select_members`): with cv, their configurations retrained on
         all the data in one fused run; with a holdout, the same for the

@@ -78,7 +78,7 @@ PARAMETERS = """
         ``cv_results_`` columns, as GridSearchCV.
     ensemble_size : int, default=1
         With more than one, ``best_estimator_`` (and predict) averages the
-        top ``ensemble_size`` models by rank (ties as ``tie_breaker``): their
+        top ``ensemble_size`` models as ``selection`` orders them: their
         probabilities for classifiers, their predictions for regressors.
         With ``pruning``, models pruned by successive halving (partly
         trained) are passed over; only when fewer than ``ensemble_size``
@@ -94,24 +94,32 @@ PARAMETERS = """
         GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
         ``refit=False`` leaves ``best_estimator_`` unset and prediction
         unavailable, as GridSearchCV does.
-    holdout_refit : bool, default=False
+    holdout_refit : bool, default=True
         With ``cv=None`` and ``refit``: True retrains the chosen
         configuration(s) on all the rows, the validation part included, each
         for as many epochs as it trained in the search (``n_iter_``, or its
         best epoch with ``early_stopping``), from the same initial weights
-        and batch order; ``best_estimator_`` is then that model, with
-        ``max_iter`` (and ``n_iter_no_change``) set to the epoch count and
-        no early stopping, so its ``fit`` retrains exactly it. False returns
-        the model trained in the search on the training part itself.
-        Ignored with ``cv``.
-    tie_breaker : {"loss"} or None, default=None
-        How models tied for the best rank (the same mean validation score,
-        frequent with accuracy on a small validation set) are ordered for
-        ``best_index_`` and the ensemble: "loss" prefers the lower mean
-        loss on the same held-out rows (log-loss for classifiers, squared
-        error for regressors, without the L2 term), then row order; None
-        takes the first row, as GridSearchCV. ``rank_test_*`` is unchanged
-        (ties share a rank).
+        and batch order, as GridSearchCV refits; ``best_estimator_`` is then
+        that model, with ``max_iter`` (and ``n_iter_no_change``) set to the
+        epoch count and no early stopping, so its ``fit`` retrains exactly
+        it. False returns the model trained in the search on the training
+        part itself (its validation score then describes it). Ignored with
+        ``cv``. The user guide's "Choosing the model" section has the
+        measurements behind the default.
+    selection : {"auto", "loss", "score"}, default="auto"
+        What picks ``best_index_`` (and orders an ensemble's members):
+        "loss" the lowest mean validation loss (log-loss for classifiers,
+        squared error for regressors, without the L2 term:
+        ``cv_results_["mean_test_loss"]``), "score" the best
+        ``rank_test_<scorer>`` (``scoring``, or the scorer ``refit``
+        names), as GridSearchCV. "auto" is "loss" with ``scoring=None``
+        and "score" when a scorer is given. ``cv_results_`` ranks and
+        ``best_score_`` always use ``scoring``. Ties go by row order.
+    tie_breaker : {"loss"} or None, default="loss"
+        With ``selection="score"``, how models tied for a rank (the same
+        mean validation score, frequent with accuracy on a small
+        validation set) are ordered: "loss" prefers the lower mean
+        validation loss, None takes the first row, as GridSearchCV.
     error_score : "raise" or float, default=np.nan
         Score of a model that diverged or whose scoring raised; "raise"
         raises instead.
@@ -179,7 +187,9 @@ ATTRIBUTES = """
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
-        ``mean_fit_time``, ...). Models are trained together, so each row's
+        ``mean_fit_time``, ...), plus ``split<k>_test_loss``,
+        ``mean_test_loss`` and ``std_test_loss``: the validation loss that
+        ``selection="loss"`` compares. Models are trained together, so each row's
         fit time is an equal share of the fused run's wall time.
         ``pandas.DataFrame(cv_results_)`` gives a table.
     best_index_ : int
@@ -189,11 +199,14 @@ ATTRIBUTES = """
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``).
     best_score_ : float
-        The mean validation score of the best configuration (on the
-        held-out rows, or over the cv folds), as GridSearchCV's. When
-        ``best_estimator_`` was retrained on all the rows (``cv``, or
-        ``holdout_refit``), it describes the configuration, not that
-        retrained model, which no held-out data scored.
+        The mean validation score (``scoring``) of the chosen configuration
+        (row ``best_index_``; on the held-out rows, or over the cv folds),
+        as GridSearchCV's. With ``selection="loss"`` the chosen row has the
+        lowest validation loss, so ``best_score_`` may be below the highest
+        ``mean_test_score``. When ``best_estimator_`` was retrained on all
+        the rows (``cv``, or ``holdout_refit``), it describes the
+        configuration, not that retrained model, which no held-out data
+        scored.
     best_estimator_ : <single>
         The best model, standalone. Only with ``refit=True``.
     scorer_ : callable or dict

@@ -113,7 +113,7 @@ def test_tie_breaker_prefers_the_lower_validation_loss(ensemble_size):
     """Accuracy on 15 validation rows of separable data ties many models;
     tie_breaker="loss" orders them by log-loss, None by row order."""
     X, y = make_classification(150, 5, n_informative=4, n_redundant=0, class_sep=3.0, random_state=0)
-    params = dict(SEARCH, holdout_refit=False, ensemble_size=ensemble_size)
+    params = dict(SEARCH, holdout_refit=False, ensemble_size=ensemble_size, selection="score")
     first = ParallelMLPClassifier(**params, tie_breaker=None).fit(X, y)
     by_loss = ParallelMLPClassifier(**params, tie_breaker="loss").fit(X, y)
     ranks = by_loss.cv_results_["rank_test_score"]
@@ -132,9 +132,46 @@ def test_tie_breaker_prefers_the_lower_validation_loss(ensemble_size):
     assert first.best_score_ == by_loss.best_score_
 
 
+@pytest.mark.parametrize("estimator_class", [ParallelMLPClassifier, ParallelMLPRegressor])
+def test_selection_loss_picks_the_lowest_validation_loss(estimator_class):
+    """The default (scoring=None) picks by the held-out loss in cv_results_;
+    best_score_ stays that row's score; a scorer switches "auto" to "score"."""
+    X, y, _ = _data(estimator_class)
+    search = estimator_class(**SEARCH, holdout_refit=False).fit(X, y)
+    val = _validation_rows(search, y)
+    if estimator_class is ParallelMLPClassifier:
+        losses = [log_loss(y[val], search.export_model(i).predict_proba(X[val])) for i in range(search.n_models_)]
+    else:
+        losses = [mean_squared_error(y[val], search.export_model(i).predict(X[val])) / 2
+                  for i in range(search.n_models_)]
+    np.testing.assert_allclose(search.cv_results_["mean_test_loss"], losses, rtol=1e-9)
+    assert search.best_index_ == np.argmin(losses)
+    assert search.best_score_ == search.cv_results_["mean_test_score"][search.best_index_]
+    scored = estimator_class(**SEARCH, holdout_refit=False, scoring="accuracy" if estimator_class
+                             is ParallelMLPClassifier else "r2").fit(X, y)
+    assert scored.cv_results_["rank_test_score"][scored.best_index_] == 1
+
+
+def test_selection_loss_differs_from_the_best_accuracy():
+    X, y = make_classification(150, 5, n_informative=3, n_classes=3, random_state=2)
+    by_loss = ParallelMLPClassifier(**SEARCH, n_repeats=3, selection="loss").fit(X, y)
+    by_score = ParallelMLPClassifier(**SEARCH, n_repeats=3, selection="score").fit(X, y)
+    assert by_loss.best_index_ == np.nanargmin(by_loss.cv_results_["mean_test_loss"]) != by_score.best_index_
+    assert by_score.cv_results_["rank_test_score"][by_score.best_index_] == 1
+    assert by_loss.best_score_ == by_loss.cv_results_["mean_test_score"][by_loss.best_index_]
+    assert by_loss.best_score_ < by_score.best_score_ == by_score.cv_results_["mean_test_score"].max()
+
+
+def test_a_scorer_named_loss_is_refused():
+    X, y, _ = _data(ParallelMLPClassifier)
+    with pytest.raises(ValueError, match="'loss' cannot name a scorer"):
+        ParallelMLPClassifier(**SEARCH, scoring={"loss": "neg_log_loss", "accuracy": "accuracy"},
+                              refit="accuracy").fit(X, y)
+
+
 def test_tie_breaker_with_cv_uses_the_mean_fold_loss():
     X, y = make_classification(150, 5, n_informative=4, n_redundant=0, class_sep=6.0, random_state=0)
-    search = ParallelMLPClassifier(**SEARCH, n_repeats=3, cv=3, tie_breaker="loss").fit(X, y)
+    search = ParallelMLPClassifier(**SEARCH, n_repeats=3, cv=3, selection="score", tie_breaker="loss").fit(X, y)
     ranks = search.cv_results_["rank_test_score"]
     tied = np.flatnonzero(ranks == 1)
     assert len(tied) >= 2

@@ -127,13 +127,15 @@ def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
 @pytest.mark.parametrize("cv", [None, 3])
 def test_top_k_ensemble(iris, cv):
     X, y = iris
-    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, **SEARCH).fit(X, y)
+    # the trained models themselves (cv=None), or the configurations refitted (cv=3)
+    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, holdout_refit=False, **SEARCH).fit(X, y)
     ensemble = search.best_estimator_
     assert isinstance(ensemble, MLPEnsembleClassifier)
     members = search.ensemble_indices_
     assert members[0] == search.best_index_ and len(members) == 3
-    ranks = search.cv_results_["rank_test_score"]
-    assert ranks[members].max() <= np.sort(ranks)[2]
+    # selection="loss" (the default with scoring=None): the 3 lowest validation losses
+    loss = search.cv_results_["mean_test_loss"]
+    np.testing.assert_array_equal(members, np.argsort(loss, kind="stable")[:3])
     mean = np.mean([search.export_model(i).predict_proba(X) for i in members], axis=0)
     np.testing.assert_allclose(search.predict_proba(X), mean)
     np.testing.assert_array_equal(search.predict(X), search.classes_[mean.argmax(1)])
