@@ -21,8 +21,8 @@ split no search sees). For each data set it trains, on the training part:
   - the selection criterion: accuracy / R^2 with ties by row order
     (``first``: ``tie_breaker=None``, GridSearchCV's rule), accuracy / R^2
     with ties by the validation loss (``tie-loss``: ``tie_breaker="loss"``),
-    or ranking by the loss itself (``loss``: as ``scoring="neg_log_loss"`` /
-    ``"neg_mean_squared_error"``);
+    or ranking by the loss itself (``loss``: ``selection="loss"``, as
+    ``scoring="neg_log_loss"`` / ``"neg_mean_squared_error"`` would rank);
   - ``ensemble_size`` 1, 3 and 5 (the top models' mean probabilities /
     predictions).
 
@@ -83,8 +83,12 @@ def variant_name(refit, criterion, ensemble_size):
 
 def default_variant():
     """The variant the estimators' defaults amount to."""
-    params = ParallelMLPClassifier().get_params()
-    criterion = "tie_loss" if params["tie_breaker"] == "loss" else "first"
+    search = ParallelMLPClassifier()
+    params = search.get_params()
+    if search._selection_criterion() == "loss":
+        criterion = "rank_loss"
+    else:
+        criterion = "tie_loss" if params["tie_breaker"] == "loss" else "first"
     return variant_name(params["holdout_refit"], criterion, params["ensemble_size"])
 
 
@@ -92,7 +96,7 @@ def selection_order(ranks, losses, criterion):
     """Rows best first: by rank with ties by row order (``first``, the
     ``tie_breaker=None`` rule), by rank with ties by the validation loss
     (``tie_loss``, ``tie_breaker="loss"``), or by the loss alone
-    (``rank_loss``, as ``scoring="neg_log_loss"`` / ``"neg_mean_squared_error"``)."""
+    (``rank_loss``, ``selection="loss"``)."""
     losses = np.nan_to_num(losses, nan=np.inf)
     rows = np.arange(len(ranks))
     keys = {"first": (rows, ranks), "tie_loss": (rows, losses, ranks), "rank_loss": (rows, losses)}[criterion]
