@@ -228,7 +228,8 @@ class BaseParallelMLP(BaseEstimator):
         (0 is the best), then by row order as GridSearchCV's ``best_index_``:
 
         - ``selection="loss"``: by the mean held-out loss (NaN last), failed
-          and pruned models after all others;
+          and pruned models and those without a finite score after all
+          others;
         - ``selection="score"``: by ``rank_test_<metric>`` (which already
           ranks failed and pruned models last), ties by the mean held-out
           loss with ``tie_breaker="loss"``.
@@ -236,7 +237,8 @@ class BaseParallelMLP(BaseEstimator):
         rows = np.arange(len(run.test_loss))
         loss = np.nan_to_num(run.test_loss, nan=np.inf)
         if self._selection_criterion() == "loss":
-            demoted = run.failed | np.asarray(run.cv_results.get("pruned", False), dtype=bool)
+            means = run.cv_results[f"mean_test_{self._ranking_metric()}"]
+            demoted = run.failed | ~np.isfinite(means) | np.asarray(run.cv_results.get("pruned", False), dtype=bool)
             keys = (rows, loss, demoted)
         else:
             ranks = run.cv_results[f"rank_test_{self._ranking_metric()}"]
