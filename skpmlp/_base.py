@@ -271,6 +271,7 @@ class BaseParallelMLP(BaseEstimator):
             "loss_curves_": squeeze(result.loss_curves),
             "validation_scores_": None if result.validation_scores is None else squeeze(result.validation_scores),
             "n_iter_": squeeze(result.n_iter),
+            "validation_loss_": run.test_loss,
             "shards_": run.shards,
             "_coefs": result.coefs,
             "_intercepts": result.intercepts,

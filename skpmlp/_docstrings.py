@@ -110,7 +110,7 @@ PARAMETERS = """
         What picks ``best_index_`` (and orders an ensemble's members):
         "loss" the lowest mean validation loss (log-loss for classifiers,
         squared error for regressors, without the L2 term:
-        ``cv_results_["mean_test_loss"]``), "score" the best
+        ``validation_loss_``), "score" the best
         ``rank_test_<scorer>`` (``scoring``, or the scorer ``refit``
         names), as GridSearchCV. "auto" is "loss" with ``scoring=None``
         and "score" when a scorer is given. ``cv_results_`` ranks and
@@ -187,9 +187,7 @@ ATTRIBUTES = """
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
-        ``mean_fit_time``, ...), plus ``split<k>_test_loss``,
-        ``mean_test_loss`` and ``std_test_loss``: the validation loss that
-        ``selection="loss"`` compares. Models are trained together, so each row's
+        ``mean_fit_time``, ...). Models are trained together, so each row's
         fit time is an equal share of the fused run's wall time.
         ``pandas.DataFrame(cv_results_)`` gives a table.
     best_index_ : int
@@ -222,6 +220,12 @@ ATTRIBUTES = """
         validation is monitored, i.e. with ``early_stopping=True`` or a
         ``pruning`` (a validation part of each fold's training rows), else
         None.
+    validation_loss_ : ndarray of shape (n_models,)
+        Every model's loss on the held-out rows (with ``cv``, the mean over
+        its folds' test rows): log-loss for classifiers, half the squared
+        error for regressors (as their training loss, without the L2 term);
+        NaN for a model that failed. What ``selection="loss"`` and
+        ``tie_breaker="loss"`` compare.
     n_iter_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
     ensemble_indices_ : ndarray of int

@@ -21,7 +21,7 @@ from ._parallel import train_search
 from ._params import resolve_seed, train_config
 from ._population import build_population
 from ._progress import SearchProgress
-from ._results import _store, build_cv_results
+from ._results import build_cv_results
 from ._scoring import population_loss, score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
 from ._splits import holdout_split, validation_split
@@ -91,15 +91,6 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
                 )
 
 
-def _check_scorer_names(names):
-    """``cv_results_`` has ``*_test_loss`` columns of its own."""
-    if "loss" in names:
-        raise ValueError(
-            "'loss' cannot name a scorer: cv_results_ has split<k>_test_loss, mean_test_loss and "
-            "std_test_loss columns (the held-out loss); give the scorer another name."
-        )
-
-
 def resolve_scorers(estimator, scoring):
     """``({name: scorer or None}, multimetric)``; None means the fused
     default score (accuracy / R^2)."""
@@ -110,14 +101,12 @@ def resolve_scorers(estimator, scoring):
     if isinstance(scoring, dict):
         if not scoring:
             raise ValueError("scoring is an empty dict; give at least one scorer.")
-        _check_scorer_names(scoring)
         return {name: check_scoring(estimator, s) for name, s in scoring.items()}, True
     names = list(scoring)
     if not names or len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
         raise ValueError(
             f"scoring as a list, tuple or set must hold unique scorer names; got {scoring!r}."
         )
-    _check_scorer_names(names)
     return {name: get_scorer(name) for name in names}, True
 
 
@@ -247,9 +236,6 @@ def run_search(estimator, X, y, sample_weight=None):
         pruned=None if config.pruning is None else result.pruned.any(axis=1),
         failed=failed.any(axis=1),
     )
-    # the loss on the same held-out rows: what selection="loss" (and
-    # tie_breaker="loss") compare
-    _store(cv_results, "test_loss", test_loss)
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, sample_weight, shards, failed.any(axis=1), deadline, test_loss.mean(axis=1),

@@ -144,7 +144,7 @@ def test_selection_loss_picks_the_lowest_validation_loss(estimator_class):
     else:
         losses = [mean_squared_error(y[val], search.export_model(i).predict(X[val])) / 2
                   for i in range(search.n_models_)]
-    np.testing.assert_allclose(search.cv_results_["mean_test_loss"], losses, rtol=1e-9)
+    np.testing.assert_allclose(search.validation_loss_, losses, rtol=1e-9)
     assert search.best_index_ == np.argmin(losses)
     assert search.best_score_ == search.cv_results_["mean_test_score"][search.best_index_]
     scored = estimator_class(**SEARCH, holdout_refit=False, scoring="accuracy" if estimator_class
@@ -156,17 +156,10 @@ def test_selection_loss_differs_from_the_best_accuracy():
     X, y = make_classification(150, 5, n_informative=3, n_classes=3, random_state=2)
     by_loss = ParallelMLPClassifier(**SEARCH, n_repeats=3, selection="loss").fit(X, y)
     by_score = ParallelMLPClassifier(**SEARCH, n_repeats=3, selection="score").fit(X, y)
-    assert by_loss.best_index_ == np.nanargmin(by_loss.cv_results_["mean_test_loss"]) != by_score.best_index_
+    assert by_loss.best_index_ == np.nanargmin(by_loss.validation_loss_) != by_score.best_index_
     assert by_score.cv_results_["rank_test_score"][by_score.best_index_] == 1
     assert by_loss.best_score_ == by_loss.cv_results_["mean_test_score"][by_loss.best_index_]
     assert by_loss.best_score_ < by_score.best_score_ == by_score.cv_results_["mean_test_score"].max()
-
-
-def test_a_scorer_named_loss_is_refused():
-    X, y, _ = _data(ParallelMLPClassifier)
-    with pytest.raises(ValueError, match="'loss' cannot name a scorer"):
-        ParallelMLPClassifier(**SEARCH, scoring={"loss": "neg_log_loss", "accuracy": "accuracy"},
-                              refit="accuracy").fit(X, y)
 
 
 def test_tie_breaker_with_cv_uses_the_mean_fold_loss():
@@ -178,4 +171,5 @@ def test_tie_breaker_with_cv_uses_the_mean_fold_loss():
     losses = np.zeros(len(tied))
     for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
         losses += [log_loss(y[test], search.export_model(i, fold=k).predict_proba(X[test])) for i in tied]
+    np.testing.assert_allclose(search.validation_loss_[tied], losses / 3, rtol=1e-9)
     assert search.best_index_ == tied[np.argmin(losses)] != tied[0]
