@@ -53,7 +53,7 @@ from sklearn.neural_network import MLPClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vs_gridsearch import CV, GRID, SEED, machine, prepare  # noqa: E402
+from _real_data import CV, GRID, SEED, machine, prepare  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier  # noqa: E402
 

@@ -47,74 +47,26 @@ import argparse
 import json
 import math
 import os
-import platform
 import statistics
-import time
-import warnings
+import sys
 from pathlib import Path
 
 import numpy as np
-import sklearn
 import torch
 from scipy.stats import spearmanr
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.model_selection import GridSearchCV
 from sklearn.neural_network import MLPClassifier, MLPRegressor
-from sklearn.preprocessing import StandardScaler
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-GRID = {
-    "hidden_layer_sizes": [(16,), (64,), (128,), (64, 32)],
-    "activation": ["relu", "tanh", "logistic"],
-    "learning_rate_init": [1e-3, 1e-2],
-    "alpha": [1e-4, 1e-2],
-}
-CV = 5
-TEST_SIZE = 0.25
-SEED = 0
+from _real_data import (  # noqa: E402
+    CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, key, machine, prepare, timed,
+)
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+
 TARGET_SPEEDUP = 20.0
 TARGET_GAP = 0.005
-
-# name -> (loader, task)
-DATASETS = {
-    "breast_cancer": (load_breast_cancer, "classification"),
-    "digits": (load_digits, "classification"),
-    "iris": (load_iris, "classification"),
-    "wine": (load_wine, "classification"),
-    "diabetes": (load_diabetes, "regression"),
-}
-QUICK = ["breast_cancer", "diabetes"]
-
-
-def prepare(name):
-    """Train / test split of ``name``, scaled on the training part only."""
-    loader, task = DATASETS[name]
-    X, y = loader(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=TEST_SIZE, random_state=SEED,
-        stratify=y if task == "classification" else None,
-    )
-    scaler = StandardScaler().fit(X_train)
-    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    if task == "regression":
-        target = StandardScaler().fit(y_train[:, None])
-        y_train = target.transform(y_train[:, None]).ravel()
-        y_test = target.transform(y_test[:, None]).ravel()
-    return task, X_train, X_test, y_train, y_test
-
-
-def key(params):
-    return tuple(sorted((k, v) for k, v in params.items() if k in GRID))
-
-
-def timed(fn):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        start = time.perf_counter()
-        result = fn()
-        return result, time.perf_counter() - start
 
 
 def run(name, max_iter, repeats, n_jobs, torch_threads=None):
@@ -172,19 +124,6 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None):
         "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
         "skpmlp_best_n_iter": int(ours.best_estimator_.n_iter_),
         "gridsearch_best_n_iter": int(grid.best_estimator_.n_iter_),
-    }
-
-
-def machine():
-    from skpmlp import _kernels
-
-    return {
-        "platform": platform.platform(), "processor": platform.processor(),
-        "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-        "native_kernel": _kernels.kernel_available(),
-        "torch": torch.__version__, "sklearn": sklearn.__version__,
-        "load_average": os.getloadavg(),
     }
 
 

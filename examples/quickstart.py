@@ -92,7 +92,8 @@ print(f"{'':<62} {'test accuracy':>13} {'wall time':>11}")
 # %%
 # 1. skpmlp, holdout (the default, ``cv=None``): every configuration trains
 # once, on 90 % of the training rows, and is scored on the other 10 %
-# (``validation_fraction``); the best one is that trained model itself.
+# (``validation_fraction``); the one of lowest validation loss is then
+# retrained on all the training rows.
 # Being the first torch work of the script, this fit also pays torch's
 # one-time warm-up.
 holdout, holdout_seconds = timed_fit(

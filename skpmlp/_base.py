@@ -93,6 +93,9 @@ class BaseParallelMLP(BaseEstimator):
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
         "refit": ["boolean", str, callable],
+        "holdout_refit": ["boolean"],
+        "selection": [StrOptions({"auto", "score", "loss"})],
+        "tie_breaker": [StrOptions({"loss"}), None],
         "error_score": [StrOptions({"raise"}), Real],
         "return_train_score": ["boolean"],
         "verbose": ["verbose"],
@@ -133,6 +136,9 @@ class BaseParallelMLP(BaseEstimator):
         cv=None,
         scoring=None,
         refit=True,
+        holdout_refit=True,
+        selection="auto",
+        tie_breaker="loss",
         ensemble_size=1,
         error_score=np.nan,
         return_train_score=False,
@@ -166,6 +172,9 @@ class BaseParallelMLP(BaseEstimator):
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
+        self.holdout_refit = holdout_refit
+        self.selection = selection
+        self.tie_breaker = tie_breaker
         self.ensemble_size = ensemble_size
         self.error_score = error_score
         self.return_train_score = return_train_score
@@ -193,11 +202,12 @@ class BaseParallelMLP(BaseEstimator):
         With ``cv=None``, ``validation_fraction`` of the rows (stratified for
         single-label classifiers; with ``groups``, that fraction of the
         groups, whole) is held out; every model trains on the rest and is
-        scored on it. The best model is the trained one itself (no
-        retraining), so its validation score describes it honestly. With
-        ``cv``, every model trains once per fold inside the same fused run
-        and is scored on each fold's test rows; with ``refit`` the best
-        configuration is then retrained on all the data.
+        scored on it. With ``cv``, every model trains once per fold inside
+        the same fused run and is scored on each fold's test rows. The
+        best model has the lowest mean validation loss or the best mean
+        validation score (``selection``); with ``refit`` its configuration
+        is then retrained on all the data (with ``cv=None`` only if
+        ``holdout_refit``, else the trained model itself is kept).
 
         One configuration (one value per parameter, ``n_repeats=1``) with
         ``cv=None`` and neither ``early_stopping`` nor ``pruning`` is
@@ -323,7 +333,40 @@ class BaseParallelMLP(BaseEstimator):
                 f"All {run.population.n_models} models failed (diverged or could not be scored); try "
                 f"smaller learning rates or scale the input features."
             )
-        return int(np.argmin(results[f"rank_test_{metric}"]))
+        # by the held-out loss or the score (selection), then by row order
+        return int(np.argmin(self._selection_order(run, metric)))
+
+    def _selection_criterion(self):
+        """``selection`` resolved: "auto" is "loss" with the default score
+        (``scoring=None``), else "score" (the scorer the user asked for)."""
+        if self.selection == "auto":
+            return "loss" if self.scoring is None else "score"
+        return self.selection
+
+    def _selection_order(self, run, metric):
+        """Positions of the rows in the order the search prefers them
+        (0 is the best), then by row order as GridSearchCV's ``best_index_``:
+
+        - ``selection="loss"``: by the mean held-out loss (NaN last), failed
+          and pruned models and those without a finite score after all
+          others;
+        - ``selection="score"``: by ``rank_test_<metric>`` (which already
+          ranks failed and pruned models last), ties by the mean held-out
+          loss with ``tie_breaker="loss"``.
+        """
+        rows = np.arange(len(run.test_loss))
+        loss = np.nan_to_num(run.test_loss, nan=np.inf)
+        if self._selection_criterion() == "loss":
+            means = run.cv_results[f"mean_test_{metric}"]
+            demoted = run.failed | ~np.isfinite(means) | np.asarray(run.cv_results.get("pruned", False), dtype=bool)
+            keys = (rows, loss, demoted)
+        else:
+            ranks = run.cv_results[f"rank_test_{metric}"]
+            keys = (rows, loss, ranks) if self.tie_breaker == "loss" else (rows, ranks)
+        order = np.lexsort(keys)  # the last key is the primary one
+        positions = np.empty(len(order), dtype=int)
+        positions[order] = rows
+        return positions
 
     def _search_attributes(self, run):
         """The fitted attributes of a search (no refit), as a dict."""
@@ -350,6 +393,7 @@ class BaseParallelMLP(BaseEstimator):
                 None if result.validation_scores is None else squeeze(result.validation_scores)
             ),
             "n_iter_per_model_": squeeze(result.n_iter),
+            "validation_loss_": run.test_loss,
             "shards_": run.shards,
             "_train_sizes": list(run.train_sizes),
             "_coefs": result.coefs,
@@ -368,16 +412,20 @@ class BaseParallelMLP(BaseEstimator):
     def _refit_attributes(self, run, fitted):
         """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``).
 
-        The top ``ensemble_size`` models by rank (ties by row order; pruned
-        models only when too few others trained to the end, see
-        :func:`select_members`): with a holdout, the trained models
-        themselves; with cv, their configurations retrained on all the data
-        in one fused run.
+        The top ``ensemble_size`` models as ``selection`` orders them (see
+        :meth:`_selection_order`;
+        pruned models only when too few others trained to the end, see
+        :func:`select_members`): with cv, their configurations retrained on
+        all the data in one fused run; with a holdout, the same for the
+        epochs they trained (``holdout_refit``) or the trained models
+        themselves.
         """
         start = time.perf_counter()
         members = self._members(run, fitted["best_index_"])
-        refitted = {}
-        if self.cv is not None:
+        refitted, overrides = {}, {}
+        if self.cv is None and self.holdout_refit and run.held_out:
+            refitted, overrides = self._holdout_refit(run, fitted, members)
+        elif self.cv is not None:
             rows = np.arange(run.X.shape[0])
             folds = [validation_split(self, rows, run.y_encoded, run.seed) if self.early_stopping
                      else (rows, None)]
@@ -398,7 +446,10 @@ class BaseParallelMLP(BaseEstimator):
                 )
         data = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
         state = {**fitted, **data, "_refitted": refitted}
-        models = [self._single_model(state, row, None) for row in members]
+        models = [
+            self._single_model(state, row, None, refitted=bool(refitted), training=overrides.get(row))
+            for row in members
+        ]
         best = models[0] if len(models) == 1 else self._ensemble_class.from_fitted(models)
         return {
             "_refitted": refitted,
@@ -411,8 +462,8 @@ class BaseParallelMLP(BaseEstimator):
 
     def _members(self, run, best_index):
         """Rows of ``best_estimator_``: ``best_index`` and, with
-        ``ensemble_size > 1``, the next models by rank (see
-        :func:`select_members`)."""
+        ``ensemble_size > 1``, the next models as ``selection`` orders them
+        (see :func:`select_members`)."""
         metric = self._ranking_metric(run, self.refit)
         if metric is None:  # a callable refit with several metrics: no ranking
             if self.ensemble_size > 1:
@@ -425,9 +476,58 @@ class BaseParallelMLP(BaseEstimator):
         means = run.cv_results[f"mean_test_{metric}"]
         usable = ~run.failed & (np.isfinite(means) if run.held_out else True)
         return select_members(
-            run.cv_results[f"rank_test_{metric}"], self.ensemble_size, best=best_index, usable=usable,
+            self._selection_order(run, metric), self.ensemble_size, best=best_index, usable=usable,
             pruned=run.cv_results.get("pruned"),
         ).tolist()
+
+    def _holdout_refit(self, run, fitted, members):
+        """Retrain the configurations of ``members`` on all the rows
+        (training and validation part), each for as many epochs as it
+        trained on the training part: ``n_iter_``, or its best epoch with
+        ``early_stopping`` (whose weights it kept). A fixed epoch count, as
+        nothing is left to watch; models of the same count train in one
+        fused run.
+
+        Returns
+        -------
+        refitted : dict of int to tuple
+            ``row: (coefs, intercepts, loss_curve, None, n_train)``, as the
+            cv refit's entries.
+        overrides : dict of int to dict
+            ``row: training parameters`` that make the returned model's
+            ``fit`` retrain exactly it (``max_iter`` the epoch count,
+            ``n_iter_no_change`` too so it never stops before, no
+            ``early_stopping``).
+        """
+        epochs = {}
+        for row in members:
+            n = int(fitted["n_iter_per_model_"][row])
+            if self.early_stopping:
+                curve = fitted["validation_scores_per_model_"][row, :n]
+                if np.isfinite(curve).any():
+                    # the first best epoch, as the stopping rule keeps it
+                    n = int(np.nanargmax(curve)) + 1
+            epochs[row] = max(n, 1)
+        rows = np.arange(run.X.shape[0])
+        refitted, overrides = {}, {}
+        for n in sorted(set(epochs.values())):
+            group = [row for row in members if epochs[row] == n]
+            training = {"max_iter": n, "n_iter_no_change": n, "early_stopping": False}
+            config = dataclasses.replace(run.config, pruning=None, **training)
+            result, _ = train_fused(
+                self, run.spec.subset(group), config, run.X, run.y_encoded, [(rows, None)],
+                name="refit run", sample_weight=run.train_weight, monitor=False,
+                deadline=run.deadline,
+            )
+            warn_halted(result, "the refit of the best configuration")
+            for j, row in enumerate(group):
+                n_iter = int(result.n_iter[j, 0])
+                refitted[row] = (
+                    result.coefs[0][j], result.intercepts[0][j], result.loss_curves[j, 0, :n_iter], None,
+                    len(rows),
+                )
+                overrides[row] = training
+        return refitted, overrides
 
     # --------------------------------------------------------------- models
     def export_model(self, index, fold=None):
@@ -462,10 +562,14 @@ class BaseParallelMLP(BaseEstimator):
             )
         return self._single_model(vars(self), index, fold)
 
-    def _single_model(self, state, index, fold):
-        """Model ``index`` (fold ``fold``'s replica, or the refitted /
-        held-out-trained model for None) from the fitted ``state``."""
-        if fold is None and self.cv is not None:
+    def _single_model(self, state, index, fold, *, refitted=None, training=None):
+        """Model ``index`` from the fitted ``state``: fold ``fold``'s replica,
+        or for None the refitted model (``refitted``; by default with
+        ``cv``) or the held-out-trained one. ``training`` overrides the
+        search's training parameters on the returned model."""
+        if refitted is None:
+            refitted = fold is None and self.cv is not None
+        if refitted:
             coefs, intercepts, loss_curve, validation_curve, n_train = state["_refitted"][index]
         else:
             fold = fold or 0
@@ -483,11 +587,15 @@ class BaseParallelMLP(BaseEstimator):
             **results["params"][index],
             repeat=int(results["param_repeat"][index]),
             random_state=state["_seed"],
-            **{name: getattr(self, name) for name in self._exported_params if name in names},
+            **{
+                **{name: getattr(self, name) for name in self._exported_params if name in names},
+                **(training or {}),
+            },
         )
         vars(model).update(mlp_attributes(
             coefs, intercepts, loss_curve=loss_curve, validation_curve=validation_curve,
-            n_train=n_train, out_activation=self._out_activation(), early_stopping=self.early_stopping,
+            n_train=n_train, out_activation=self._out_activation(),
+            early_stopping=(training or {}).get("early_stopping", self.early_stopping),
         ))
         for name in _DATA_ATTRIBUTES:
             if name in state:

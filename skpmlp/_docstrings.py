@@ -91,7 +91,7 @@ PARAMETERS = """
         GridSearchCV.
     ensemble_size : int, default=1
         With more than one, ``best_estimator_`` (and predict) averages the
-        top ``ensemble_size`` models by rank (ties by row order): their
+        top ``ensemble_size`` models as ``selection`` orders them: their
         probabilities for classifiers, their predictions for regressors.
         With ``pruning``, models pruned by successive halving (partly
         trained) are passed over; only when fewer than ``ensemble_size``
@@ -107,10 +107,36 @@ PARAMETERS = """
         ``best_index_``; ``best_score_`` is then not set. With one metric
         a string naming it (the ``scoring`` string, or "score") refits as
         True does.
-        With ``cv=None`` the best model is the trained one, not a retrained
-        copy; with ``cv`` the best configuration is retrained on all the
-        data. ``refit=False`` leaves ``best_estimator_`` unset and
-        prediction unavailable, as GridSearchCV does.
+        With ``cv`` the best configuration is retrained on all the data, as
+        GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
+        ``refit=False`` leaves ``best_estimator_`` unset and prediction
+        unavailable, as GridSearchCV does.
+    holdout_refit : bool, default=True
+        With ``cv=None`` and ``refit``: True retrains the chosen
+        configuration(s) on all the rows, the validation part included, each
+        for as many epochs as it trained in the search (``n_iter_``, or its
+        best epoch with ``early_stopping``), from the same initial weights
+        and batch order, as GridSearchCV refits; ``best_estimator_`` is then
+        that model, with ``max_iter`` (and ``n_iter_no_change``) set to the
+        epoch count and no early stopping, so its ``fit`` retrains exactly
+        it. False returns the model trained in the search on the training
+        part itself (its validation score then describes it). Ignored with
+        ``cv``. The user guide's "Choosing the model" section has the
+        measurements behind the default.
+    selection : {"auto", "loss", "score"}, default="auto"
+        What picks ``best_index_`` (and orders an ensemble's members):
+        "loss" the lowest mean validation loss (log-loss for classifiers,
+        squared error for regressors, without the L2 term:
+        ``validation_loss_``), "score" the best
+        ``rank_test_<scorer>`` (``scoring``, or the scorer ``refit``
+        names), as GridSearchCV. "auto" is "loss" with ``scoring=None``
+        and "score" when a scorer is given. ``cv_results_`` ranks and
+        ``best_score_`` always use ``scoring``. Ties go by row order.
+    tie_breaker : {"loss"} or None, default="loss"
+        With ``selection="score"``, how models tied for a rank (the same
+        mean validation score, frequent with accuracy on a small
+        validation set) are ordered: "loss" prefers the lower mean
+        validation loss, None takes the first row, as GridSearchCV.
     error_score : "raise" or float, default=np.nan
         Score of a model that diverged or whose scoring raised; "raise"
         raises instead.
@@ -170,9 +196,10 @@ ATTRIBUTES = """
     multimetric_ : bool
         Whether several scorers were used.
     refit_time_ : float
-        Seconds spent building ``best_estimator_``: with ``cv``, retraining
-        the best configuration(s) on all the data; with ``cv=None`` only
-        assembling the trained model(s), close to 0. Only with ``refit``.
+        Seconds spent building ``best_estimator_``: retraining the best
+        configuration(s) on all the data (with ``cv``, or ``cv=None`` and
+        ``holdout_refit``), else only assembling the trained model(s),
+        close to 0. Only with ``refit``.
     cv_results_ : dict of ndarray
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
@@ -187,8 +214,15 @@ ATTRIBUTES = """
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``).
     best_score_ : float
-        Its validation score (NaN for a lone configuration trained on every
-        row; not set with a callable ``refit``, as GridSearchCV).
+        The mean validation score (``scoring``) of the chosen configuration
+        (row ``best_index_``; on the held-out rows, or over the cv folds),
+        as GridSearchCV's. With ``selection="loss"`` the chosen row has the
+        lowest validation loss, so ``best_score_`` may be below the highest
+        ``mean_test_score``. When ``best_estimator_`` was retrained on all
+        the rows (``cv``, or ``holdout_refit``), it describes the
+        configuration, not that retrained model, which no held-out data
+        scored. NaN for a lone configuration trained on every row; not set
+        with a callable ``refit``, as GridSearchCV.
     best_estimator_ : <single>
         The best model, standalone. Only with ``refit``.
     scorer_ : callable or dict
@@ -224,6 +258,12 @@ ATTRIBUTES = """
         validation is monitored, i.e. with ``early_stopping=True`` or a
         ``pruning`` (a validation part of each fold's training rows), else
         None.
+    validation_loss_ : ndarray of shape (n_models,)
+        Every model's loss on the held-out rows (with ``cv``, the mean over
+        its folds' test rows): log-loss for classifiers, half the squared
+        error for regressors (as their training loss, without the L2 term);
+        NaN for a model that failed. What ``selection="loss"`` and
+        ``tie_breaker="loss"`` compare.
     n_iter_per_model_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
     ensemble_indices_ : ndarray of int

@@ -14,7 +14,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import FitFailedWarning
 
-from ._engine import MONITOR_SCORES
+from ._engine import MONITOR_SCORES, negated_loss, training_loss
 from ._targets import ClassifierTargetsMixin
 
 
@@ -163,6 +163,45 @@ def _score_array(scores, n_models, failed, error_score):
         # rows take it, and no string ever enters the numeric array
         scores[failed] = error_score
     return scores
+
+
+def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=None):
+    """Every model's mean loss on ``(X, y)`` from its outputs: what
+    ``tie_breaker="loss"`` compares.
+
+    The training loss without its L2 term (``config``'s: softmax
+    cross-entropy (log-loss) for classifiers, the labels' summed binary
+    log-loss for multilabel ones, half the squared error (mean over targets)
+    or the half Poisson deviance for regressors), weighted by
+    ``sample_weight``; float64.
+
+    Parameters
+    ----------
+    outputs : ndarray of shape (n_models, n_samples, n_outputs)
+        Logits (classification) or predictions (regression).
+    y_encoded : ndarray
+        Class indices of shape (n_samples,) or 2-D float targets.
+    config : TrainConfig
+        The run's task and regression loss.
+    failed : ndarray of bool of shape (n_models,), optional
+        Models whose loss is NaN whatever their outputs.
+    sample_weight : ndarray of shape (n_samples,), optional
+
+    Returns
+    -------
+    ndarray of shape (n_models,)
+        NaN for failed models and non-finite outputs.
+    """
+    target = torch.as_tensor(np.asarray(y_encoded))
+    if config.task != "classification":
+        target = target.reshape(len(target), -1).to(torch.float64)
+    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    outputs = torch.as_tensor(outputs, dtype=torch.float64)
+    loss = -negated_loss(training_loss(config))(outputs, target, weights).numpy()
+    bad = ~np.isfinite(loss) | ~torch.isfinite(outputs).all(2).all(1).numpy()
+    if failed is not None:
+        bad |= np.asarray(failed, dtype=bool)
+    return np.where(bad, np.nan, loss)
 
 
 def warn_failed(failed, n_models):

@@ -23,7 +23,7 @@ from ._params import resolve_seed, train_config, warn_batch_size
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
-from ._scoring import score_population, warn_failed, warn_halted
+from ._scoring import population_loss, score_population, warn_failed, warn_halted
 from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
@@ -201,6 +201,10 @@ class SearchRun:
     deadline: float = None
     train_sizes: list = None
     held_out: bool = True
+    #: (n_models,) mean loss on the held-out rows over the folds (NaN for
+    #: a model that failed on some fold): what ``selection="loss"`` and
+    #: ``tie_breaker="loss"`` compare
+    test_loss: np.ndarray = None
 
 
 def check_groups(groups, X):
@@ -269,7 +273,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # untrained models (a halt before their chunk ran) are failures too
     failed = result.diverged | (result.n_iter == 0)
 
-    scores, score_time = _score_folds(
+    scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
     )
     multimetric = multimetric or set(scores["test"]) != {"score"}
@@ -282,7 +286,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
-        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out,
+        X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
     )
 
 
@@ -297,6 +301,9 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
         scorer returning a dict gives one name per key. Test scores are NaN
         where a fold has no test rows (a lone model trained on all rows).
     seconds : float
+    test_loss : ndarray of shape (n_models,)
+        Mean loss over the folds' test rows (NaN without test rows, or for
+        a model that failed on some fold).
     """
     classes = getattr(estimator, "classes_", None)
     # scored here, in the client, which may lack the GPUs the shards trained on
@@ -304,6 +311,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     parts = ["test"] + (["train"] * bool(getattr(estimator, "return_train_score", False)))
     n_models = spec.n_models
     scores = {part: {} for part in parts}
+    test_loss = np.full((n_models, len(folds)), np.nan)
     score_time = 0.0
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
@@ -312,6 +320,11 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
             outputs = population_outputs(
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config, X[rows]
             )
+            if part == "test":
+                test_loss[:, k] = population_loss(
+                    outputs, y_encoded[rows], config=config, failed=failed[:, k],
+                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                )
             for name, scorer in scorers.items():
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
@@ -328,4 +341,4 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
-    return scores, score_time
+    return scores, score_time, test_loss.mean(axis=1)

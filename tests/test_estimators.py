@@ -76,8 +76,9 @@ def test_best_params_pass_back_to_the_estimator(fitted, iris):
 
 
 def test_selected_model_is_the_trained_one(fitted, iris):
-    """With held-out validation, best_estimator_ is the trained model itself."""
+    """With held-out validation and holdout_refit=False, best_estimator_ is the trained model itself."""
     X, y = iris
+    fitted = clone(fitted).set_params(holdout_refit=False).fit(X, y)
     train, val = holdout_split(np.unique(y, return_inverse=True)[1], 0.1, 0, stratify=True)
     best = fitted.best_estimator_
     assert best.score(X[val], y[val]) == pytest.approx(fitted.best_score_)

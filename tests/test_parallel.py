@@ -106,7 +106,8 @@ def test_a_client_without_cuda_can_send_shards_to_gpu_workers(iris, in_process, 
     monkeypatch.setattr(parallel, "shard_device", worker_device)
     monkeypatch.setattr(parallel.torch.cuda, "is_available", lambda: False)
     search = ParallelMLPClassifier(n_jobs=2, device="cuda", **SEARCH).fit(*iris)
-    assert requested == ["cuda", "cuda"]
+    # the search's two shards, then the holdout refit of the chosen configuration
+    assert requested == ["cuda", "cuda", "cuda"]
     _assert_same_search(search, in_process)
 
 

@@ -120,11 +120,12 @@ def test_shards_in_threads(iris, before, wrap_run_epoch, error):
     epochs = _Epochs(error)
     with parallel_config(backend="threading"):
         if error is None:
-            search = _fit(iris, wrap_run_epoch, epochs, n_jobs=2)
+            # the sharded search alone (a holdout refit would train in this thread)
+            search = _fit(iris, wrap_run_epoch, epochs, n_jobs=2, holdout_refit=False)
             assert [s["threads"] for s in search.shards_] == [shard_threads(2)] * 2
         else:
             with pytest.raises(RuntimeError, match="inside training"):
-                _fit(iris, wrap_run_epoch, epochs, n_jobs=2)
+                _fit(iris, wrap_run_epoch, epochs, n_jobs=2, holdout_refit=False)
     assert _state() == before
     assert {default for _, default in epochs.seen} == {before["new_thread_threads"]}
     assert {threads for threads, _ in epochs.seen} == {shard_threads(2)}

@@ -127,13 +127,14 @@ def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
 @pytest.mark.parametrize("cv", [None, 3])
 def test_top_k_ensemble(iris, cv):
     X, y = iris
-    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, **SEARCH).fit(X, y)
+    # the trained models themselves (cv=None), or the configurations refitted (cv=3)
+    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, holdout_refit=False, **SEARCH).fit(X, y)
     ensemble = search.best_estimator_
     assert isinstance(ensemble, MLPEnsembleClassifier)
     members = search.ensemble_indices_
     assert members[0] == search.best_index_ and len(members) == 3
-    ranks = search.cv_results_["rank_test_score"]
-    assert ranks[members].max() <= np.sort(ranks)[2]
+    # selection="loss" (the default with scoring=None): the 3 lowest validation losses
+    np.testing.assert_array_equal(members, np.argsort(search.validation_loss_, kind="stable")[:3])
     mean = np.mean([search.export_model(i).predict_proba(X) for i in members], axis=0)
     np.testing.assert_allclose(search.predict_proba(X), mean)
     np.testing.assert_array_equal(search.predict(X), search.classes_[mean.argmax(1)])
@@ -168,10 +169,11 @@ def test_an_ensemble_fills_up_with_the_best_pruned_models_and_warns(iris, cv):
     with pytest.warns(UserWarning, match=r"ensemble_size=3, but only 1 usable models trained to the end; "
                                          r"the other 2 members are the best models pruned"):
         search.fit(X, y)
-    pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
+    pruned, loss = search.cv_results_["pruned"], search.validation_loss_
     assert (~pruned).sum() == 1
     members = search.ensemble_indices_
-    best_pruned = np.flatnonzero(pruned)[np.argsort(ranks[pruned], kind="stable")[:2]]
+    # selection="loss" (the default): the pruned ones of lowest validation loss
+    best_pruned = np.flatnonzero(pruned)[np.argsort(loss[pruned], kind="stable")[:2]]
     np.testing.assert_array_equal(members, [search.best_index_, *best_pruned])
     assert not pruned[search.best_index_]
     mean = np.mean([m.predict_proba(X) for m in search.best_estimator_.estimators_], axis=0)

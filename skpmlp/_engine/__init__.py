@@ -18,7 +18,7 @@ from ._activations import (
 )
 from ._chunks import merge_results, split_models
 from ._device import check_device, local_device, resolve_device
-from ._losses import MONITOR_SCORES
+from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
 from ._threads import torch_threads
@@ -39,6 +39,8 @@ __all__ = [
     "check_device",
     "local_device",
     "merge_results",
+    "negated_loss",
+    "training_loss",
     "mlp_forward",
     "population_outputs",
     "prepare_kernel",
