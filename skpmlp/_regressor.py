@@ -89,6 +89,9 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         cv=None,
         scoring=None,
         refit=True,
+        holdout_refit=True,
+        selection="auto",
+        tie_breaker="loss",
         ensemble_size=1,
         error_score=np.nan,
         return_train_score=False,
@@ -108,7 +111,8 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
             monitor=monitor, n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, pruning=pruning,
             halving_factor=halving_factor, min_iter=min_iter, cv=cv, scoring=scoring,
-            refit=refit, ensemble_size=ensemble_size, error_score=error_score,
+            refit=refit, holdout_refit=holdout_refit, selection=selection,
+            tie_breaker=tie_breaker, ensemble_size=ensemble_size, error_score=error_score,
             return_train_score=return_train_score, dtype=dtype, device=device, n_jobs=n_jobs,
             max_memory=max_memory, max_time=max_time, random_state=random_state, verbose=verbose
         )

@@ -275,6 +275,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
+        loss_weight=train_weight,
     )
     multimetric = multimetric or set(scores["test"]) != {"score"}
     held_out = folds[0][1] is not None
@@ -290,9 +291,13 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
 
 
-def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed):
+def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed, *,
+                 loss_weight=None):
     """Score every replica on its fold's test (and, with
-    ``return_train_score``, training) rows with every scorer.
+    ``return_train_score``, training) rows with every scorer (weighted by
+    ``sample_weight``, as GridSearchCV's), and its loss on the test rows
+    (weighted by ``loss_weight``, what the models trained with: class
+    weights included).
 
     Returns
     -------
@@ -323,7 +328,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
             if part == "test":
                 test_loss[:, k] = population_loss(
                     outputs, y_encoded[rows], config=config, failed=failed[:, k],
-                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                    sample_weight=None if loss_weight is None else loss_weight[rows],
                 )
             for name, scorer in scorers.items():
                 values, seconds = score_population(

@@ -55,18 +55,21 @@ def test_search_carries_the_best_models_mlp_attributes(iris, kind, cv, early_sto
     assert search.n_layers_ == len(search.coefs_) + 1
     assert search.n_outputs_ == (3 if kind == "classifier" else 1)
     assert search.out_activation_ == ("softmax" if kind == "classifier" else "identity")
-    # scikit-learn's rules for what exists with and without early stopping
-    if early_stopping:
+    # scikit-learn's rules for what exists with and without early stopping;
+    # with cv=None the best model is the holdout refit (holdout_refit=True):
+    # a fixed number of epochs on every row, nothing watched
+    if early_stopping and cv is None:
+        assert search.validation_scores_ is None and search.best_validation_score_ is None
+    elif early_stopping:
         assert search.best_loss_ is None
         assert len(search.validation_scores_) == search.n_iter_
         assert search.best_validation_score_ == max(search.validation_scores_)
     else:
         assert search.best_loss_ == min(search.loss_curve_)
         assert search.validation_scores_ is None and search.best_validation_score_ is None
-    # t_ counts the rows the best model trained on per epoch: all but the
-    # held-out tenth (cv=None: the rows that score it, also watched by early
-    # stopping; cv refit: early stopping's own validation part)
-    n_rows = len(X) - int(np.ceil(0.1 * len(X))) if cv is None or early_stopping else len(X)
+    # t_ counts the rows the best model trained on per epoch: every row, but
+    # for the cv refit's own early-stopping validation part
+    n_rows = len(X) - int(np.ceil(0.1 * len(X))) if cv is not None and early_stopping else len(X)
     assert search.t_ == search.n_iter_ * n_rows
 
 
@@ -141,7 +144,9 @@ def test_otherwise_models_are_scored_on_held_out_rows(iris, params):
     search = _fit(ParallelMLPClassifier(**{**base, **params}), X, y)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     if "cv" not in params:
-        assert search.t_ < search.n_iter_ * len(X)
+        # the chosen model, trained on the training part (holdout_refit
+        # retrains it on every row by default)
+        assert search.export_model(search.best_index_).t_ < search.n_iter_per_model_[search.best_index_] * len(X)
 
 
 # ------------------------------------------------------------------- shuffle

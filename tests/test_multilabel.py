@@ -55,7 +55,8 @@ def test_search_predicts_indicator_matrices(multilabel, backend, cv, ensemble_si
     np.testing.assert_allclose(search.predict_log_proba(X), np.log(proba), rtol=1e-12)
     # the default score is the subset accuracy, as MLPClassifier.score
     assert search.score(X, Y) == accuracy_score(Y, pred)
-    assert search.score(X, Y) > 0.3
+    # well above always predicting the most frequent label set (0.13)
+    assert search.score(X, Y) > 0.25
 
 
 def test_model_in_search_equals_model_trained_alone(multilabel, backend):

@@ -36,7 +36,8 @@ def _worst_ranked(results):
 @pytest.mark.parametrize("cv", [None, 3])
 def test_refit_callable_chooses_best_index(iris, cv):
     X, y = iris
-    search = _quiet_fit(ParallelMLPClassifier(cv=cv, refit=_worst_ranked, **SMALL), X, y)
+    # holdout_refit=False: with cv=None the chosen model itself predicts
+    search = _quiet_fit(ParallelMLPClassifier(cv=cv, refit=_worst_ranked, holdout_refit=False, **SMALL), X, y)
     expected = int(np.argmax(search.cv_results_["rank_test_score"]))
     assert search.best_index_ == expected
     assert search.best_params_ == search.cv_results_["params"][expected]

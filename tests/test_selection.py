@@ -7,6 +7,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.model_selection import StratifiedKFold
 
+from skpmlp._engine import TrainConfig
 from skpmlp import (
     ParallelMLPClassifier,
     ParallelMLPRegressor,
@@ -50,7 +51,8 @@ def test_population_loss_is_the_log_loss_or_half_squared_error(task):
         y = rng.normal(size=(30, 2))
         expected = [mean_squared_error(y, o, sample_weight=weights) / 2 for o in outputs]
     outputs[3, 0, 0] = np.nan
-    loss = population_loss(outputs, y, task=task, sample_weight=weights, failed=[False, True, False, False])
+    config = TrainConfig(task=task, n_outputs=outputs.shape[2])
+    loss = population_loss(outputs, y, config=config, sample_weight=weights, failed=[False, True, False, False])
     np.testing.assert_allclose(loss[[0, 2]], np.array(expected)[[0, 2]], rtol=1e-12)
     assert np.isnan(loss[[1, 3]]).all()
 
@@ -67,10 +69,10 @@ def test_holdout_refit_is_the_configuration_trained_alone_on_all_rows(estimator_
         **params, holdout_refit=True, early_stopping=early_stopping, n_iter_no_change=3,
     ).fit(X, y)
     best, i = search.best_estimator_, search.best_index_
-    epochs = int(search.n_iter_[i])
+    epochs = int(search.n_iter_per_model_[i])
     if early_stopping:
-        epochs = int(np.nanargmax(search.validation_scores_[i, :epochs])) + 1
-        assert epochs <= search.n_iter_[i] < 100
+        epochs = int(np.nanargmax(search.validation_scores_per_model_[i, :epochs])) + 1
+        assert epochs <= search.n_iter_per_model_[i] < 100
     alone = single_class(
         **search.best_params_, repeat=0, max_iter=epochs, n_iter_no_change=epochs, dtype="float64",
         random_state=0,
