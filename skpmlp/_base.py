@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._compat import Interval, StrOptions, _fit_context
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
-from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
+from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, uses_early_stopping
 from ._scoring import warn_halted
 from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
@@ -117,6 +117,7 @@ class BaseParallelMLP(BaseEstimator):
         alpha=0.0001,
         batch_size="auto",
         max_iter=200,
+        max_fun=15000,
         n_repeats=1,
         early_stopping=False,
         validation_fraction=0.1,
@@ -149,6 +150,7 @@ class BaseParallelMLP(BaseEstimator):
         self.alpha = alpha
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.max_fun = max_fun
         self.n_repeats = n_repeats
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -220,6 +222,12 @@ class BaseParallelMLP(BaseEstimator):
         self : object
         """
         self._check_refit()
+        if self.solver == "lbfgs" and self.pruning is not None:
+            raise ValueError(
+                f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
+                f"validation scores epoch after epoch, and solver='lbfgs' trains full-batch "
+                f"without monitoring. Use pruning=None with lbfgs, or solver='adam' / 'sgd'."
+            )
         # validation sets the data attributes first: put them back if the fit
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
@@ -319,14 +327,14 @@ class BaseParallelMLP(BaseEstimator):
         refitted = {}
         if self.cv is not None:
             rows = np.arange(run.X.shape[0])
-            folds = [validation_split(self, rows, run.y_encoded, run.seed) if self.early_stopping
-                     else (rows, None)]
+            early = uses_early_stopping(self)
+            folds = [validation_split(self, rows, run.y_encoded, run.seed) if early else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
             config = dataclasses.replace(run.config, pruning=None)
             # the same path as the search: n_jobs, device and verbose apply
             result, _ = train_fused(
                 self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
-                sample_weight=run.train_weight, monitor=self.early_stopping, deadline=run.deadline,
+                sample_weight=run.train_weight, monitor=early, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):

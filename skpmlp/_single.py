@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _export
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
-from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config
+from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping
 from ._population import Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
@@ -58,6 +58,7 @@ class _BaseSingleMLP(BaseEstimator):
         alpha=0.0001,
         batch_size="auto",
         max_iter=200,
+        max_fun=15000,
         tol=1e-4,
         n_iter_no_change=10,
         momentum=0.9,
@@ -77,6 +78,7 @@ class _BaseSingleMLP(BaseEstimator):
         self.alpha = alpha
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.max_fun = max_fun
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.momentum = momentum
@@ -158,7 +160,8 @@ class _BaseSingleMLP(BaseEstimator):
         config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
-        folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
+        early = uses_early_stopping(self)
+        folds = [validation_split(self, rows, y_encoded, seed) if early else (rows, None)]
         result = train_population(
             population.spec(seed), config, X, y_encoded, folds,
             sample_weight=self._training_weight(y, sample_weight),
@@ -268,7 +271,10 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     activation : str, default="relu"
         Hidden activation, one of identity, logistic (sigmoid), tanh, relu,
         elu, selu, gelu, leaky_relu, hardshrink, mish.
-    solver : {"adam", "sgd"}, default="adam"
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        ``"lbfgs"`` is full-batch L-BFGS as scikit-learn's MLP (scipy's
+        L-BFGS-B): ``max_iter`` counts iterations, ``tol`` is the gradient
+        tolerance, ``early_stopping`` is ignored.
     learning_rate_init : float, default=0.001
     alpha : float, default=0.0001
         L2 penalty, as in scikit-learn's MLP.
@@ -284,7 +290,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     batch_size : int or "auto", default="auto"
         ``"auto"`` is ``min(200, n_samples)``.
     max_iter : int, default=200
-        Maximum number of epochs.
+        Maximum number of epochs (iterations with ``solver="lbfgs"``).
+    max_fun : int, default=15000
+        ``solver="lbfgs"`` only: most loss evaluations, as scikit-learn's MLP.
     tol : float, default=1e-4
     n_iter_no_change : int, default=10
         Training stops when the loss has not improved by ``tol`` for more
@@ -350,6 +358,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         class_weight=None,
         batch_size="auto",
         max_iter=200,
+        max_fun=15000,
         tol=1e-4,
         n_iter_no_change=10,
         momentum=0.9,
@@ -365,7 +374,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
+            max_iter=max_iter, max_fun=max_fun, tol=tol, n_iter_no_change=n_iter_no_change,
+            momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,

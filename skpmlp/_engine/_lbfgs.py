@@ -219,6 +219,18 @@ class FullBatch:
         return self._loss_sums / counts
 
     # --------------------------------------------------------------- call
+    def bind(self, seg):
+        """Use ``seg``'s per-slot sums: the squared weight norms are summed
+        entry by entry in flat order, whatever the padding, so a model's L2
+        term is bit for bit the same in any population."""
+        net = self.net
+        self.seg = seg
+        is_weight = torch.zeros(net.n_parameters, dtype=torch.bool, device=net.device)
+        for views in net.layer_views(is_weight):
+            for W in views[0::2]:
+                W.fill_(True)
+        self.is_weight = is_weight
+
     def __call__(self, active):
         """Every slot's loss (Tensor (n_slots,), L2 term included) at
         :attr:`net.flat`; gradients in ``net.grad``. Slots not ``active``
@@ -230,7 +242,8 @@ class FullBatch:
                 coef = self.l2[net.group_offsets[gi] : net.group_offsets[gi + 1]].view(-1, 1, 1)
                 for W, gW in zip(params[0::2], grads[0::2]):
                     gW.add_(coef * W)
-            return losses + 0.5 * self.l2 * net.squared_weight_norms()
+            weights = torch.where(self.is_weight, net.flat, 0.0)
+            return losses + 0.5 * self.l2 * self.seg.dot(weights, weights)
 
 
 class LbfgsRun:
@@ -261,6 +274,7 @@ class LbfgsRun:
         S, n = len(net.slot_models), net.n_parameters
         self.S = S
         self.seg = Segments(param_slots(net), S)
+        evaluate.bind(self.seg)
         dt, dev = net.dtype, net.device
         self.x = net.flat.detach().clone()  # each slot's current iterate
         self.g = torch.zeros_like(self.x)  # its gradient
