@@ -22,7 +22,7 @@ from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
-from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS
+from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, uses_early_stopping
 from ._scoring import warn_halted
 from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
@@ -122,6 +122,7 @@ class BaseParallelMLP(BaseEstimator):
         batch_size="auto",
         shuffle=True,
         max_iter=200,
+        max_fun=15000,
         n_repeats=1,
         early_stopping=False,
         validation_fraction=0.1,
@@ -158,6 +159,7 @@ class BaseParallelMLP(BaseEstimator):
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.max_iter = max_iter
+        self.max_fun = max_fun
         self.n_repeats = n_repeats
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -243,6 +245,12 @@ class BaseParallelMLP(BaseEstimator):
             self._check_refit(self.scoring)
         elif isinstance(self.refit, str) and not callable(self.scoring):
             self._check_single_refit([self.scoring or "score", "score"])
+        if self.solver == "lbfgs" and self.pruning is not None:
+            raise ValueError(
+                f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
+                f"validation scores epoch after epoch, and solver='lbfgs' trains full-batch "
+                f"without monitoring. Use pruning=None with lbfgs, or solver='adam' / 'sgd'."
+            )
         # validation sets the data attributes first: put them back if the fit
         # is interrupted, so a failed fit never leaves the estimator half-fitted
         previous = {name: vars(self)[name] for name in _DATA_ATTRIBUTES if name in vars(self)}
@@ -427,14 +435,14 @@ class BaseParallelMLP(BaseEstimator):
             refitted, overrides = self._holdout_refit(run, fitted, members)
         elif self.cv is not None:
             rows = np.arange(run.X.shape[0])
-            folds = [validation_split(self, rows, run.y_encoded, run.seed) if self.early_stopping
-                     else (rows, None)]
+            early = uses_early_stopping(self)
+            folds = [validation_split(self, rows, run.y_encoded, run.seed) if early else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
             config = dataclasses.replace(run.config, pruning=None)
             # the same path as the search: n_jobs, device and verbose apply
             result, _ = train_fused(
                 self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
-                sample_weight=run.train_weight, monitor=self.early_stopping, deadline=run.deadline,
+                sample_weight=run.train_weight, monitor=early, deadline=run.deadline,
             )
             warn_halted(result, "the refit of the best configuration")
             for j, row in enumerate(members):

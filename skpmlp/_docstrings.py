@@ -11,8 +11,16 @@ PARAMETERS = """
     activation : str, tuple, list or array-like of str, default=("relu", "tanh", "logistic")
         Hidden activations to try: identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
-    solver : {"adam", "sgd"}, default="adam"
-        Optimizer of every model (SGD with momentum as scikit-learn's MLP).
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        Optimizer of every model: Adam, SGD with momentum as scikit-learn's
+        MLP, or full-batch L-BFGS as scikit-learn's ``solver="lbfgs"``
+        (scipy's L-BFGS-B), every model with its own curvature history and
+        line search inside one fused run. scikit-learn recommends lbfgs for
+        small data sets. With lbfgs, ``max_iter`` counts iterations, ``tol``
+        is the gradient tolerance, ``max_fun`` bounds the loss evaluations,
+        and ``batch_size``, ``learning_rate_init``, ``momentum``,
+        ``n_iter_no_change``, ``early_stopping`` (ignored, as scikit-learn
+        does) and ``monitor`` do not apply; ``pruning`` is refused.
     learning_rate_init : float or array-like of float, default=(0.001, 0.003, 0.01)
         Learning rates to try (a tuple, a list or an array such as
         ``np.logspace(-4, -2, 5)``); each model keeps its own inside the
@@ -28,7 +36,11 @@ PARAMETERS = """
         Shuffle the training rows every epoch, as scikit-learn's MLP; with
         False every epoch takes them in the same order.
     max_iter : int, default=200
-        Maximum number of epochs.
+        Maximum number of epochs (iterations with ``solver="lbfgs"``).
+    max_fun : int, default=15000
+        ``solver="lbfgs"`` only: a model stops once it used more than
+        ``max_fun`` loss evaluations (checked at the end of an iteration,
+        as scipy's L-BFGS-B), as scikit-learn's MLP.
     n_repeats : int, default=1
         Number of independently initialised repeats of every configuration.
     early_stopping : bool, default=False
@@ -56,7 +68,10 @@ PARAMETERS = """
         Patience of the per-model stopping rule, in epochs; ``np.inf``
         never stops a model before ``max_iter`` (as scikit-learn's MLP).
     tol : float, default=1e-4
-        Improvement that resets a model's patience.
+        Improvement that resets a model's patience. With
+        ``solver="lbfgs"``, a model converges when its largest absolute
+        gradient entry is at most ``tol`` (scipy's ``gtol``) or its loss
+        decreases by a relative ``2.2e-9`` or less (scipy's ``ftol``).
     momentum : float, default=0.9
         SGD momentum.
     nesterovs_momentum : bool, default=True

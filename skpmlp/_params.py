@@ -16,6 +16,7 @@ TRAINING_PARAMS = (
     "batch_size",
     "shuffle",
     "max_iter",
+    "max_fun",
     "tol",
     "n_iter_no_change",
     "momentum",
@@ -28,10 +29,11 @@ TRAINING_PARAMS = (
 )
 
 TRAINING_CONSTRAINTS = {
-    "solver": [StrOptions({"adam", "sgd"})],
+    "solver": [StrOptions({"adam", "sgd", "lbfgs"})],
     "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
     "shuffle": ["boolean"],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "max_fun": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
     # np.inf: never stop on a plateau, as scikit-learn's MLP
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), Options(Real, {np.inf})],
@@ -53,10 +55,17 @@ def resolve_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def uses_early_stopping(estimator):
+    """Whether ``estimator`` early-stops: ``early_stopping=True`` with a
+    minibatch solver (scikit-learn's MLP ignores it for ``"lbfgs"``)."""
+    return bool(estimator.early_stopping) and estimator.solver != "lbfgs"
+
+
 def train_config(estimator, *, task, n_outputs, seed):
     """The engine's :class:`TrainConfig` from an estimator's parameters.
 
-    ``batch_size="auto"`` is 200; the engine clips the batch to the training
+    ``solver="lbfgs"`` ignores ``early_stopping`` (as scikit-learn's MLP)
+    and the minibatch settings. ``batch_size="auto"`` is 200; the engine clips the batch to the training
     rows of each run, so "auto" means ``min(200, n_samples)``. Estimators
     without a ``pruning`` parameter (single models) never prune.
     """
@@ -67,9 +76,10 @@ def train_config(estimator, *, task, n_outputs, seed):
         solver=estimator.solver,
         batch_size=batch_size,
         max_iter=estimator.max_iter,
+        max_fun=estimator.max_fun,
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,
-        early_stopping=estimator.early_stopping,
+        early_stopping=uses_early_stopping(estimator),
         momentum=estimator.momentum,
         nesterovs_momentum=estimator.nesterovs_momentum,
         shuffle=estimator.shuffle,

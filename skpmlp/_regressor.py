@@ -75,6 +75,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         batch_size="auto",
         shuffle=True,
         max_iter=200,
+        max_fun=15000,
         n_repeats=1,
         early_stopping=False,
         validation_fraction=0.1,
@@ -106,7 +107,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         super().__init__(
             hidden_layer_sizes, activation, solver=solver,
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            shuffle=shuffle, max_iter=max_iter, n_repeats=n_repeats,
+            shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, n_repeats=n_repeats,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             monitor=monitor, n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, pruning=pruning,

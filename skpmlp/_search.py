@@ -19,7 +19,7 @@ from sklearn.utils import check_array
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import resolve_seed, train_config, warn_batch_size
+from ._params import resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import build_population
 from ._progress import SearchProgress
 from ._results import build_cv_results
@@ -78,7 +78,7 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
 
 def needs_monitoring(estimator):
     """Whether training watches validation scores (early stopping, pruning)."""
-    return bool(estimator.early_stopping) or getattr(estimator, "pruning", None) is not None
+    return uses_early_stopping(estimator) or getattr(estimator, "pruning", None) is not None
 
 
 def training_folds(estimator, folds, y_encoded, seed):

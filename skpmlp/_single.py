@@ -18,7 +18,7 @@ from . import _export
 from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
-from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, warn_batch_size
+from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
@@ -57,6 +57,7 @@ class _BaseSingleMLP(BaseEstimator):
         batch_size="auto",
         shuffle=True,
         max_iter=200,
+        max_fun=15000,
         tol=1e-4,
         n_iter_no_change=10,
         momentum=0.9,
@@ -77,6 +78,7 @@ class _BaseSingleMLP(BaseEstimator):
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.max_iter = max_iter
+        self.max_fun = max_fun
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.momentum = momentum
@@ -158,7 +160,8 @@ class _BaseSingleMLP(BaseEstimator):
         config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
-        folds = [validation_split(self, rows, y_encoded, seed) if self.early_stopping else (rows, None)]
+        early = uses_early_stopping(self)
+        folds = [validation_split(self, rows, y_encoded, seed) if early else (rows, None)]
         warn_batch_size(self.batch_size, len(folds[0][0]))
         result = train_population(
             population.spec(seed), config, X, y_encoded, folds,
@@ -274,7 +277,10 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     activation : str, default="relu"
         Hidden activation, one of identity, logistic (sigmoid), tanh, relu,
         elu, selu, gelu, leaky_relu, hardshrink, mish.
-    solver : {"adam", "sgd"}, default="adam"
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        ``"lbfgs"`` is full-batch L-BFGS as scikit-learn's MLP (scipy's
+        L-BFGS-B): ``max_iter`` counts iterations, ``tol`` is the gradient
+        tolerance, ``early_stopping`` is ignored.
     learning_rate_init : float, default=0.001
     alpha : float, default=0.0001
         L2 penalty, as in scikit-learn's MLP.
@@ -294,7 +300,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         Shuffle the training rows every epoch (else batches take them in
         order), as scikit-learn's MLP.
     max_iter : int, default=200
-        Maximum number of epochs.
+        Maximum number of epochs (iterations with ``solver="lbfgs"``).
+    max_fun : int, default=15000
+        ``solver="lbfgs"`` only: most loss evaluations, as scikit-learn's MLP.
     tol : float, default=1e-4
     n_iter_no_change : int or np.inf, default=10
         Training stops when the loss has not improved by ``tol`` for more
@@ -384,6 +392,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         batch_size="auto",
         shuffle=True,
         max_iter=200,
+        max_fun=15000,
         tol=1e-4,
         n_iter_no_change=10,
         momentum=0.9,
@@ -399,7 +408,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            shuffle=shuffle, max_iter=max_iter, tol=tol, n_iter_no_change=n_iter_no_change, momentum=momentum,
+            shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol, n_iter_no_change=n_iter_no_change,
+            momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,
@@ -487,6 +497,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         batch_size="auto",
         shuffle=True,
         max_iter=200,
+        max_fun=15000,
         tol=1e-4,
         n_iter_no_change=10,
         momentum=0.9,
@@ -501,7 +512,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
     ):
         super().__init__(
             hidden_layer_sizes, activation, solver=solver, learning_rate_init=learning_rate_init,
-            alpha=alpha, batch_size=batch_size, shuffle=shuffle, max_iter=max_iter, tol=tol,
+            alpha=alpha, batch_size=batch_size, shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol,
             n_iter_no_change=n_iter_no_change, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,

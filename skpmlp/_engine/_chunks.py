@@ -63,7 +63,8 @@ def merge_results(parts, n_models):
     coefs = [[None] * n_models for _ in range(K)]
     intercepts = [[None] * n_models for _ in range(K)]
     loss = np.full((n_models, K, n_epochs), np.nan)
-    monitored = first.validation_scores is not None
+    # parts trained by L-BFGS are never monitored: NaN where others are
+    monitored = any(r.validation_scores is not None for _, r in parts)
     val = np.full((n_models, K, n_epochs), np.nan) if monitored else None
     per_model = {name: np.zeros((n_models, K), dtype=getattr(first, name).dtype)
                  for name in ("n_iter", "converged", "diverged", "pruned")}
@@ -72,7 +73,7 @@ def merge_results(parts, n_models):
             for j, i in enumerate(index):
                 coefs[k][i], intercepts[k][i] = result.coefs[k][j], result.intercepts[k][j]
         loss[index] = _pad_epochs(result.loss_curves, n_epochs)
-        if monitored:
+        if result.validation_scores is not None:
             val[index] = _pad_epochs(result.validation_scores, n_epochs)
         for name, array in per_model.items():
             array[index] = getattr(result, name)

@@ -16,7 +16,10 @@ class OptimizerSettings:
 
     Parameters
     ----------
-    solver : {"adam", "sgd"}
+    solver : {"adam", "sgd", "lbfgs"}
+        ``"lbfgs"`` models train full-batch by their own L-BFGS
+        (:mod:`._lbfgs`), apart from the minibatch ones; the other fields
+        do not apply to them.
     momentum : float
         SGD momentum (unused by Adam).
     nesterovs_momentum : bool
@@ -39,7 +42,7 @@ class OptimizerSettings:
     power_t: float = 0.5
 
     def __post_init__(self):
-        assert self.solver in ("adam", "sgd")
+        assert self.solver in ("adam", "sgd", "lbfgs")
         assert self.learning_rate in ("constant", "invscaling", "adaptive")
 
 
@@ -122,19 +125,25 @@ class TrainConfig:
     n_outputs : int
         Number of classes (classification), targets (regression) or labels
         (multilabel).
-    solver : {"adam", "sgd"}
+    solver : {"adam", "sgd", "lbfgs"}
         With ``momentum``, ``nesterovs_momentum``, ``beta_1``, ``beta_2``
         and ``epsilon``: the optimizer of models whose spec gives none.
     batch_size : int
     max_iter : int
-        Maximum number of epochs.
+        Maximum number of epochs (L-BFGS: of iterations).
+    max_fun : int
+        L-BFGS only: a model stops once it used more than ``max_fun``
+        loss evaluations (checked at the end of an iteration, as scipy's
+        L-BFGS-B).
     tol, n_iter_no_change :
         Per-model stopping rule, as in scikit-learn's MLP: a model stops when
         its monitored quantity has not improved by ``tol`` for more than
         ``n_iter_no_change`` consecutive epochs. ``n_iter_no_change=inf`` never stops.
     early_stopping : bool
         Monitor the validation score (and keep the best weights) instead of
-        the training loss.
+        the training loss. L-BFGS models (full batch) stop by scipy's
+        L-BFGS-B rules instead: largest absolute gradient entry ``<= tol``
+        or relative loss decrease ``<= 2.2e-9``.
     momentum, nesterovs_momentum :
         SGD momentum, as in scikit-learn's MLP.
     learning_rate, power_t :
@@ -183,6 +192,7 @@ class TrainConfig:
     solver: str = "adam"
     batch_size: int = 200
     max_iter: int = 200
+    max_fun: int = 15000
     tol: float = 1e-4
     n_iter_no_change: int = 10
     early_stopping: bool = False
@@ -208,7 +218,7 @@ class TrainConfig:
 
     def __post_init__(self):
         assert self.task in ("classification", "regression", "multilabel")
-        assert self.solver in ("adam", "sgd")
+        assert self.solver in ("adam", "sgd", "lbfgs")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "torch")

@@ -28,6 +28,7 @@ from ._build import run_data
 from ._chunks import merge_results
 from ._device import resolve_device
 from ._init import population_initial_weights
+from ._lbfgs import train_lbfgs
 from ._native import choose_trainer
 from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
@@ -99,6 +100,13 @@ def train_population(
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
+    lbfgs = np.array([o.solver == "lbfgs" for o in spec.optimizers_of(config)], dtype=bool)
+    if lbfgs.any():
+        return _train_lbfgs_apart(
+            spec, config, X, y, folds, lbfgs, sample_weight=sample_weight, monitor=monitor,
+            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline,
+            always_start=always_start,
+        )
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
@@ -136,6 +144,39 @@ def train_population(
             continue
         halted = result.halted
         parts.append((chunk, result))
+    return merge_results(parts, spec.n_models)
+
+
+def _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, *, sample_weight, monitor, epoch_callback,
+                       max_memory, deadline, always_start):
+    """Train the L-BFGS models of ``spec`` (where ``lbfgs``) as their own
+    fused run, the others as usual, and merge the two results.
+
+    L-BFGS is full-batch and counts iterations, the other solvers step
+    through minibatches and count epochs, so the two never share a step:
+    they train one after the other inside the same call. L-BFGS models are
+    never monitored (scikit-learn ignores ``early_stopping`` for lbfgs),
+    never pruned, and train as one run (no memory chunks).
+    """
+    parts = []
+    others = np.flatnonzero(~lbfgs)
+    if len(others):
+        result = train_population(
+            spec.subset(others), config, X, y, folds, sample_weight=sample_weight, monitor=monitor,
+            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline,
+            always_start=always_start,
+        )
+        parts.append((others, result))
+        always_start = False
+    chosen = np.flatnonzero(lbfgs)
+    sub = spec.subset(chosen)
+    if _past(deadline) and not always_start:
+        result = _untrained(sub, config, X.shape[1], len(folds), False, "max_time")
+    else:
+        result = train_lbfgs(sub, config, X, y, folds, sample_weight=sample_weight,
+                             epoch_callback=epoch_callback, deadline=deadline)
+    parts.append((chosen, result))
+    parts.sort(key=lambda part: part[0][0])
     return merge_results(parts, spec.n_models)
 
 

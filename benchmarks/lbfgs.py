@@ -1,0 +1,169 @@
+"""skpmlp's fused ``solver="lbfgs"`` search against GridSearchCV(MLPClassifier(solver="lbfgs")).
+
+Issue 20, item 1: on small real data sets that ship with scikit-learn
+(iris, wine, breast_cancer, digits: classification; diabetes: regression),
+the test scores of an lbfgs search are to be within 0.01 of scikit-learn's
+lbfgs MLPs on the same configurations, and the search >= 10x faster than
+``GridSearchCV(MLPClassifier(solver="lbfgs"), grid, cv=5, n_jobs=-1)``.
+
+Each data set is split once (25 % test, stratified for classifiers,
+``random_state=0``) and scaled on its training part, as in
+``vs_gridsearch.py`` (whose ``prepare`` this script uses). Grid (27
+configurations): hidden_layer_sizes (16,), (64,), (64, 32) x activation
+relu, tanh, logistic x alpha 1e-4, 1e-2, 1; 5-fold CV, ``max_iter=200``,
+``tol=1e-4``, ``max_fun=15000`` (scikit-learn's defaults). skpmlp runs in
+float64 (scikit-learn's lbfgs works in float64) with one
+``learning_rate_init`` (lbfgs ignores it); everything else at its defaults
+(the native kernel's gradients on CPU). Both searches refit their best
+configuration on the whole training part inside the timed ``fit``.
+
+Initial weights differ between the libraries (different random streams),
+so single configurations differ by their initialisation; the parity
+figures are therefore the test scores of the two refitted best models, the
+mean over configurations of ``mean_test_score`` (CV) on both sides, and
+``sk@ours``: scikit-learn's lbfgs MLP trained with skpmlp's best
+configuration.
+
+Times: medians over ``--repeats`` runs, the two searches interleaved, in one
+process: ratios, on a shared machine. ``OMP_NUM_THREADS`` is pinned to 1
+before numpy loads (GridSearchCV's workers then use one BLAS thread each,
+``n_jobs=-1`` uses every core); skpmlp's native kernel uses
+``--torch-threads`` threads (default: the number of cores).
+
+Usage::
+
+    python benchmarks/lbfgs.py                      # five data sets
+    python benchmarks/lbfgs.py --datasets iris wine --repeats 3
+
+Writes ``benchmarks/results/lbfgs.json``.
+"""
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy / torch load
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+
+GRID = {
+    "hidden_layer_sizes": [(16,), (64,), (64, 32)],
+    "activation": ["relu", "tanh", "logistic"],
+    "alpha": [1e-4, 1e-2, 1.0],
+}
+CV = 5
+SEED = 0
+MAX_ITER = 200
+TARGET_SPEEDUP = 10.0
+TARGET_GAP = 0.01
+
+
+def key(params):
+    return tuple(sorted((k, v) for k, v in params.items() if k in GRID))
+
+
+def run(name, repeats, n_jobs, torch_threads):
+    task, X_train, X_test, y_train, y_test = prepare(name)
+    ours_class, single = (
+        (ParallelMLPClassifier, MLPClassifier) if task == "classification"
+        else (ParallelMLPRegressor, MLPRegressor)
+    )
+    ours_seconds, grid_seconds = [], []
+    previous = torch.get_num_threads()
+    for _ in range(repeats):  # interleaved: both see the same machine load
+        torch.set_num_threads(torch_threads)
+        try:
+            ours, seconds = timed(lambda: ours_class(
+                **GRID, solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
+                dtype="float64", random_state=SEED).fit(X_train, y_train))
+        finally:
+            torch.set_num_threads(previous)
+        ours_seconds.append(seconds)
+        grid, seconds = timed(lambda: GridSearchCV(
+            single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
+        ).fit(X_train, y_train))
+        grid_seconds.append(seconds)
+    crossed, _ = timed(lambda: single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED,
+                                      **{k: ours.best_params_[k] for k in GRID}).fit(X_train, y_train))
+    ours_cv = {key(p): s for p, s in zip(ours.cv_results_["params"], ours.cv_results_["mean_test_score"])}
+    grid_cv = {key(p): s for p, s in zip(grid.cv_results_["params"], grid.cv_results_["mean_test_score"])}
+    keys = sorted(grid_cv)
+    diffs = np.array([ours_cv[k] - grid_cv[k] for k in keys])
+    ours_test = float(ours.score(X_test, y_test))
+    grid_test = float(grid.best_estimator_.score(X_test, y_test))
+    grid_time, ours_time = statistics.median(grid_seconds), statistics.median(ours_seconds)
+    n_iter = np.asarray(ours.cv_results_["n_iter"])
+    return {
+        "dataset": name, "task": task, "n_train": X_train.shape[0], "n_features": X_train.shape[1],
+        "configurations": len(keys), "folds": CV, "max_iter": MAX_ITER, "repeats": repeats,
+        "score": "accuracy" if task == "classification" else "r2",
+        "gridsearch_seconds": grid_time, "skpmlp_seconds": ours_time,
+        "gridsearch_seconds_all": grid_seconds, "skpmlp_seconds_all": ours_seconds,
+        "speedup": grid_time / ours_time,
+        "gridsearch_test": grid_test, "skpmlp_test": ours_test, "test_gap": ours_test - grid_test,
+        "sklearn_test_with_skpmlp_best_params": float(crossed.score(X_test, y_test)),
+        "gridsearch_mean_cv": float(np.mean(list(grid_cv.values()))),
+        "skpmlp_mean_cv": float(np.mean(list(ours_cv.values()))),
+        "mean_cv_gap": float(diffs.mean()), "mean_abs_config_cv_gap": float(np.abs(diffs).mean()),
+        "max_abs_config_cv_gap": float(np.abs(diffs).max()),
+        "gridsearch_best_cv": float(grid.best_score_), "skpmlp_best_cv": float(ours.best_score_),
+        "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
+        "skpmlp_n_iter_mean": float(n_iter.mean()), "skpmlp_n_iter_max": int(n_iter.max()),
+        "skpmlp_backend": "native" if ours.shards_ else None,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", choices=sorted(DATASETS), default=sorted(DATASETS))
+    parser.add_argument("--repeats", type=int, default=1, help="timed runs of each search (median)")
+    parser.add_argument("--n-jobs", type=int, default=-1, help="GridSearchCV's n_jobs")
+    parser.add_argument("--torch-threads", type=int, default=os.cpu_count(), help="skpmlp's threads")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    rows = []
+    header = (f"{'data set':14} {'GSCV s':>8} {'skpmlp s':>9} {'speedup':>8} {'test GSCV':>9} "
+              f"{'test ours':>9} {'gap':>7} {'sk@ours':>8} {'meanCV GSCV':>11} {'meanCV ours':>11}")
+    print(header)
+    for name in args.datasets:
+        row = run(name, args.repeats, args.n_jobs, args.torch_threads)
+        rows.append(row)
+        print(f"{name:14} {row['gridsearch_seconds']:8.2f} {row['skpmlp_seconds']:9.2f} "
+              f"{row['speedup']:7.1f}x {row['gridsearch_test']:9.4f} {row['skpmlp_test']:9.4f} "
+              f"{row['test_gap']:+7.4f} {row['sklearn_test_with_skpmlp_best_params']:8.4f} "
+              f"{row['gridsearch_mean_cv']:11.4f} {row['skpmlp_mean_cv']:11.4f}", flush=True)
+    speedups = [r["speedup"] for r in rows]
+    geo = float(np.exp(np.mean(np.log(speedups))))
+    within = [abs(r["test_gap"]) <= TARGET_GAP for r in rows]
+    within_cv = [abs(r["mean_cv_gap"]) <= TARGET_GAP for r in rows]
+    summary = {
+        "geometric_mean_speedup": geo, "min_speedup": min(speedups),
+        "datasets_within_test_gap": int(sum(within)), "datasets_within_mean_cv_gap": int(sum(within_cv)),
+        "target_speedup": TARGET_SPEEDUP, "target_gap": TARGET_GAP,
+    }
+    print(f"speedup: geometric mean {geo:.1f}x, min {min(speedups):.1f}x (target >= {TARGET_SPEEDUP:.0f}x); "
+          f"|test gap| <= {TARGET_GAP}: {sum(within)}/{len(rows)}; |mean CV gap| <= {TARGET_GAP}: "
+          f"{sum(within_cv)}/{len(rows)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {"machine": machine(), "grid": {k: [list(v) if isinstance(v, tuple) else v for v in vs]
+                                               for k, vs in GRID.items()},
+               "cv": CV, "rows": rows, "summary": summary}
+    (out / "lbfgs.json").write_text(json.dumps(payload, indent=2, default=str))
+    print(f"wrote {out / 'lbfgs.json'}")
+
+
+if __name__ == "__main__":
+    main()

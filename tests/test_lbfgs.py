@@ -1,0 +1,305 @@
+"""solver="lbfgs": the fused L-BFGS against scipy's L-BFGS-B (through
+scikit-learn's MLP), and the invariants (population == alone, folds, frozen
+models untouched) on both gradient backends."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, train_population
+from skpmlp._engine import _lbfgs
+from skpmlp._engine._init import population_initial_weights
+from skpmlp._engine._linesearch import LineSearches
+from skpmlp._single import SingleMLPClassifier
+
+BACKENDS = ["torch", "native"]
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+
+
+def _data(task, iris, diabetes):
+    return iris if task == "classification" else diabetes
+
+
+def _spec(n=None):
+    archs = [(7,), (12,), (5, 4), (9,), (6, 3)]
+    acts = ["tanh", "relu", "logistic", "relu", "tanh"]
+    alphas = [1e-2, 1e-4, 1.0, 0.1, 3.0]
+    n = n or len(archs)
+    return PopulationSpec(archs[:n], acts[:n], np.full(n, 1e-3), np.array(alphas[:n]), [(5, i) for i in range(n)])
+
+
+def _config(task, **kwargs):
+    n_outputs = 3 if task == "classification" else 1
+    return TrainConfig(task=task, n_outputs=n_outputs, solver="lbfgs", dtype="float64", **kwargs)
+
+
+def _sklearn_from(spec, i, X, y, task, **params):
+    """scikit-learn's lbfgs MLP started from model ``i``'s initial weights."""
+    n_outputs = 3 if task == "classification" else 1
+    coefs, intercepts = population_initial_weights(spec, X.shape[1], n_outputs)
+    est = (MLPClassifier if task == "classification" else MLPRegressor)(
+        hidden_layer_sizes=spec.hidden_layer_sizes[i], activation=spec.activations[i], solver="lbfgs",
+        alpha=float(spec.alphas[i]), max_iter=1, warm_start=True,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+        est.coefs_ = [c.copy() for c in coefs[i]]
+        est.intercepts_ = [b.copy() for b in intercepts[i]]
+        est.set_params(**params).fit(X, y)
+    return est
+
+
+# ------------------------------------------------------------ line search
+def _scipy_steps(phi, derphi, stp):
+    """Every trial step of scipy's ``DCSRCH`` (L-BFGS-B's constants)."""
+    dcsrch = pytest.importorskip("scipy.optimize._dcsrch")
+    search = dcsrch.DCSRCH(phi, derphi, 1e-3, 0.9, 0.1, 0.0, 1e10)
+    steps, task, f, g = [], b"START", phi(0.0), derphi(0.0)
+    for _ in range(30):
+        stp, f, g, task = search._iterate(stp, f, g, task)
+        if task[:2] != b"FG":
+            break
+        steps.append(stp)
+        f, g = phi(stp), derphi(stp)
+    return steps
+
+
+@pytest.mark.parametrize("first_step", [1e-3, 0.3, 1.0, 7.0, 100.0])
+def test_vectorised_line_search_takes_scipys_steps(first_step):
+    """Every model's search tries exactly the steps of scipy's Moré-Thuente
+    search on its own function, all models advanced together."""
+    functions = [  # (phi, phi') along a descent direction
+        (lambda a: (a - 2.0) ** 2, lambda a: 2 * (a - 2.0)),
+        (lambda a: np.cos(a) - 0.1 * a, lambda a: -np.sin(a) - 0.1),
+        (lambda a: (a - 0.01) ** 4 - a * 1e-3, lambda a: 4 * (a - 0.01) ** 3 - 1e-3),
+        (lambda a: np.log1p(np.exp(-3 * a)) + 0.05 * a ** 2, lambda a: -3 / (1 + np.exp(3 * a)) + 0.1 * a),
+    ]
+    want = [_scipy_steps(phi, dphi, first_step) for phi, dphi in functions]
+    n = len(functions)
+    search = LineSearches(n)
+    everyone = np.ones(n, dtype=bool)
+    search.start(everyone, np.full(n, first_step), np.array([p(0.0) for p, _ in functions]),
+                 np.array([d(0.0) for _, d in functions]))
+    got = [[first_step] for _ in range(n)]  # START's trial
+    searching = everyone.copy()
+    for _ in range(30):
+        f = np.array([p(s) for (p, _), s in zip(functions, search.stp)])
+        g = np.array([d(s) for (_, d), s in zip(functions, search.stp)])
+        done = search.iterate(searching, f, g)
+        searching &= ~done
+        for i in np.flatnonzero(searching):
+            got[i].append(search.stp[i])
+        if not searching.any():
+            break
+    for i in range(n):
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-12)
+
+
+# ----------------------------------------------------------- vs scipy
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("max_iter", [1, 3, 6])
+def test_each_model_follows_scipys_lbfgsb(iris, diabetes, task, max_iter, backend):
+    """Over a few iterations every model of a population takes scipy's
+    L-BFGS-B steps (through scikit-learn's MLP) up to rounding, and counts
+    iterations as its ``n_iter_``.
+
+    Few: scikit-learn clips the probabilities in the log-loss VALUE it
+    hands scipy at machine epsilon (not in the gradient), the fused run
+    uses the exact log-loss; model 2 meets a trial point where the two
+    differ (a row's probability ~1e-42) at its 7th iteration."""
+    X, y = _data(task, iris, diabetes)
+    spec = _spec()
+    result = train_population(spec, _config(task, max_iter=max_iter, backend=backend), X, y,
+                              [(np.arange(len(X)), None)])
+    for i in range(spec.n_models):
+        est = _sklearn_from(spec, i, X, y, task, max_iter=max_iter)
+        assert result.n_iter[i, 0] == est.n_iter_
+        for got, want in zip(result.coefs[0][i] + result.intercepts[0][i], est.coefs_ + est.intercepts_):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("max_fun", [3, 6, 9])
+def test_max_fun_stops_as_scipy(iris, max_fun):
+    """``max_fun`` is checked as scipy does it, at the end of an iteration
+    once the evaluations exceed it: the same iterations, the same weights."""
+    X, y = iris
+    spec = _spec(3)
+    result = train_population(spec, _config("classification", max_fun=max_fun, backend="torch"), X, y,
+                              [(np.arange(len(X)), None)])
+    assert (result.extra["n_fun"] > max_fun).all()
+    assert not result.converged.any()
+    for i in range(spec.n_models):
+        est = _sklearn_from(spec, i, X, y, "classification", max_iter=200, max_fun=max_fun)
+        assert result.n_iter[i, 0] == est.n_iter_
+        np.testing.assert_allclose(result.coefs[0][i][0], est.coefs_[0], rtol=0, atol=1e-10)
+
+
+# ------------------------------------------------------------ invariants
+#: (backend, max_padding, max_iter): the native kernel runs each model on
+#: its own widths, so a model's arithmetic is the same in any population
+#: and whole runs agree; torch's batched matmuls of padded groups round
+#: differently from a model's own (1e-16), which L-BFGS, like any
+#: quasi-Newton method on a non-convex loss, amplifies over ~100
+#: iterations: unpadded groups agree over whole runs, padded ones over 10
+#: iterations.
+INVARIANT_RUNS = [("native", 0.25, 150), ("torch", 0.0, 150), ("torch", 10.0, 10)]
+
+
+@pytest.mark.parametrize("backend, max_padding, max_iter", INVARIANT_RUNS)
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_population_equals_each_model_alone(iris, diabetes, task, backend, max_padding, max_iter):
+    """float64: every model trained inside the population (to convergence,
+    each stopping at its own iteration) equals it trained alone."""
+    X, y = _data(task, iris, diabetes)
+    spec = _spec()
+    config = _config(task, max_iter=max_iter, backend=backend, max_padding=max_padding)
+    folds = [(np.arange(len(X)), None)]
+    together = train_population(spec, config, X, y, folds)
+    if task == "classification" and max_iter > 100:
+        assert len(np.unique(together.n_iter)) > 1  # they stop apart
+    for i in range(spec.n_models):
+        alone = train_population(spec.subset([i]), config, X, y, folds)
+        assert together.n_iter[i, 0] == alone.n_iter[0, 0]
+        for got, want in zip(together.coefs[0][i] + together.intercepts[0][i],
+                             alone.coefs[0][0] + alone.intercepts[0][0]):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend, max_padding, max_iter", [("native", 0.25, 150), ("torch", 0.0, 10)])
+def test_fold_replica_equals_the_model_alone_on_that_fold(iris, backend, max_padding, max_iter):
+    """Fold k's replica equals the model trained alone on fold k's rows
+    (with sample weights). On torch, a fold's rows are padded to the
+    longest fold's (zero weights), which rounds differently: 10 iterations."""
+    X, y = iris
+    spec = _spec(3)
+    config = _config("classification", max_iter=max_iter, backend=backend, max_padding=max_padding)
+    folds = [(train, test) for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)]
+    weights = np.linspace(0.5, 2.0, len(X))
+    together = train_population(spec, config, X, y, folds, sample_weight=weights)
+    for k, (train, _) in enumerate(folds):
+        alone = train_population(spec, config, X[train], y[train], [(np.arange(len(train)), None)],
+                                 sample_weight=weights[train])
+        for i in range(spec.n_models):
+            assert together.n_iter[i, k] == alone.n_iter[i, 0]
+            np.testing.assert_allclose(together.coefs[k][i][-1], alone.coefs[0][i][-1], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
+    """Once a model stops, no later round writes to its parameters."""
+    X, y = iris
+    snapshots = {}
+    original = _lbfgs.LbfgsRun._end_iterations
+
+    def watched(run, done, *args):
+        original(run, done, *args)
+        for slot in np.flatnonzero(~run.active):
+            if slot not in snapshots:
+                entries = (run.seg.param_slot == int(slot))
+                snapshots[slot] = (entries, run.net.flat.detach()[entries].clone())
+
+    monkeypatch.setattr(_lbfgs.LbfgsRun, "_end_iterations", watched)
+    final = {}
+    original_result = _lbfgs._result
+
+    def result(net, run, *args):
+        for slot, (entries, _) in snapshots.items():
+            final[slot] = net.flat.detach()[entries].clone()
+        return original_result(net, run, *args)
+
+    monkeypatch.setattr(_lbfgs, "_result", result)
+    train_population(_spec(), _config("classification", max_iter=150, backend=backend), X, y,
+                     [(np.arange(len(X)), None)])
+    assert len(snapshots) == _spec().n_models
+    for slot, (_, values) in snapshots.items():
+        assert final[slot].equal(values)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lbfgs_and_adam_models_in_one_population(iris, backend):
+    """Models with their own solvers: the lbfgs ones train as their own
+    fused run, the others as usual; each equals itself trained alone."""
+    X, y = iris
+    base = _spec(4)
+    optimizers = [OptimizerSettings(solver=s) for s in ("lbfgs", "adam", "lbfgs", "sgd")]
+    spec = PopulationSpec(base.hidden_layer_sizes, base.activations, np.full(4, 0.01), base.alphas,
+                          base.init_seeds, optimizers)
+    config = TrainConfig(task="classification", n_outputs=3, dtype="float64", max_iter=30, backend=backend)
+    folds = [(np.arange(len(X)), None)]
+    together = train_population(spec, config, X, y, folds)
+    for i in range(4):
+        alone = train_population(spec.subset([i]), config, X, y, folds)
+        assert together.n_iter[i, 0] == alone.n_iter[0, 0]
+        np.testing.assert_allclose(together.coefs[0][i][0], alone.coefs[0][0][0], rtol=0, atol=1e-9)
+
+
+# ------------------------------------------------------------ estimators
+@pytest.mark.parametrize("cv", [None, 3])
+def test_search_model_equals_it_trained_alone(iris, cv):
+    """A model found by an lbfgs search, trained alone by its standalone
+    estimator on the same rows, has the same weights (float64)."""
+    X, y = iris
+    params = dict(hidden_layer_sizes=[(6,), (10,)], activation=["tanh", "relu"], alpha=[1e-3, 0.1],
+                  learning_rate_init=1e-3, solver="lbfgs", max_iter=80, dtype="float64", random_state=0)
+    if cv is None:
+        train, test = next(StratifiedKFold(5, shuffle=True, random_state=1).split(X, y))
+        search = ParallelMLPClassifier(cv=[(train, test)], **params).fit(X, y)
+        fits = [(search.export_model(i, fold=0), train) for i in range(search.n_models_)]
+    else:
+        search = ParallelMLPClassifier(cv=cv, **params).fit(X, y)
+        fits = [(search.best_estimator_, np.arange(len(X)))]
+    for model, rows in fits:
+        alone = SingleMLPClassifier(**model.get_params()).fit(X[rows], y[rows])
+        assert alone.n_iter_ == model.n_iter_
+        for got, want in zip(model.coefs_ + model.intercepts_, alone.coefs_ + alone.intercepts_):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_early_stopping_is_ignored_with_lbfgs(iris, cv):
+    """As scikit-learn's MLP: lbfgs trains on all the training rows, with
+    or without early_stopping."""
+    X, y = iris
+    params = dict(hidden_layer_sizes=[(6,)], activation="tanh", learning_rate_init=1e-3,
+                  solver="lbfgs", max_iter=40, dtype="float64", random_state=0, cv=cv)
+    plain = ParallelMLPClassifier(**params).fit(X, y)
+    early = ParallelMLPClassifier(early_stopping=True, **params).fit(X, y)
+    np.testing.assert_array_equal(plain.n_iter_, early.n_iter_)
+    assert early.validation_scores_ is None
+    np.testing.assert_array_equal(plain.best_estimator_.coefs_[0], early.best_estimator_.coefs_[0])
+
+
+def test_lbfgs_regressor_search(diabetes):
+    X, y = diabetes
+    search = ParallelMLPRegressor([(8,), (16,)], "tanh", solver="lbfgs", alpha=[1e-3, 1.0],
+                                  learning_rate_init=1e-3, max_iter=50, cv=3, dtype="float64",
+                                  random_state=0).fit(X, y)
+    assert search.n_iter_.shape == (4, 3)
+    assert (search.n_iter_ <= 50).all() and (search.n_iter_ >= 1).all()
+    assert search.score(X, y) > 0.3
+
+
+@pytest.mark.parametrize("max_fun", [0, -1, 1.5])
+def test_max_fun_is_validated(iris, max_fun):
+    with pytest.raises(InvalidParameterError, match="max_fun"):
+        ParallelMLPClassifier(solver="lbfgs", max_fun=max_fun).fit(*iris)
+
+
+def test_pruning_is_refused_with_lbfgs(iris):
+    with pytest.raises(ValueError, match="pruning='halving' needs a minibatch solver"):
+        ParallelMLPClassifier(solver="lbfgs", pruning="halving").fit(*iris)
