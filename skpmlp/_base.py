@@ -431,7 +431,9 @@ class BaseParallelMLP(BaseEstimator):
         start = time.perf_counter()
         members = self._members(run, fitted["best_index_"])
         refitted, overrides = {}, {}
-        if self.cv is None and self.holdout_refit and run.held_out:
+        # a lone configuration is scikit-learn's MLP (its early-stopping
+        # validation part its own): nothing was chosen, nothing to retrain
+        if self.cv is None and self.holdout_refit and run.held_out and run.population.n_models > 1:
             refitted, overrides = self._holdout_refit(run, fitted, members)
         elif self.cv is not None:
             rows = np.arange(run.X.shape[0])

@@ -136,7 +136,9 @@ PARAMETERS = """
         epoch count and no early stopping, so its ``fit`` retrains exactly
         it. False returns the model trained in the search on the training
         part itself (its validation score then describes it). Ignored with
-        ``cv``. The user guide's "Choosing the model" section has the
+        ``cv``, and for a lone configuration (nothing was chosen; with
+        ``early_stopping`` it is then scikit-learn's MLP, validation part
+        included). The user guide's "Choosing the model" section has the
         measurements behind the default.
     selection : {"auto", "loss", "score"}, default="auto"
         What picks ``best_index_`` (and orders an ensemble's members):

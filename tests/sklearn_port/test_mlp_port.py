@@ -141,7 +141,6 @@ def test_alpha():
         assert (alpha_vectors[i] > alpha_vectors[i + 1]).all()
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 @pytest.mark.parametrize("X,y", classification_datasets)
 def test_lbfgs_classification(X, y):
     # Test lbfgs on classification.
@@ -189,7 +188,6 @@ def test_lbfgs_regression(X, y):
             assert mlp.score(X, y) > 0.98
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 @pytest.mark.parametrize("X,y", classification_datasets)
 def test_lbfgs_classification_maxfun(X, y):
     # Test lbfgs parameter max_fun.
@@ -211,7 +209,6 @@ def test_lbfgs_classification_maxfun(X, y):
             assert max_fun >= mlp.n_iter_
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 @pytest.mark.parametrize("X,y", regression_datasets)
 def test_lbfgs_regression_maxfun(X, y):
     # Test lbfgs parameter max_fun.
@@ -234,7 +231,6 @@ def test_lbfgs_regression_maxfun(X, y):
             assert max_fun >= mlp.n_iter_
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 def test_multilabel_classification():
     # Test that multi-label classification works as expected.
     # test fit method
@@ -262,7 +258,6 @@ def test_multilabel_classification_early_stopping():
     mlp.fit(X, y).predict(X)
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 def test_multioutput_regression():
     # Test that multi-output regression works as expected
     X, y = make_regression(n_samples=200, n_targets=5, random_state=11)
@@ -386,7 +381,6 @@ def test_shuffle():
     assert not np.array_equal(mlp1.coefs_[0], mlp2.coefs_[0])
 
 
-@pytest.mark.xfail(strict=True, reason=LBFGS)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_sparse_matrices(csr_container):
     # Test that sparse and dense input matrices output the same results.
