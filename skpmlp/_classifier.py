@@ -18,7 +18,9 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         """Train a whole search space of MLP classifiers at once.
 
     Every combination of ``hidden_layer_sizes`` x ``activation`` x
-    ``learning_rate_init`` x ``alpha``, times ``n_repeats``, is trained as
+    ``learning_rate_init`` x ``alpha`` (or ``n_models`` configurations drawn
+    from them, any of them a distribution as in RandomizedSearchCV), times
+    ``n_repeats``, is trained as
     one fused PyTorch network on CPU or GPU; each model stays independent
     (trained alone, the same model gets the same weights up to floating-point
     rounding; tested in float64). The best model on

@@ -16,9 +16,10 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         """Train a whole search space of MLP regressors at once.
 
     Every combination of ``hidden_layer_sizes`` x ``activation`` x
-    ``learning_rate_init`` x ``alpha``, times ``n_repeats``, is trained as
-    one fused PyTorch network (squared error or Poisson loss, single or
-    multi-output);
+    ``learning_rate_init`` x ``alpha`` (or ``n_models`` configurations drawn
+    from them, any of them a distribution as in RandomizedSearchCV), times
+    ``n_repeats``, is trained as one fused PyTorch network (squared error or
+    Poisson loss, single or multi-output);
     the best model on held-out validation data predicts.
 
     Parameters

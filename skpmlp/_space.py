@@ -336,7 +336,7 @@ class LayerSizesDistribution:
     >>> from skpmlp import LayerSizesDistribution
     >>> sizes = LayerSizesDistribution(depths=[1, 2], widths=loguniform(8, 256))
     >>> [sizes.rvs(random_state=seed) for seed in range(3)]
-    [(51, 18), (31,), (10,)]
+    [(62,), (254, 203), (15,)]
     """
 
     def __init__(self, depths=(1, 2, 3), widths=(16, 32, 64, 128, 256)):
