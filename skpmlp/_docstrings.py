@@ -64,8 +64,9 @@ PARAMETERS = """
         Conditional search spaces, as ``GridSearchCV(param_grid=...)``
         takes them: each dict maps searched parameters
         (``hidden_layer_sizes``, ``activation``, ``learning_rate_init``,
-        ``alpha``) to a list or a distribution, and the parameters it leaves
-        out keep this estimator's values. The population is the union of
+        ``alpha``) to a list (a single value must be wrapped in one, as in
+        GridSearchCV) or a distribution, and the parameters it leaves out
+        keep this estimator's values. The population is the union of
         the dicts' grids, or with ``n_models`` draws from them (each draw
         picks a dict at random, as ParameterSampler). E.g.
         ``param_grid=[{"activation": ["relu"], "alpha": [1e-4, 1e-2]},

@@ -140,8 +140,12 @@ class SearchSpace:
         ------
         ValueError
             On a ``param_grid`` that is not a dict or a non-empty list of
-            dicts, a key that is not searchable, or an invalid candidate (the
-            message names the parameter and the subspace).
+            dicts, a key that is not searchable, an empty list or an invalid
+            candidate (the message names the parameter and the subspace).
+        TypeError
+            On a ``param_grid`` entry that is neither a sequence, an array
+            nor a distribution (a single value or a string must be wrapped
+            in a list, as in GridSearchCV).
         """
         base = {name: params[name] for name in PARAMETERS}
         if param_grid is None:
@@ -166,6 +170,9 @@ class SearchSpace:
                     f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
                     f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
                 )
+            # the lists are checked as GridSearchCV checks its param_grid (a
+            # single value or a string is refused, not read as one value)
+            ParameterGrid({k: v for k, v in override.items() if not is_distribution(v)})
             subspace = {}
             for name, parameter in PARAMETERS.items():
                 value = override.get(name, base[name])

@@ -137,6 +137,13 @@ def test_bad_param_grid_is_named(param_grid, message):
         _space(param_grid)
 
 
+@pytest.mark.parametrize("value", [0.1, "relu", np.ones((2, 2))], ids=["scalar", "string", "2d"])
+def test_param_grid_values_are_checked_as_grid_search_cv_does(value):
+    """A single value must be wrapped in a list, as GridSearchCV's param_grid wants."""
+    with pytest.raises((TypeError, ValueError), match="Parameter (grid|array) for (parameter )?'alpha'"):
+        _space({"alpha": value})
+
+
 def test_space_describes_itself():
     text = repr(_space([{"alpha": loguniform(1e-5, 1)}, {"activation": ["tanh"]}]))
     assert text.startswith("SearchSpace([{'hidden_layer_sizes': [(4,), (8, 4)]")
@@ -217,12 +224,14 @@ def test_sampled_model_equals_the_model_trained_alone(iris):
     search = _fit(ParallelMLPClassifier(**SAMPLED, dtype="float64"), X, y)
     for index in (0, 7):
         params = search.cv_results_["params"][index]
+        # two repeats: a lone configuration would train on every row, as MLPClassifier
         alone = _fit(ParallelMLPClassifier(
             **{name: [value] if name == "hidden_layer_sizes" else value for name, value in params.items()},
-            max_iter=8, dtype="float64", random_state=0,
+            n_repeats=2, max_iter=8, dtype="float64", random_state=0,
         ), X, y)
-        assert alone.n_models_ == 1
-        assert_allclose(search.export_model(index).predict_proba(X), alone.predict_proba(X), atol=1e-6)
+        assert alone.cv_results_["params"][0] == params and alone.cv_results_["param_repeat"][0] == 0
+        assert_allclose(search.export_model(index).predict_proba(X), alone.export_model(0).predict_proba(X),
+                        atol=1e-6)
 
 
 @pytest.mark.parametrize("options", [
