@@ -13,10 +13,12 @@ from ._classifier import ParallelMLPClassifier  # noqa: E402
 from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor  # noqa: E402
 from ._regressor import ParallelMLPRegressor  # noqa: E402
 from ._single import SingleMLPClassifier, SingleMLPRegressor  # noqa: E402
+from ._space import LayerSizesDistribution  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "LayerSizesDistribution",
     "MLPEnsembleClassifier",
     "MLPEnsembleRegressor",
     "ParallelMLPClassifier",

@@ -19,7 +19,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._attributes import MLP_ATTRIBUTES, mlp_attributes
-from ._compat import Interval, StrOptions, _fit_context, get_param_names
+from ._compat import HasMethods, Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
 from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, uses_early_stopping
@@ -84,12 +84,18 @@ class BaseParallelMLP(BaseEstimator):
     _exported_params = TRAINING_PARAMS
 
     _parameter_constraints = {
-        # a list or an array-like of values to search, wherever one value goes
-        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
-        "activation": [StrOptions(set(ACTIVATION_NAMES)), "array-like"],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), "array-like"],
-        "alpha": [Interval(Real, 0, None, closed="left"), "array-like"],
+        # a list or an array-like of values to search, wherever one value goes,
+        # or a distribution (an object with rvs) as in RandomizedSearchCV,
+        # whose draws the search space checks
+        "hidden_layer_sizes": [None, Interval(Integral, 1, None, closed="left"), "array-like",
+                               HasMethods(["rvs"])],
+        "activation": [StrOptions(set(ACTIVATION_NAMES)), "array-like", HasMethods(["rvs"])],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), "array-like",
+                               HasMethods(["rvs"])],
+        "alpha": [Interval(Real, 0, None, closed="left"), "array-like", HasMethods(["rvs"])],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
+        "n_models": [Interval(Integral, 1, None, closed="left"), None],
+        "param_grid": [dict, list, None],
         "cv": ["cv_object", None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None],
         "refit": ["boolean", str, callable],
@@ -124,6 +130,8 @@ class BaseParallelMLP(BaseEstimator):
         max_iter=200,
         max_fun=15000,
         n_repeats=1,
+        n_models=None,
+        param_grid=None,
         early_stopping=False,
         validation_fraction=0.1,
         monitor="score",
@@ -161,6 +169,8 @@ class BaseParallelMLP(BaseEstimator):
         self.max_iter = max_iter
         self.max_fun = max_fun
         self.n_repeats = n_repeats
+        self.n_models = n_models
+        self.param_grid = param_grid
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.monitor = monitor

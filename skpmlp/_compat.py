@@ -9,7 +9,7 @@ scikit-learn module or name, or touches the private attributes below).
 import numpy as np
 from sklearn.base import _fit_context  # noqa: F401  (sklearn >= 1.3)
 from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils._param_validation import Interval, Options, StrOptions  # noqa: F401
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions  # noqa: F401
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight  # noqa: F401
 from sklearn.utils.validation import validate_data  # noqa: F401  (sklearn >= 1.6)
 

@@ -1,14 +1,18 @@
 """Parameter and attribute text shared by the two population estimators."""
 
 PARAMETERS = """
-    hidden_layer_sizes : int, array-like of int, list of tuples or None, default=None
+    hidden_layer_sizes : int, array-like of int, list of tuples, distribution or None, default=None
         Architectures to train. As in scikit-learn's MLP, an int is one
         network with one hidden layer and a sequence of ints, such as
         ``(64, 32)`` or ``[64, 32]``, ONE network with those hidden layers;
         a list of tuples (e.g. ``[(32,), (64, 64)]``) is several networks.
         A list mixing ints and tuples is ambiguous and raises an error. None
-        trains ``(32,)``, ``(64,)``, ``(128,)`` and ``(64, 64)``.
-    activation : str, tuple, list or array-like of str, default=("relu", "tanh", "logistic")
+        trains ``(32,)``, ``(64,)``, ``(128,)`` and ``(64, 64)``. A
+        distribution (an object with ``rvs``, needs ``n_models``) draws one
+        architecture per configuration: an int-valued one such as
+        ``scipy.stats.randint(16, 257)`` one hidden layer of the drawn
+        width, a :class:`~skpmlp.LayerSizesDistribution` several depths.
+    activation : str, array-like of str or distribution, default=("relu", "tanh", "logistic")
         Hidden activations to try: identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
     solver : {"adam", "sgd", "lbfgs"}, default="adam"
@@ -21,13 +25,15 @@ PARAMETERS = """
         and ``batch_size``, ``learning_rate_init``, ``momentum``,
         ``n_iter_no_change``, ``early_stopping`` (ignored, as scikit-learn
         does) and ``monitor`` do not apply; ``pruning`` is refused.
-    learning_rate_init : float or array-like of float, default=(0.001, 0.003, 0.01)
+    learning_rate_init : float, array-like of float or distribution, default=(0.001, 0.003, 0.01)
         Learning rates to try (a tuple, a list or an array such as
         ``np.logspace(-4, -2, 5)``); each model keeps its own inside the
-        fused optimizer step.
-    alpha : float or array-like of float, default=0.0001
-        L2 penalties to try (a tuple, a list or an array), as
-        scikit-learn's MLP applies them.
+        fused optimizer step. A distribution such as
+        ``scipy.stats.loguniform(1e-4, 1e-1)`` is drawn from (see
+        ``n_models``).
+    alpha : float, array-like of float or distribution, default=0.0001
+        L2 penalties to try (a tuple, a list, an array or a distribution),
+        as scikit-learn's MLP applies them.
     batch_size : int or "auto", default="auto"
         Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
         sees the same batches. An int larger than the training rows is
@@ -43,6 +49,28 @@ PARAMETERS = """
         as scipy's L-BFGS-B), as scikit-learn's MLP.
     n_repeats : int, default=1
         Number of independently initialised repeats of every configuration.
+    n_models : int or None, default=None
+        Number of configurations to draw, as ``n_iter`` of
+        RandomizedSearchCV (each trained ``n_repeats`` times). None trains
+        every combination of the lists (the grid's cross product); it
+        needs every searched parameter to be a value or a list. With lists
+        only, ``n_models`` configurations of the grid are sampled without
+        replacement; with any distribution (an object with
+        ``rvs(random_state=...)``), each configuration draws every
+        parameter from its distribution or, uniformly, from its list. The
+        draws depend on ``random_state`` only, and
+        ``cv_results_["params"]`` holds the drawn values.
+    param_grid : dict, list of dict or None, default=None
+        Conditional search spaces, as ``GridSearchCV(param_grid=...)``
+        takes them: each dict maps searched parameters
+        (``hidden_layer_sizes``, ``activation``, ``learning_rate_init``,
+        ``alpha``) to a list (a single value must be wrapped in one, as in
+        GridSearchCV) or a distribution, and the parameters it leaves out
+        keep this estimator's values. The population is the union of
+        the dicts' grids, or with ``n_models`` draws from them (each draw
+        picks a dict at random, as ParameterSampler). E.g.
+        ``param_grid=[{"activation": ["relu"], "alpha": [1e-4, 1e-2]},
+        {"activation": ["tanh"], "hidden_layer_sizes": [(32, 32)]}]``.
     early_stopping : bool, default=False
         Stop each model when its validation score has not improved by
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep its best

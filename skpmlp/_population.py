@@ -1,17 +1,17 @@
-"""The search space as a table of models (pure Python / numpy).
+"""The models of a search as rows of a table (pure Python / numpy).
 
-A population is the cross product of the estimator's list-valued
-hyperparameters, in :class:`sklearn.model_selection.ParameterGrid` order,
-times ``n_repeats``. Each row's ``params`` holds one valid value per
-estimator parameter, so it can be passed back to the estimator; the repeat
-index is kept apart.
+A population is the configurations drawn from the search space (see
+``_space``: the cross product of the list-valued hyperparameters, or
+``n_models`` draws), times ``n_repeats``. Each row's ``params`` holds one
+valid value per searched parameter, so it can be passed back to the
+estimator; the repeat index is kept apart. The checks of single values
+live here, and the search space reads its candidates with them.
 """
 
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid
 
 from ._engine import ACTIVATION_CODES, PopulationSpec, canonical_activation
 
@@ -137,6 +137,17 @@ class Population:
     def n_models(self):
         return len(self.params)
 
+    @classmethod
+    def from_configurations(cls, configurations, n_repeats):
+        """The population of ``n_repeats`` models of each configuration (a
+        dict of valid values per searched parameter), repeats innermost."""
+        params, repeats = [], []
+        for configuration in configurations:
+            for repeat in range(n_repeats):
+                params.append({name: configuration[name] for name in SEARCHED_PARAMS})
+                repeats.append(repeat)
+        return cls(params=params, repeats=np.array(repeats, dtype=int))
+
     def column(self, name):
         return [p[name] for p in self.params]
 
@@ -164,30 +175,3 @@ def model_seed(seed, hidden_layer_sizes, activation, repeat):
     """Entropy of one model's initial weights."""
     code = ACTIVATION_CODES[canonical_activation(activation)]
     return (int(seed), int(repeat), code, len(hidden_layer_sizes), *hidden_layer_sizes)
-
-
-def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, n_repeats):
-    """Validate the hyperparameter lists and expand them into a population.
-
-    Raises
-    ------
-    ValueError
-        On an empty list, a duplicated value, an unknown activation (the
-        message lists the allowed ones), a non-positive width or learning
-        rate, or a negative alpha.
-    """
-    grid = {
-        "hidden_layer_sizes": _unique(architectures(hidden_layer_sizes), "hidden_layer_sizes"),
-        "activation": _unique(_activations(activation), "activation"),
-        "learning_rate_init": _unique(
-            _positive_numbers(learning_rate_init, "learning_rate_init", allow_zero=False),
-            "learning_rate_init",
-        ),
-        "alpha": _unique(_positive_numbers(alpha, "alpha", allow_zero=True), "alpha"),
-    }
-    params, repeats = [], []
-    for combination in ParameterGrid(grid):
-        for repeat in range(n_repeats):
-            params.append({name: combination[name] for name in SEARCHED_PARAMS})
-            repeats.append(repeat)
-    return Population(params=params, repeats=np.array(repeats, dtype=int))

@@ -16,9 +16,10 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         """Train a whole search space of MLP regressors at once.
 
     Every combination of ``hidden_layer_sizes`` x ``activation`` x
-    ``learning_rate_init`` x ``alpha``, times ``n_repeats``, is trained as
-    one fused PyTorch network (squared error or Poisson loss, single or
-    multi-output);
+    ``learning_rate_init`` x ``alpha`` (or ``n_models`` configurations drawn
+    from them, any of them a distribution as in RandomizedSearchCV), times
+    ``n_repeats``, is trained as one fused PyTorch network (squared error or
+    Poisson loss, single or multi-output);
     the best model on held-out validation data predicts.
 
     Parameters
@@ -77,6 +78,8 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         max_iter=200,
         max_fun=15000,
         n_repeats=1,
+        n_models=None,
+        param_grid=None,
         early_stopping=False,
         validation_fraction=0.1,
         monitor="score",
@@ -107,8 +110,8 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         super().__init__(
             hidden_layer_sizes, activation, solver=solver,
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, n_repeats=n_repeats,
-            early_stopping=early_stopping, validation_fraction=validation_fraction,
+            shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, n_repeats=n_repeats, n_models=n_models,
+            param_grid=param_grid, early_stopping=early_stopping, validation_fraction=validation_fraction,
             monitor=monitor, n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, pruning=pruning,
             halving_factor=halving_factor, min_iter=min_iter, cv=cv, scoring=scoring,

@@ -20,10 +20,11 @@ from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import resolve_seed, train_config, uses_early_stopping, warn_batch_size
-from ._population import build_population
+from ._population import Population
 from ._progress import SearchProgress
 from ._results import build_cv_results
 from ._scoring import population_loss, score_population, warn_failed, warn_halted
+from ._space import SearchSpace
 from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
@@ -247,12 +248,14 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     if sample_weight is not None:
         sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     y, y_encoded, n_outputs, task = estimator._encode_targets(y)
-    population = build_population(
-        estimator.hidden_layer_sizes, estimator.activation, estimator.learning_rate_init,
-        estimator.alpha, estimator.n_repeats,
+    seed = resolve_seed(estimator.random_state)
+    # the parameters become values once, here: the space validates them and
+    # draws the configurations (reproducibly from the search's seed)
+    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
+    population = Population.from_configurations(
+        space.draw(estimator.n_models, random_state=seed), estimator.n_repeats
     )
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
-    seed = resolve_seed(estimator.random_state)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's

@@ -13,6 +13,11 @@ small recursive encoder, so attributes added to the estimators later are
 saved without changing this module, as long as they are made of data
 (numbers, strings, None, numpy scalars and arrays, masked arrays, lists,
 tuples, dicts, RandomState instances and nested skpmlp estimators).
+A searched parameter given as a distribution is data too when it is one of
+``scipy.stats``'s (stored as its name and arguments, e.g. ``loguniform``
+with ``(1e-4, 0.1)``, and rebuilt from ``scipy.stats`` on load) or a
+:class:`~skpmlp.LayerSizesDistribution`; the configurations drawn from it
+are in ``cv_results_["params"]``, saved as any other data.
 Scorer objects (``scorer_``) are functions, not data: they are dropped on
 save and rebuilt on load from the ``scoring`` parameter. A ``cv`` splitter
 of scikit-learn's (``KFold(5, shuffle=True)``, ...) is stored as its class
@@ -41,6 +46,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+import scipy.stats
 import sklearn.model_selection
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -49,6 +55,7 @@ import skpmlp
 
 from ._compat import get_param_names
 from ._search import fitted_scorers, resolve_scorers
+from ._space import LayerSizesDistribution, is_distribution
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
 
@@ -231,6 +238,22 @@ def _check_cv_is_data(estimator, splitters):
     )
 
 
+# ----------------------------------------------------------- distributions
+#: The distribution classes of skpmlp a file may name, by name.
+_SKPMLP_DISTRIBUTIONS = {"LayerSizesDistribution": LayerSizesDistribution}
+
+#: The module a file names scipy distributions by.
+_SCIPY_MODULE = "scipy.stats"
+
+
+def _scipy_distribution(name):
+    """The ``scipy.stats`` distribution named ``name`` (e.g. ``loguniform``), or None."""
+    if not isinstance(name, str) or name.startswith("_"):
+        return None
+    generator = getattr(scipy.stats, name, None)
+    return generator if isinstance(generator, (scipy.stats.rv_continuous, scipy.stats.rv_discrete)) else None
+
+
 # ------------------------------------------------------- derived attributes
 def _check_scoring_is_data(estimator):
     """A callable scorer is code: it cannot be stored, so saving fails early."""
@@ -329,6 +352,8 @@ class _Encoder:
         # exact type: a subclass may hold state its parameters do not show
         if self.splitters.get(type(value).__name__) is type(value):
             return self._splitter(value, path)
+        if is_distribution(value):
+            return self._distribution(value, path)
         raise TypeError(
             f"{path}: cannot save a value of type {type(value).__module__}."
             f"{type(value).__qualname__}; skpmlp.io stores only data (None, bool, int, float, "
@@ -372,6 +397,32 @@ class _Encoder:
             "class": type(value).__name__,
             "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
         }
+
+    def _distribution(self, value, path):
+        if _SKPMLP_DISTRIBUTIONS.get(type(value).__name__) is type(value):
+            params = {"depths": value.depths, "widths": value.widths}
+            return {
+                _TAG: "distribution", "module": "skpmlp", "name": type(value).__name__,
+                "args": [], "kwds": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
+            }
+        # a frozen scipy.stats distribution: its generator's name and arguments
+        dist = getattr(value, "dist", None)
+        generator = _scipy_distribution(getattr(dist, "name", None))
+        args, kwds = getattr(value, "args", None), getattr(value, "kwds", None)
+        if (generator is not None and type(generator) is type(dist) and type(args) is tuple
+                and type(kwds) is dict):
+            return {
+                _TAG: "distribution", "module": _SCIPY_MODULE, "name": dist.name,
+                "args": [self.encode(v, f"{path}.args[{i}]") for i, v in enumerate(args)],
+                "kwds": {k: self.encode(v, f"{path}.kwds[{k!r}]") for k, v in kwds.items()},
+            }
+        raise TypeError(
+            f"{path}: cannot save the distribution {value!r} of type {type(value).__module__}."
+            f"{type(value).__qualname__}; skpmlp.io stores scipy.stats distributions (e.g. "
+            f"loguniform(1e-4, 0.1)) and skpmlp.LayerSizesDistribution as data, other "
+            f"distribution objects are code. Search with one of those to save the estimator, "
+            f"or use pickle / joblib for files you trust."
+        )
 
     def estimator(self, estimator, path):
         name = _class_name(estimator, path, self.classes)
@@ -479,6 +530,21 @@ class _Decoder:
             )
         cls = self.splitters[name]
         return self._construct(cls, name, data["params"], _init_params(cls))
+
+    def _decode_distribution(self, data):
+        module, name = data["module"], data["name"]
+        args = [self.decode(v) for v in data["args"]]
+        if module == "skpmlp" and isinstance(name, str) and name in _SKPMLP_DISTRIBUTIONS and not args:
+            cls = _SKPMLP_DISTRIBUTIONS[name]
+            return self._construct(cls, name, data["kwds"], _init_params(cls))
+        generator = _scipy_distribution(name) if module == _SCIPY_MODULE else None
+        if generator is None:
+            raise ValueError(
+                f"Invalid skpmlp file: unknown distribution {module!r}.{name!r}; known ones are "
+                f"skpmlp's {sorted(_SKPMLP_DISTRIBUTIONS)} and those of {_SCIPY_MODULE}."
+            )
+        kwds = {k: self.decode(v) for k, v in data["kwds"].items()}
+        return generator(*args, **kwds)
 
     def _construct(self, cls, name, encoded_params, param_names):
         """``cls(**params)`` from a file's encoded parameters, refusing any

@@ -17,13 +17,15 @@ OUTPUTS = shutil.ignore_patterns("_build", "auto_examples", "generated", "sg_exe
 
 
 def test_docs_build_without_warnings(tmp_path):
+    # SKPMLP_EXAMPLES_QUICK: examples that take minutes (the 2,000-model
+    # random search) run a smaller version of themselves
     # build a copy of docs/ and examples/ so the test neither reuses nor
     # leaves generated pages (sphinx-gallery skips examples it ran before)
     shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=OUTPUTS)
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     html = tmp_path / "html"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               MPLBACKEND="Agg")
+               MPLBACKEND="Agg", SKPMLP_EXAMPLES_QUICK="1")
     build = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q",
          str(tmp_path / "docs"), str(html)],

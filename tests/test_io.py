@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.datasets import load_iris, make_multilabel_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -23,9 +23,12 @@ from sklearn.model_selection import (
     KFold, PredefinedSplit, RepeatedStratifiedKFold, ShuffleSplit, StratifiedKFold,
 )
 from sklearn.preprocessing import StandardScaler
+from scipy.stats import loguniform, randint, uniform
 
 import skpmlp.io
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor,
+)
 
 FAST = dict(max_iter=15, learning_rate_init=0.01, random_state=0)
 
@@ -105,6 +108,15 @@ CASES = {
     "clf_multilabel_cv_ensemble": (
         lambda: ParallelMLPClassifier([(4,), (8,)], "tanh", cv=3, ensemble_size=2, **FAST), _multilabel,
     ),
+    "clf_sampled_conditional": (
+        lambda: ParallelMLPClassifier(
+            LayerSizesDistribution(depths=[1, 2], widths=loguniform(3, 12)), ("relu", "tanh"),
+            learning_rate_init=loguniform(1e-3, 1e-1), n_models=6, cv=2,
+            param_grid=[{"alpha": uniform(0, 1e-2)}, {"activation": ["elu"], "hidden_layer_sizes": randint(4, 9)}],
+            max_iter=15, random_state=0,
+        ),
+        _iris,
+    ),
     "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
     "single_clf_multilabel": (lambda: SingleMLPClassifier((8,), "relu", **FAST), _multilabel),
     "single_reg": (lambda: SingleMLPRegressor((8,), "tanh", **FAST), _regression),
@@ -178,6 +190,11 @@ def assert_same(actual, expected, where="estimator"):
         assert_same(actual.get_state(), expected.get_state(), where)
     elif isinstance(expected, (float, np.floating)) and np.isnan(expected):
         assert np.isnan(actual), where
+    elif isinstance(expected, LayerSizesDistribution):
+        assert_same(vars(actual), vars(expected), where)
+    elif hasattr(expected, "rvs"):
+        # a scipy.stats distribution is stored as its name and arguments
+        assert (actual.dist.name, actual.args, actual.kwds) == (expected.dist.name, expected.args, expected.kwds), where
     elif callable(expected) or hasattr(expected, "get_n_splits"):
         # scorers and splitters are rebuilt, not stored: same kind and settings
         assert repr(actual) == repr(expected), where
@@ -485,6 +502,8 @@ VALUES = {
     "random_state": np.random.RandomState(7),
     "set": {"accuracy", "f1"},
     "nested_estimator": SingleMLPRegressor((3,), "elu"),
+    "distributions": [loguniform(1e-4, 0.1), randint(2, high=5), uniform(loc=0, scale=2),
+                      LayerSizesDistribution(depths=randint(1, 3), widths=[8, 16])],
 }
 
 
@@ -581,5 +600,50 @@ def test_tampered_splitter_is_refused(saved_cases, tmp_path, edit, message):
         members = {name: archive[name] for name in archive.files}
     document = json.loads(members.pop("__document__").tobytes())
     edit(document["estimator"]["params"]["cv"])
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+# ---------------------------------------------------------- distributions
+class _MyDistribution:
+    """A distribution of the user's own: code, not data."""
+
+    def rvs(self, random_state=None):
+        return 0.01
+
+
+def test_distribution_that_is_not_data_is_refused(tmp_path):
+    X, y = _iris()
+    search = ParallelMLPClassifier((4,), "relu", **{**FAST, "learning_rate_init": _MyDistribution()},
+                                   n_models=2).fit(X, y)
+    with pytest.raises(TypeError, match=r"estimator\.learning_rate_init: cannot save the distribution .*"
+                                        r"_MyDistribution.* scipy\.stats distributions"):
+        skpmlp.io.save(search, tmp_path / "model.npz")
+
+
+def test_loaded_sampled_search_draws_the_same_population(saved_cases):
+    fitted, loaded, X, y, _ = saved_cases("clf_sampled_conditional")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refitted = clone(loaded).fit(X, y)
+    assert refitted.cv_results_["params"] == fitted.cv_results_["params"]
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(name="rv_continuous"), "unknown distribution 'scipy.stats'.'rv_continuous'"),
+        (lambda d: d.update(name="_distn_infrastructure"), "unknown distribution"),
+        (lambda d: d.update(module="os", name="system"), "unknown distribution 'os'.'system'"),
+        (lambda d: d.update(module="skpmlp", name="ParallelMLPClassifier"), "unknown distribution"),
+        (lambda d: d.pop("args"), "malformed 'distribution'"),
+    ],
+)
+def test_tampered_distribution_is_refused(saved_cases, tmp_path, edit, message):
+    *_, path = saved_cases("clf_sampled_conditional")
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    document = json.loads(members.pop("__document__").tobytes())
+    edit(document["estimator"]["params"]["learning_rate_init"])
     with pytest.raises(ValueError, match=message):
         skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))

@@ -18,7 +18,7 @@ from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._losses import half_poisson_deviance
 from skpmlp._engine._native import NativeTrainer, choose_trainer
 from skpmlp._engine._trainer import PopulationTrainer
-from skpmlp._population import build_population
+from skpmlp._space import build_population
 
 SEARCH = dict(hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
               max_iter=8, random_state=0)

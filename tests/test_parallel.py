@@ -10,7 +10,7 @@ from sklearn.utils.parallel import Parallel
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import split_models
-from skpmlp._population import build_population
+from skpmlp._space import build_population
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),

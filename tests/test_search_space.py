@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
-from skpmlp._population import architectures, build_population
+from skpmlp._population import architectures
+from skpmlp._space import build_population
 
 
 @pytest.mark.parametrize(

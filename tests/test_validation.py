@@ -10,6 +10,7 @@ checked too. Sparse X is accepted and densified.
 import numpy as np
 import pytest
 from scipy import sparse
+from scipy.stats import loguniform, randint, uniform
 from sklearn.utils._param_validation import InvalidParameterError
 
 import skpmlp._base
@@ -99,6 +100,17 @@ BAD_SEARCH_PARAMS = [
     (dict(cv=1), InvalidParameterError, r"'cv' parameter .* Got 1 instead"),
     (dict(error_score="foo"), InvalidParameterError, r"'error_score' parameter .* Got 'foo' instead"),
     (dict(refit="foo"), ValueError, "refit='foo' must name one of the scorers given in scoring"),
+    (dict(n_models=0), InvalidParameterError, r"'n_models' parameter .* Got 0 instead"),
+    (dict(param_grid="relu"), InvalidParameterError, r"'param_grid' parameter .* Got 'relu' instead"),
+    (dict(param_grid=[]), ValueError, "param_grid must be a dict or a non-empty list of dicts"),
+    (dict(param_grid=[{"max_iter": [5]}]), ValueError, r"param_grid\[0\] has keys \['max_iter'\] that cannot"),
+    (dict(param_grid=[{"alpha": [-1.0]}]), ValueError,
+     r"param_grid\[0\]\['alpha'\] values must be finite non-negative numbers; got -1.0"),
+    (dict(alpha=loguniform(1e-5, 1)), ValueError, r"n_models must be set .* \(alpha\)"),
+    (dict(learning_rate_init=uniform(-1, 0.5), n_models=20), ValueError,
+     "learning_rate_init values must be finite positive numbers"),
+    (dict(hidden_layer_sizes=randint(0, 1), n_models=3), ValueError,
+     "hidden_layer_sizes: every hidden layer width must be a positive int"),
 ]
 
 

@@ -118,7 +118,11 @@ BASE = {
 DIVERGING = 1e10
 
 # ------------------------------------------------------------ xfail reasons
-SPACE = "n_models / distributions / param_grid (RandomizedSearchCV's and list-of-grids' mapping) (branch space)"
+MASKS = (
+    "by design (branch space): every row holds a value of every searched parameter (those a "
+    "param_grid subspace leaves out take the estimator's values), so param_* are not masked there"
+)
+ONE_METRIC_REFIT = "a string refit with one metric must name it (refit='accuracy' with scoring='recall' raises)"
 REFIT_CALLABLE = "refit=callable is refused ('refit must be bool or str') (branch contract)"
 DICT_SCORING = "a callable scoring returning a dict of metrics is not supported (branch contract)"
 FIT_FAILED = "failed (diverged) fits warn RuntimeWarning, not FitFailedWarning with GridSearchCV's wording (branch contract)"
@@ -136,7 +140,7 @@ def grid(**params):
     return _search(ParallelMLPClassifier, **params)
 
 
-KINDS = ["grid", pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE))]
+KINDS = ["grid", "random"]
 
 
 X = np.array([[-1, -1], [-2, -1], [1, 1], [2, 1]])
@@ -320,7 +324,6 @@ def test_grid_search_when_param_grid_includes_range():
     assert grid_search.best_estimator_.alpha == 0
 
 
-@pytest.mark.xfail(strict=True, reason=SPACE)
 def test_grid_search_bad_param_grid():
     X, y = make_classification(n_samples=10, n_features=5, random_state=0)
     param_dict = {"alpha": 1}
@@ -463,7 +466,7 @@ def test_refit_callable_invalid_type():
 
 
 @pytest.mark.parametrize("out_bound_value", [-1, 2])
-@pytest.mark.parametrize("kind", [pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)), "grid"])
+@pytest.mark.parametrize("kind", ["random", "grid"])
 def test_refit_callable_out_bound(out_bound_value, kind):
     """
     Test implementation catches the errors when 'best_index_' returns an
@@ -630,7 +633,7 @@ def _check_masks(cv_results, n_candidates, n_tanh):
     return len(tanh_results), len(relu_results)
 
 
-@pytest.mark.xfail(strict=True, reason=SPACE)
+@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_grid_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -657,7 +660,7 @@ def test_grid_search_cv_results():
     assert _check_masks(search.cv_results_, n_candidates, 2) == (2, 4)
 
 
-@pytest.mark.xfail(strict=True, reason=SPACE)
+@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_random_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -683,17 +686,13 @@ def test_random_search_cv_results():
     _check_masks(cv_results, n_candidates, None)
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param("grid", marks=pytest.mark.xfail(
-            strict=True,
-            reason="boolean-mask (train, test) pairs in a cv iterable are not read as masks: the same "
-            "splits as index arrays give [1, 1/3] and [1, 1]",
-        )),
-        pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)),
-    ],
+# both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
+@pytest.mark.xfail(
+    strict=True,
+    reason="boolean-mask (train, test) pairs in a cv iterable are not read as masks: the same "
+    "splits as index arrays give [1, 1/3] and [1, 1]",
 )
+@pytest.mark.parametrize("kind", ["grid", "random"])
 def test_search_default_iid(kind):
     # noise-free simple 2d-data
     X, y = make_blobs(
@@ -738,7 +737,6 @@ def test_search_default_iid(kind):
     assert train_std == pytest.approx(0)
 
 
-@pytest.mark.xfail(strict=True, reason=SPACE)
 def test_grid_search_cv_results_multimetric():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -756,7 +754,7 @@ def test_grid_search_cv_results_multimetric():
     compare_cv_results_multimetric_with_single(*grid_searches)
 
 
-@pytest.mark.xfail(strict=True, reason=SPACE)
+@pytest.mark.xfail(strict=True, reason=ONE_METRIC_REFIT)
 def test_random_search_cv_results_multimetric():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -867,9 +865,7 @@ def test_unsupported_sample_weight_scorer():
     "Estimator, kind",
     [
         (ParallelMLPClassifier, "grid"),  # GridSearchCV(LogisticRegression(), {"C": [1, 10, 100]})
-        pytest.param(  # RandomizedSearchCV(Ridge(), {"alpha": [1, 0.1, 0.01]})
-            ParallelMLPRegressor, "random", marks=pytest.mark.xfail(strict=True, reason=SPACE)
-        ),
+        (ParallelMLPRegressor, "random"),  # RandomizedSearchCV(Ridge(), {"alpha": [1, 0.1, 0.01]})
     ],
 )
 def test_search_cv_sample_weight_equivalence(Estimator, kind):
@@ -955,16 +951,11 @@ def test_search_cv_results_rank_tie_breaking(kind):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param("grid", marks=pytest.mark.xfail(
-            strict=True,
-            reason="a failed (diverged) row's mean_score_time is its share of the fused scoring, not 0.0",
-        )),
-        pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)),
-    ],
+# both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
+@pytest.mark.xfail(
+    strict=True, reason="a failed (diverged) row's mean_score_time is its share of the fused scoring, not 0.0",
 )
+@pytest.mark.parametrize("kind", ["grid", "random"])
 def test_search_cv_timing(kind):
     # LinearSVC's C=[0, 1] (C=0 fails) as a diverging learning rate and a sane one
     X = [[1], [2], [3], [4]]
@@ -1247,7 +1238,7 @@ def test_grid_search_cv_splits_consistency_duplicate_candidates():
     "kind",
     [
         "grid",
-        pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)),
+        "random",
     ],
 )
 def test_empty_cv_iterator_error(kind):
@@ -1270,15 +1261,9 @@ def test_empty_cv_iterator_error(kind):
         ridge.fit(X[:train_size], y[:train_size])
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param("grid", marks=pytest.mark.xfail(
-            strict=True, reason="cv.split is not checked against cv.get_n_splits: no error"
-        )),
-        pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE)),
-    ],
-)
+# both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
+@pytest.mark.xfail(strict=True, reason="cv.split is not checked against cv.get_n_splits: no error")
+@pytest.mark.parametrize("kind", ["grid", "random"])
 def test_random_search_bad_cv(kind):
     # (the original is RandomizedSearchCV(Ridge(), {"alpha": [...]}) only)
 
@@ -1301,7 +1286,7 @@ def test_random_search_bad_cv(kind):
 
 
 @pytest.mark.parametrize("return_train_score", [False, True])
-@pytest.mark.parametrize("kind", ["grid", pytest.param("random", marks=pytest.mark.xfail(strict=True, reason=SPACE))])
+@pytest.mark.parametrize("kind", ["grid", "random"])
 def test_searchcv_raise_warning_with_non_finite_score(kind, return_train_score):
     # Non-regression test for:
     # https://github.com/scikit-learn/scikit-learn/issues/10529
