@@ -94,12 +94,11 @@ def train(spec, cfg, X, y, eval_rows=None, n_train=None):
     return result
 
 
-def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
-    """Train one model as a plain nn.Sequential with torch.optim (its own
-    ``settings``, else ``cfg``'s optimizer)."""
-    arch, act, lr, alpha, repeat = model
-    settings = settings or cfg.optimizer_settings()
-    coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), X.shape[1], n_outputs)
+def plain_network(model, n_features, n_outputs):
+    """Model ``(arch, activation, lr, alpha, repeat)`` as a float64
+    nn.Sequential with the initial weights the engine gives it."""
+    arch, act, _, _, repeat = model
+    coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), n_features, n_outputs)
     layers = []
     for i, (W, b) in enumerate(zip(coefs, intercepts)):
         lin = torch.nn.Linear(*W.shape).double()
@@ -109,7 +108,15 @@ def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
         layers.append(lin)
         if i < len(coefs) - 1:
             layers.append(TORCH_ACTIVATIONS[act]())
-    net = torch.nn.Sequential(*layers)
+    return torch.nn.Sequential(*layers)
+
+
+def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
+    """Train one model as a plain nn.Sequential with torch.optim (its own
+    ``settings``, else ``cfg``'s optimizer)."""
+    arch, act, lr, alpha, repeat = model
+    settings = settings or cfg.optimizer_settings()
+    net = plain_network(model, X.shape[1], n_outputs)
     if settings.solver == "adam":
         opt = torch.optim.Adam(
             net.parameters(), lr=lr, betas=(settings.beta_1, settings.beta_2), eps=settings.epsilon

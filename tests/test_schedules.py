@@ -8,28 +8,17 @@ import pytest
 import torch
 
 from skpmlp._engine import PopulationSpec, mlp_forward
-from skpmlp._engine._init import initial_weights
 from skpmlp._engine._spec import OptimizerSettings
 
-from test_engine import BACKENDS, TORCH_ACTIVATIONS, config, make_data, make_spec, train
+from test_engine import BACKENDS, config, make_data, make_spec, plain_network, train
 
 
 def sklearn_sgd_reference(model, X, y, n_outputs, cfg, settings, rates):
     """One model as a plain nn.Sequential trained with scikit-learn's SGD
     update (``v = momentum v - lr g``; Nesterov ``p += momentum v - lr g``),
     epoch e at ``rates[e]``."""
-    arch, act, _, alpha, repeat = model
-    coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), X.shape[1], n_outputs)
-    layers = []
-    for i, (W, b) in enumerate(zip(coefs, intercepts)):
-        lin = torch.nn.Linear(*W.shape).double()
-        with torch.no_grad():
-            lin.weight.copy_(torch.from_numpy(W.T))
-            lin.bias.copy_(torch.from_numpy(b))
-        layers.append(lin)
-        if i < len(coefs) - 1:
-            layers.append(TORCH_ACTIVATIONS[act]())
-    net = torch.nn.Sequential(*layers)
+    alpha = model[3]
+    net = plain_network(model, X.shape[1], n_outputs)
     params = list(net.parameters())
     velocity = [torch.zeros_like(p) for p in params]
     mu = settings.momentum
