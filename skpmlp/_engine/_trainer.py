@@ -52,6 +52,7 @@ class PopulationTrainer:
         self._replica_lr = np.asarray(replicas.learning_rates, float)
         self._replica_alpha = np.asarray(replicas.alphas, float)
         self._replica_optimizer = replicas.optimizers_of(config)
+        self._replica_sgd = np.array([o.solver == "sgd" for o in self._replica_optimizer])
         self.initial_learning_rates = self._replica_lr.copy()
         net = build_network(replicas, config, n_features, folds=self._replica_fold)
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
@@ -117,8 +118,7 @@ class PopulationTrainer:
             return
         replica = self.net.slot_models
         scale = self._replica_lr[replica] / replica_lr[replica]
-        sgd = np.array([self._replica_optimizer[r].solver == "sgd" for r in replica])
-        scale = np.where(sgd & (scale != 1), scale, 1.0)
+        scale = np.where(self._replica_sgd[replica] & (scale != 1), scale, 1.0)
         if (scale != 1).any():
             per_slot = torch.as_tensor(scale, dtype=self.net.dtype, device=self.net.device)
             with torch.no_grad():
