@@ -29,6 +29,13 @@ from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
 
 
+def _row_indices(split):
+    """Row indices of one side of a split: index arrays as given, boolean
+    masks turned into the indices of their True rows."""
+    split = np.asarray(split)
+    return np.flatnonzero(split) if split.dtype == bool else split
+
+
 def trains_alone(estimator, n_models):
     """Whether a fit is one model trained as scikit-learn's MLP would train
     it: a single configuration, ``cv=None``, nothing monitored. It then
@@ -65,7 +72,8 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
         return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
                               early_stopping=estimator.early_stopping)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
-    folds = [(np.asarray(train), np.asarray(test)) for train, test in splitter.split(X, y, groups)]
+    # a cv iterable may give boolean masks, as scikit-learn's splits accept
+    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
     if not folds:
         raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
     for k, (train, test) in enumerate(folds):

@@ -687,11 +687,6 @@ def test_random_search_cv_results():
 
 
 # both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
-@pytest.mark.xfail(
-    strict=True,
-    reason="boolean-mask (train, test) pairs in a cv iterable are not read as masks: the same "
-    "splits as index arrays give [1, 1/3] and [1, 1]",
-)
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_search_default_iid(kind):
     # noise-free simple 2d-data
