@@ -169,6 +169,9 @@ class SearchSpace:
         Each maps every name of :data:`PARAMETERS` to a list of valid
         candidates or to a distribution (an object with ``rvs``). Build it
         with :meth:`from_params`, which validates.
+    searched : tuple of str, default=MODEL_PARAMS
+        The parameters ``cv_results_`` shows (``Population.shown``): the
+        model parameters, and the optimizer parameters that are searched.
     """
 
     def __init__(self, subspaces, searched=MODEL_PARAMS):
