@@ -22,7 +22,8 @@ from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
-from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, uses_early_stopping
+from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, one_value, uses_early_stopping
+from ._population import OPTIMIZER_PARAMS
 from ._scoring import warn_halted
 from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
@@ -115,6 +116,11 @@ class BaseParallelMLP(BaseEstimator):
         "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         **TRAINING_CONSTRAINTS,
+        # the optimizer may vary per model: lists and distributions too
+        **{
+            name: [*TRAINING_CONSTRAINTS[name], "array-like", HasMethods(["rvs"])]
+            for name in OPTIMIZER_PARAMS
+        },
     }
 
     def __init__(
@@ -139,6 +145,11 @@ class BaseParallelMLP(BaseEstimator):
         tol=1e-4,
         momentum=0.9,
         nesterovs_momentum=True,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        learning_rate="constant",
+        power_t=0.5,
         pruning=None,
         halving_factor=3,
         min_iter=5,
@@ -178,6 +189,11 @@ class BaseParallelMLP(BaseEstimator):
         self.tol = tol
         self.momentum = momentum
         self.nesterovs_momentum = nesterovs_momentum
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.learning_rate = learning_rate
+        self.power_t = power_t
         self.pruning = pruning
         self.halving_factor = halving_factor
         self.min_iter = min_iter
@@ -255,7 +271,7 @@ class BaseParallelMLP(BaseEstimator):
             self._check_refit(self.scoring)
         elif isinstance(self.refit, str) and not callable(self.scoring):
             self._check_single_refit([self.scoring or "score", "score"])
-        if self.solver == "lbfgs" and self.pruning is not None:
+        if one_value(self.solver) == "lbfgs" and self.pruning is not None:
             raise ValueError(
                 f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
                 f"validation scores epoch after epoch, and solver='lbfgs' trains full-batch "
@@ -603,14 +619,17 @@ class BaseParallelMLP(BaseEstimator):
             n_train = state["_train_sizes"][fold]
         results = state["cv_results_"]
         names = get_param_names(self._single_class)
-        model = self._single_class(
+        # the search's training parameters, then the model's own values (its
+        # searched optimizer settings among them), then ``training``
+        params = {
+            **{name: getattr(self, name) for name in self._exported_params if name in names},
+            # an optimizer setting not shown was not searched: one value
+            **{name: one_value(getattr(self, name)) for name in OPTIMIZER_PARAMS if name in names},
             **results["params"][index],
-            repeat=int(results["param_repeat"][index]),
-            random_state=state["_seed"],
-            **{
-                **{name: getattr(self, name) for name in self._exported_params if name in names},
-                **(training or {}),
-            },
+            **(training or {}),
+        }
+        model = self._single_class(
+            **params, repeat=int(results["param_repeat"][index]), random_state=state["_seed"],
         )
         vars(model).update(mlp_attributes(
             coefs, intercepts, loss_curve=loss_curve, validation_curve=validation_curve,

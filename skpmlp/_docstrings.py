@@ -15,7 +15,7 @@ PARAMETERS = """
     activation : str, array-like of str or distribution, default=("relu", "tanh", "logistic")
         Hidden activations to try: identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.
-    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+    solver : {"adam", "sgd", "lbfgs"}, list of them or distribution, default="adam"
         Optimizer of every model: Adam, SGD with momentum as scikit-learn's
         MLP, or full-batch L-BFGS as scikit-learn's ``solver="lbfgs"``
         (scipy's L-BFGS-B), every model with its own curvature history and
@@ -24,7 +24,11 @@ PARAMETERS = """
         is the gradient tolerance, ``max_fun`` bounds the loss evaluations,
         and ``batch_size``, ``learning_rate_init``, ``momentum``,
         ``n_iter_no_change``, ``early_stopping`` (ignored, as scikit-learn
-        does) and ``monitor`` do not apply; ``pruning`` is refused.
+        does) and ``monitor`` do not apply; ``pruning`` is refused. A list
+        such as ``["sgd", "adam"]`` searches the solver per model, in the
+        same fused run (lbfgs models train apart in the same call; mixing
+        them with minibatch models is refused with ``early_stopping`` or
+        ``pruning``).
     learning_rate_init : float, array-like of float or distribution, default=(0.001, 0.003, 0.01)
         Learning rates to try (a tuple, a list or an array such as
         ``np.logspace(-4, -2, 5)``); each model keeps its own inside the
@@ -100,10 +104,34 @@ PARAMETERS = """
         ``solver="lbfgs"``, a model converges when its largest absolute
         gradient entry is at most ``tol`` (scipy's ``gtol``) or its loss
         decreases by a relative ``2.2e-9`` or less (scipy's ``ftol``).
-    momentum : float, default=0.9
-        SGD momentum.
-    nesterovs_momentum : bool, default=True
+    momentum : float, array-like of float or distribution, default=0.9
+        SGD momentum, in [0, 1].
+    nesterovs_momentum : bool or list of bool, default=True
         Use Nesterov's momentum with SGD.
+    beta_1 : float, array-like of float or distribution, default=0.9
+        Adam's decay rate of the first moment estimates, in [0, 1).
+    beta_2 : float, array-like of float or distribution, default=0.999
+        Adam's decay rate of the second moment estimates, in [0, 1).
+    epsilon : float, array-like of float or distribution, default=1e-8
+        Adam's numerical stability term, > 0.
+    learning_rate : {"constant", "invscaling", "adaptive"} or list of them, default="constant"
+        SGD's learning-rate schedule, as scikit-learn's MLP:
+        ``"invscaling"`` divides ``learning_rate_init`` by
+        ``t ** power_t`` (t the training samples seen), ``"adaptive"`` divides it
+        by 5 where the stopping rule (``tol``, ``n_iter_no_change``) would
+        stop the model, and stops only once it is below 1e-6. Adam ignores
+        it.
+    power_t : float, array-like of float or distribution, default=0.5
+        The ``"invscaling"`` exponent.
+
+        Each of ``solver``, ``momentum``, ``nesterovs_momentum``, ``beta_1``,
+        ``beta_2``, ``epsilon``, ``learning_rate`` and ``power_t`` may be
+        searched as the model parameters are: a list, a distribution (with
+        ``n_models``) or a ``param_grid`` entry; models that differ in them
+        train in one fused run, and each exported model carries its own.
+        ``cv_results_`` has their ``param_*`` columns and ``params`` entries
+        only when searched (several candidates, a distribution, or named in
+        ``param_grid``).
     pruning : {None, "halving"}, default=None
         ``"halving"`` runs successive halving inside the fused run: after
         ``min_iter``, ``min_iter * halving_factor``, ... epochs, only the

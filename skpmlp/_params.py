@@ -21,6 +21,11 @@ TRAINING_PARAMS = (
     "n_iter_no_change",
     "momentum",
     "nesterovs_momentum",
+    "beta_1",
+    "beta_2",
+    "epsilon",
+    "learning_rate",
+    "power_t",
     "early_stopping",
     "validation_fraction",
     "monitor",
@@ -39,6 +44,11 @@ TRAINING_CONSTRAINTS = {
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), Options(Real, {np.inf})],
     "momentum": [Interval(Real, 0, 1, closed="both")],
     "nesterovs_momentum": ["boolean"],
+    "beta_1": [Interval(Real, 0, 1, closed="left")],
+    "beta_2": [Interval(Real, 0, 1, closed="left")],
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "learning_rate": [StrOptions({"constant", "invscaling", "adaptive"})],
+    "power_t": [Interval(Real, 0, None, closed="left")],
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "monitor": [StrOptions({"score", "loss"})],
@@ -55,10 +65,60 @@ def resolve_seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def one_value(value):
+    """A parameter's single value: the value itself, or the only entry of a
+    one-element list, tuple or array; None for several candidates or a
+    distribution (a searched parameter)."""
+    if hasattr(value, "rvs"):
+        return None
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, np.ndarray) else list(value)
+        return values[0] if len(values) == 1 else None
+    return value
+
+
 def uses_early_stopping(estimator):
     """Whether ``estimator`` early-stops: ``early_stopping=True`` with a
-    minibatch solver (scikit-learn's MLP ignores it for ``"lbfgs"``)."""
-    return bool(estimator.early_stopping) and estimator.solver != "lbfgs"
+    minibatch solver (scikit-learn's MLP ignores it for ``"lbfgs"``). A
+    searched ``solver`` counts as minibatch (:func:`check_solvers` refuses
+    lbfgs models in a search that early-stops or prunes)."""
+    return bool(estimator.early_stopping) and one_value(estimator.solver) != "lbfgs"
+
+
+def check_solvers(estimator, population):
+    """Refuse a search whose models' solvers disagree with its monitoring.
+
+    L-BFGS models train full-batch and are never monitored, so they cannot
+    share a search with minibatch models that early-stop or are pruned (the
+    validation rows and the ranking would not mean the same for both).
+
+    Raises
+    ------
+    ValueError
+        With ``early_stopping=True`` or ``pruning``, if some models use
+        ``"lbfgs"`` and others a minibatch solver, or the models' solver is
+        not the estimator's own ``"lbfgs"`` / minibatch choice.
+    """
+    monitored = bool(estimator.early_stopping) or getattr(estimator, "pruning", None) is not None
+    if not monitored:
+        return
+    solvers = set(population.column("solver"))
+    own_lbfgs = one_value(estimator.solver) == "lbfgs"
+    if ("lbfgs" in solvers and (len(solvers) > 1 or not own_lbfgs)) or (own_lbfgs and solvers != {"lbfgs"}):
+        raise ValueError(
+            f"The searched solvers {sorted(solvers)} mix 'lbfgs' with minibatch solvers while "
+            f"early_stopping={estimator.early_stopping!r} and pruning="
+            f"{getattr(estimator, 'pruning', None)!r}: L-BFGS models train full-batch and are "
+            f"never monitored. Search 'lbfgs' in a fit of its own, or set early_stopping=False "
+            f"and pruning=None."
+        )
+
+
+def _scalar(estimator, name, default):
+    """``estimator``'s single value of ``name`` (its default when searched:
+    each model's own value then goes to the engine in the spec)."""
+    value = one_value(getattr(estimator, name, default))
+    return default if value is None else value
 
 
 def train_config(estimator, *, task, n_outputs, seed):
@@ -73,15 +133,22 @@ def train_config(estimator, *, task, n_outputs, seed):
     return TrainConfig(
         task=task,
         n_outputs=n_outputs,
-        solver=estimator.solver,
+        # each model's optimizer is in the population spec; these are the
+        # estimator's single values (the defaults where searched)
+        solver=_scalar(estimator, "solver", "adam"),
         batch_size=batch_size,
         max_iter=estimator.max_iter,
         max_fun=estimator.max_fun,
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,
         early_stopping=uses_early_stopping(estimator),
-        momentum=estimator.momentum,
-        nesterovs_momentum=estimator.nesterovs_momentum,
+        momentum=float(_scalar(estimator, "momentum", 0.9)),
+        nesterovs_momentum=bool(_scalar(estimator, "nesterovs_momentum", True)),
+        beta_1=float(_scalar(estimator, "beta_1", 0.9)),
+        beta_2=float(_scalar(estimator, "beta_2", 0.999)),
+        epsilon=float(_scalar(estimator, "epsilon", 1e-8)),
+        learning_rate=_scalar(estimator, "learning_rate", "constant"),
+        power_t=float(_scalar(estimator, "power_t", 0.5)),
         shuffle=estimator.shuffle,
         shuffle_seed=seed,
         dtype=estimator.dtype,

@@ -13,13 +13,30 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._engine import ACTIVATION_CODES, PopulationSpec, canonical_activation
+from ._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
 
 #: Architectures trained when ``hidden_layer_sizes=None``.
 DEFAULT_HIDDEN_LAYER_SIZES = ((32,), (64,), (128,), (64, 64))
 
+#: What a model is: always ``cv_results_`` columns, searched or not.
+MODEL_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
+
+#: How a model's optimizer steps, with scikit-learn's MLP defaults: each may
+#: vary per model; ``cv_results_`` shows them only where searched.
+OPTIMIZER_DEFAULTS = {
+    "solver": "adam",
+    "momentum": 0.9,
+    "nesterovs_momentum": True,
+    "beta_1": 0.9,
+    "beta_2": 0.999,
+    "epsilon": 1e-8,
+    "learning_rate": "constant",
+    "power_t": 0.5,
+}
+OPTIMIZER_PARAMS = tuple(OPTIMIZER_DEFAULTS)
+
 #: The hyperparameters a population varies, in cv_results_ column order.
-SEARCHED_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
+SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS
 
 
 def _as_list(value, name):
@@ -128,28 +145,42 @@ def _unique(values, name):
 
 @dataclass(frozen=True)
 class Population:
-    """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i."""
+    """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i.
+
+    ``params[i]`` holds a value of every searched parameter
+    (:data:`SEARCHED_PARAMS`; optimizer parameters it lacks take
+    :data:`OPTIMIZER_DEFAULTS`); ``shown`` names those ``cv_results_``
+    shows (:meth:`shown_params`): the model parameters, and the optimizer
+    parameters that were searched.
+    """
 
     params: list
     repeats: np.ndarray
+    shown: tuple = MODEL_PARAMS
 
     @property
     def n_models(self):
         return len(self.params)
 
     @classmethod
-    def from_configurations(cls, configurations, n_repeats):
+    def from_configurations(cls, configurations, n_repeats, shown=MODEL_PARAMS):
         """The population of ``n_repeats`` models of each configuration (a
         dict of valid values per searched parameter), repeats innermost."""
         params, repeats = [], []
         for configuration in configurations:
             for repeat in range(n_repeats):
-                params.append({name: configuration[name] for name in SEARCHED_PARAMS})
+                params.append({name: configuration[name] for name in SEARCHED_PARAMS if name in configuration})
                 repeats.append(repeat)
-        return cls(params=params, repeats=np.array(repeats, dtype=int))
+        shown = tuple(name for name in SEARCHED_PARAMS if name in shown)
+        return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown)
 
     def column(self, name):
-        return [p[name] for p in self.params]
+        default = OPTIMIZER_DEFAULTS.get(name)
+        return [p.get(name, default) for p in self.params]
+
+    def shown_params(self):
+        """Every model's ``cv_results_["params"]`` entry: its ``shown`` values."""
+        return [{name: p[name] for name in self.shown if name in p} for p in self.params]
 
     def spec(self, seed):
         """The engine's :class:`PopulationSpec`, seeded by int ``seed``.
@@ -167,6 +198,10 @@ class Population:
             init_seeds=[
                 model_seed(seed, arch, act, repeat)
                 for arch, act, repeat in zip(archs, acts, self.repeats)
+            ],
+            optimizers=[
+                OptimizerSettings(**dict(zip(OPTIMIZER_PARAMS, values)))
+                for values in zip(*(self.column(name) for name in OPTIMIZER_PARAMS))
             ],
         )
 

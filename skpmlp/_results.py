@@ -5,7 +5,6 @@ import warnings
 import numpy as np
 from scipy.stats import rankdata
 
-from ._population import SEARCHED_PARAMS
 
 
 def rank_scores(means, demoted=None):
@@ -113,10 +112,10 @@ def build_cv_results(
     results = {}
     _store(results, "fit_time", np.full((n, n_splits), fit_time / share), splits=False)
     _store(results, "score_time", np.full((n, n_splits), score_time / share), splits=False)
-    for name in SEARCHED_PARAMS:
+    for name in population.shown:
         results[f"param_{name}"] = _param_column(population.column(name))
     results["param_repeat"] = _param_column(list(population.repeats))
-    results["params"] = [dict(p) for p in population.params]
+    results["params"] = population.shown_params()
     if n_iter is not None:
         results["n_iter"] = np.asarray(n_iter, dtype=int)
     if pruned is not None:

@@ -19,7 +19,7 @@ from sklearn.utils import check_array
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population
 from ._progress import SearchProgress
 from ._results import build_cv_results
@@ -261,8 +261,9 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
     population = Population.from_configurations(
-        space.draw(estimator.n_models, random_state=seed), estimator.n_repeats
+        space.draw(estimator.n_models, random_state=seed), estimator.n_repeats, space.searched
     )
+    check_solvers(estimator, population)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;

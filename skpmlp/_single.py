@@ -19,7 +19,7 @@ from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
-from ._population import Population, architectures
+from ._population import OPTIMIZER_PARAMS, Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
 from ._targets import CLASS_WEIGHT_CONSTRAINTS, ClassifierTargetsMixin, RegressorTargetsMixin
@@ -62,6 +62,11 @@ class _BaseSingleMLP(BaseEstimator):
         n_iter_no_change=10,
         momentum=0.9,
         nesterovs_momentum=True,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        learning_rate="constant",
+        power_t=0.5,
         early_stopping=False,
         validation_fraction=0.1,
         monitor="score",
@@ -83,6 +88,11 @@ class _BaseSingleMLP(BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.momentum = momentum
         self.nesterovs_momentum = nesterovs_momentum
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.learning_rate = learning_rate
+        self.power_t = power_t
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.monitor = monitor
@@ -154,6 +164,8 @@ class _BaseSingleMLP(BaseEstimator):
                 "activation": self.activation,
                 "learning_rate_init": self.learning_rate_init,
                 "alpha": self.alpha,
+                # its own optimizer, as the search gave it to the model
+                **{name: getattr(self, name) for name in OPTIMIZER_PARAMS},
             }],
             repeats=np.array([self.repeat]),
         )
@@ -311,6 +323,14 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     momentum : float, default=0.9
         SGD momentum.
     nesterovs_momentum : bool, default=True
+    beta_1, beta_2 : float, default=0.9 and 0.999
+        Adam's decay rates of the first and second moment estimates.
+    epsilon : float, default=1e-8
+        Adam's numerical stability term.
+    learning_rate : {"constant", "invscaling", "adaptive"}, default="constant"
+        SGD's learning-rate schedule, as scikit-learn's MLP.
+    power_t : float, default=0.5
+        The ``"invscaling"`` exponent.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows (stratified for
         classifiers), stop when the validation score has not improved by
@@ -397,6 +417,11 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         n_iter_no_change=10,
         momentum=0.9,
         nesterovs_momentum=True,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        learning_rate="constant",
+        power_t=0.5,
         early_stopping=False,
         validation_fraction=0.1,
         monitor="score",
@@ -410,7 +435,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
             learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
             shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol, n_iter_no_change=n_iter_no_change,
             momentum=momentum,
-            nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+            nesterovs_momentum=nesterovs_momentum, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,
         )
@@ -502,6 +528,11 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         n_iter_no_change=10,
         momentum=0.9,
         nesterovs_momentum=True,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        learning_rate="constant",
+        power_t=0.5,
         early_stopping=False,
         validation_fraction=0.1,
         monitor="score",
@@ -514,7 +545,8 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
             hidden_layer_sizes, activation, solver=solver, learning_rate_init=learning_rate_init,
             alpha=alpha, batch_size=batch_size, shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol,
             n_iter_no_change=n_iter_no_change, momentum=momentum,
-            nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+            nesterovs_momentum=nesterovs_momentum, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,
         )

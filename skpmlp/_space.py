@@ -29,6 +29,8 @@ from sklearn.utils import check_random_state
 
 from ._engine import canonical_activation
 from ._population import (
+    MODEL_PARAMS,
+    OPTIMIZER_DEFAULTS,
     SEARCHED_PARAMS,
     Population,
     _activations,
@@ -70,6 +72,44 @@ def _drawn_activation(value, name):
     return value
 
 
+def _option(options):
+    """A :class:`_Parameter` check: one of the strings ``options``."""
+    def check(value, name):
+        if isinstance(value, np.str_):
+            value = str(value)
+        if not isinstance(value, str) or value not in options:
+            raise ValueError(f"{name} values must be one of {sorted(options)}; got {value!r}.")
+        return value
+    return check
+
+
+def _boolean(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} values must be booleans; got {value!r}.")
+    return bool(value)
+
+
+def _interval(low, high, *, low_closed, high_closed):
+    """A :class:`_Parameter` check: a finite number in the interval."""
+    def check(value, name):
+        if isinstance(value, np.ndarray) and value.shape == ():
+            value = value[()]
+        ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
+        ok = ok and (value >= low if low_closed else value > low)
+        ok = ok and (high is None or (value <= high if high_closed else value < high))
+        if not ok:
+            where = ("[" if low_closed else "(") + f"{low}, {'inf' if high is None else high}" + (
+                "]" if high_closed and high is not None else ")")
+            raise ValueError(f"{name} values must be numbers in {where}; got {value!r}.")
+        return float(value)
+    return check
+
+
+def _each(check):
+    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value, no duplicates."""
+    return lambda value, name: _unique([check(v, name) for v in _as_list(value, name)], name)
+
+
 @dataclass(frozen=True)
 class _Parameter:
     """How a searchable parameter's candidates are read and its draws checked.
@@ -101,6 +141,20 @@ PARAMETERS = {
         candidates=lambda value, name: _unique(_positive_numbers(value, name, allow_zero=True), name),
         check=lambda value, name: _drawn_number(value, name, allow_zero=True),
     ),
+    # the optimizer, per model (scikit-learn's MLP names and ranges)
+    **{
+        name: _Parameter(candidates=_each(check), check=check)
+        for name, check in {
+            "solver": _option({"adam", "sgd", "lbfgs"}),
+            "momentum": _interval(0, 1, low_closed=True, high_closed=True),
+            "nesterovs_momentum": _boolean,
+            "beta_1": _interval(0, 1, low_closed=True, high_closed=False),
+            "beta_2": _interval(0, 1, low_closed=True, high_closed=False),
+            "epsilon": _interval(0, None, low_closed=False, high_closed=False),
+            "learning_rate": _option({"constant", "invscaling", "adaptive"}),
+            "power_t": _interval(0, None, low_closed=True, high_closed=False),
+        }.items()
+    },
 }
 assert tuple(PARAMETERS) == SEARCHED_PARAMS
 
@@ -115,11 +169,15 @@ class SearchSpace:
         Each maps every name of :data:`PARAMETERS` to a list of valid
         candidates or to a distribution (an object with ``rvs``). Build it
         with :meth:`from_params`, which validates.
+    searched : tuple of str, default=MODEL_PARAMS
+        The parameters ``cv_results_`` shows (``Population.shown``): the
+        model parameters, and the optimizer parameters that are searched.
     """
 
-    def __init__(self, subspaces):
+    def __init__(self, subspaces, searched=MODEL_PARAMS):
         assert subspaces and all(set(s) == set(PARAMETERS) for s in subspaces)
         self.subspaces = subspaces
+        self.searched = tuple(name for name in PARAMETERS if name in searched)
 
     @classmethod
     def from_params(cls, params, param_grid=None):
@@ -130,7 +188,8 @@ class SearchSpace:
         params : dict
             A value of every searchable parameter (e.g. the estimator's
             ``get_params()``): a single value, a list (a tuple) of values, or a
-            distribution.
+            distribution. Optimizer parameters left out take scikit-learn's
+            defaults.
         param_grid : dict, list of dict or None, default=None
             Subspaces, as ``GridSearchCV.param_grid``: each dict overrides
             ``params`` for some searchable parameters; the others keep their
@@ -147,7 +206,7 @@ class SearchSpace:
             nor a distribution (a single value or a string must be wrapped
             in a list, as in GridSearchCV).
         """
-        base = {name: params[name] for name in PARAMETERS}
+        base = {name: params[name] if name in params else OPTIMIZER_DEFAULTS[name] for name in PARAMETERS}
         if param_grid is None:
             overrides = [{}]
         elif isinstance(param_grid, dict):
@@ -179,7 +238,15 @@ class SearchSpace:
                 label = f"param_grid{where}[{name!r}]" if name in override else name
                 subspace[name] = value if is_distribution(value) else parameter.candidates(value, label)
             subspaces.append(subspace)
-        return cls(subspaces)
+        # what cv_results_ shows: the model parameters always, an optimizer
+        # parameter only where searched (a distribution, several candidates,
+        # or named in param_grid)
+        searched = set(MODEL_PARAMS) | {
+            name for name in PARAMETERS
+            if any(name in o for o in overrides)
+            or any(is_distribution(s[name]) or len(s[name]) > 1 for s in subspaces)
+        }
+        return cls(subspaces, searched)
 
     @property
     def is_sampled(self):
@@ -284,7 +351,7 @@ def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, 
          "learning_rate_init": learning_rate_init, "alpha": alpha},
         param_grid,
     )
-    return Population.from_configurations(space.draw(n_models, random_state), n_repeats)
+    return Population.from_configurations(space.draw(n_models, random_state), n_repeats, space.searched)
 
 
 # ----------------------------------------------------------- architectures

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp._population import OPTIMIZER_DEFAULTS
 from skpmlp._space import PARAMETERS, SearchSpace
 from skpmlp.model_selection import fused_cross_validate
 
@@ -37,7 +38,8 @@ def test_grid_is_the_cross_product_in_parameter_grid_order():
     drawn = _space().draw()
     grid = {"hidden_layer_sizes": [(4,), (8, 4)], "activation": ["relu", "tanh", "elu"],
             "learning_rate_init": [0.01, 0.1], "alpha": [0.0]}
-    assert drawn == [{name: c[name] for name in PARAMETERS} for c in ParameterGrid(grid)]
+    # the optimizer parameters not given take scikit-learn's defaults
+    assert drawn == [{name: {**OPTIMIZER_DEFAULTS, **c}[name] for name in PARAMETERS} for c in ParameterGrid(grid)]
     assert _space().n_configurations == GRID_SIZE and not _space().is_sampled
 
 
@@ -127,7 +129,7 @@ def test_sampled_conditional_space_draws_from_each_subspace():
     ([], "param_grid must be a dict or a non-empty list of dicts"),
     ([{"activation": ["relu"]}, 5], r"param_grid\[1\] must be a dict; got 5"),
     ([{"max_iter": [5]}], r"param_grid\[0\] has keys \['max_iter'\] that cannot be searched"),
-    ({"solver": ["sgd"]}, r"param_grid has keys \['solver'\] that cannot be searched"),
+    ({"batch_size": [16]}, r"param_grid has keys \['batch_size'\] that cannot be searched"),
     ([{"alpha": [0.1]}, {"alpha": [1.0, -1.0]}],
      r"param_grid\[1\]\['alpha'\] values must be finite non-negative numbers; got -1.0"),
     ([{"activation": ["relu", "relu"]}], r"param_grid\[0\]\['activation'\] lists 'relu' more than once"),
@@ -209,7 +211,8 @@ def sampled(iris):
 
 
 def test_cv_results_hold_the_drawn_configurations(sampled):
-    drawn = SearchSpace.from_params(SAMPLED).draw(12, random_state=0)
+    space = SearchSpace.from_params(SAMPLED)
+    drawn = [{name: c[name] for name in space.searched} for c in space.draw(12, random_state=0)]
     params = sampled.cv_results_["params"]
     assert sampled.n_models_ == 24 and params == [c for c in drawn for _ in range(2)]
     assert list(sampled.cv_results_["param_repeat"]) == [0, 1] * 12
@@ -261,7 +264,9 @@ def test_sampled_regressor_and_fused_cross_validate():
     regressor = ParallelMLPRegressor(**{**SAMPLED, "n_models": 5})
     results = fused_cross_validate(regressor, X, y, cv=3)
     assert len(results["params"]) == 5 and "split2_test_score" in results
-    assert results["params"] == SearchSpace.from_params(SAMPLED).draw(5, random_state=0)
+    space = SearchSpace.from_params(SAMPLED)
+    assert results["params"] == [{name: c[name] for name in space.searched}
+                                 for c in space.draw(5, random_state=0)]
 
 
 def test_conditional_search(iris):
