@@ -53,9 +53,12 @@ N_MODELS = 100 if os.environ.get("SKPMLP_EXAMPLES_QUICK") == "1" else 2000
 # width from ``widths`` (float draws are rounded, so ``loguniform(8, 128)``
 # gives log-uniform integer widths). Lists are drawn from uniformly.
 # ``n_models`` configurations are drawn, reproducibly from ``random_state``.
+# The optimizer is searched too: Adam or SGD (Nesterov momentum 0.9), each
+# model with its own, in the same fused run.
 search = ParallelMLPClassifier(
     hidden_layer_sizes=LayerSizesDistribution(depths=[1, 2, 3], widths=loguniform(8, 128)),
     activation=["relu", "tanh", "logistic", "elu", "gelu"],
+    solver=["adam", "sgd"],
     learning_rate_init=loguniform(1e-4, 3e-2),
     alpha=loguniform(1e-6, 1e-1),
     n_models=N_MODELS,
