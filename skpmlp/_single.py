@@ -22,7 +22,7 @@ from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_earl
 from ._population import OPTIMIZER_PARAMS, Population, architectures
 from ._scoring import warn_halted
 from ._splits import validation_split
-from ._targets import CLASS_WEIGHT_CONSTRAINTS, ClassifierTargetsMixin, RegressorTargetsMixin
+from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
 
@@ -273,7 +273,7 @@ class _BaseSingleMLP(BaseEstimator):
 
 
 class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleMLP):
-    """One fitted MLP classifier, standalone.
+    __doc__ = """One fitted MLP classifier, standalone.
 
     Returned by :meth:`ParallelMLPClassifier.export_model` and as
     ``best_estimator_``. Its parameters are the model's hyperparameters and
@@ -296,15 +296,6 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     learning_rate_init : float, default=0.001
     alpha : float, default=0.0001
         L2 penalty, as in scikit-learn's MLP.
-    class_weight : dict, list of dict, "balanced" or None, default=None
-        Weights of the classes in every model's loss, as scikit-learn
-        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
-        None weighs every class 1, a dict maps class labels to weights,
-        "balanced" weighs each class ``n_samples / (n_classes * count)``
-        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
-        a list of dicts, one per label). They multiply ``sample_weight``,
-        train the models and weigh what early stopping watches; the search
-        scorers see ``sample_weight`` alone, as GridSearchCV's do.
     batch_size : int or "auto", default="auto"
         ``"auto"`` is ``min(200, n_samples)``; a larger int is clipped to
         the training rows, with scikit-learn's warning.
@@ -396,7 +387,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     ...                           random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape
     (2, 3)
-    """
+    """.replace(
+        "    batch_size : int", CLASS_WEIGHT_DOC + "    batch_size : int", 1
+    )
 
     _parameter_constraints = {**_BaseSingleMLP._parameter_constraints, **CLASS_WEIGHT_CONSTRAINTS}
 
