@@ -88,7 +88,8 @@ PARAMETERS = """
         as scikit-learn's MLP: with one configuration (one value per
         parameter, ``n_repeats=1``), the model starts from the previous
         fit's ``coefs_`` and ``intercepts_`` (its replica on every ``cv``
-        fold and its refit too) instead of fresh initial weights; the
+        fold and its refit too) instead of fresh initial weights (a previous
+        fit with ``refit=False`` has none: it starts afresh); the
         optimizer and the stopping rule start afresh, ``n_iter_`` counts
         this fit's epochs, ``loss_curve_`` and ``validation_scores_`` go on
         from the previous fit's. The layer sizes and the classes must be the
