@@ -61,3 +61,49 @@ def mlp_attributes(coefs, intercepts, *, loss_curve, validation_curve, n_train, 
         "n_outputs_": int(np.shape(coefs[-1])[1]),
         "out_activation_": out_activation,
     }
+
+
+def warm_start_weights(estimator, hidden_layer_sizes, n_features, n_outputs):
+    """The ``(coefs, intercepts)`` a fit with ``warm_start=True`` starts
+    from: the previous fit's ``coefs_`` and ``intercepts_``, or None (no
+    warm start, or no previous fit).
+
+    Raises
+    ------
+    ValueError
+        When the previous weights' layer sizes are not those this fit
+        trains (``n_features``, ``hidden_layer_sizes``, ``n_outputs``).
+    """
+    if not estimator.warm_start or "coefs_" not in vars(estimator):
+        return None
+    coefs, intercepts = estimator.coefs_, estimator.intercepts_
+    previous = [int(np.shape(coefs[0])[0]), *(int(np.shape(c)[1]) for c in coefs)]
+    expected = [int(n_features), *(int(w) for w in hidden_layer_sizes), int(n_outputs)]
+    if previous != expected:
+        raise ValueError(
+            f"warm_start=True starts from the previous fit's weights, whose layer sizes "
+            f"(n_features, hidden_layer_sizes, n_outputs) are {previous}; this fit needs "
+            f"{expected}. Fit the same shapes, or set warm_start=False to start afresh."
+        )
+    return [np.array(c) for c in coefs], [np.array(b) for b in intercepts]
+
+
+def continued_attributes(previous, attributes):
+    """``attributes`` of a warm-started fit, continuing ``previous`` (the
+    attributes of the fit it started from) as scikit-learn's MLP does:
+    ``loss_curve_``, ``validation_scores_`` and ``t_`` go on from the
+    previous fit's (``best_loss_`` and ``best_validation_score_`` over the
+    whole curves); ``n_iter_`` counts this fit's epochs only."""
+    attributes = dict(attributes)
+    loss_curve = list(previous.get("loss_curve_") or []) + list(attributes["loss_curve_"])
+    attributes["loss_curve_"] = loss_curve
+    if attributes.get("best_loss_") is not None:
+        attributes["best_loss_"] = min(loss_curve, default=np.inf)
+    if attributes.get("validation_scores_") is not None:
+        validation = list(previous.get("validation_scores_") or []) + list(attributes["validation_scores_"])
+        attributes["validation_scores_"] = validation
+        attributes["best_validation_score_"] = max(validation, default=-np.inf)
+    if attributes["loss_"] is None:  # no epoch (L-BFGS at a minimum): the weights did not move
+        attributes["loss_"] = previous.get("loss_")
+    attributes["t_"] = int(previous.get("t_") or 0) + int(attributes["t_"])
+    return attributes

@@ -18,7 +18,7 @@ from sklearn.metrics import get_scorer_names
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._attributes import MLP_ATTRIBUTES, mlp_attributes
+from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
@@ -139,6 +139,7 @@ class BaseParallelMLP(BaseEstimator):
         n_models=None,
         param_grid=None,
         early_stopping=False,
+        warm_start=False,
         validation_fraction=0.1,
         monitor="score",
         n_iter_no_change=10,
@@ -183,6 +184,7 @@ class BaseParallelMLP(BaseEstimator):
         self.n_models = n_models
         self.param_grid = param_grid
         self.early_stopping = early_stopping
+        self.warm_start = warm_start
         self.validation_fraction = validation_fraction
         self.monitor = monitor
         self.n_iter_no_change = n_iter_no_change
@@ -289,6 +291,13 @@ class BaseParallelMLP(BaseEstimator):
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))
+                if run.warm_started:  # the curves go on from the previous fit's
+                    continued = continued_attributes(vars(self), fitted)
+                    fitted.update({name: continued[name] for name in MLP_ATTRIBUTES})
+                    if not hasattr(fitted["best_estimator_"], "estimators_"):
+                        vars(fitted["best_estimator_"]).update(continued_attributes(vars(self), {
+                            name: getattr(fitted["best_estimator_"], name) for name in MLP_ATTRIBUTES
+                        }))
         except BaseException:
             for name in _DATA_ATTRIBUTES:
                 vars(self).pop(name, None)

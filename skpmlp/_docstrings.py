@@ -83,6 +83,17 @@ PARAMETERS = """
         part of each fold's training rows, averaged over the folds, so a
         model's fold replicas stop together. Stopped models are dropped from
         the fused network (compacted), so they stop costing compute.
+    warm_start : bool, default=False
+        Reuse the solution of the previous call to fit as initialization,
+        as scikit-learn's MLP: with one configuration (one value per
+        parameter, ``n_repeats=1``), the model starts from the previous
+        fit's ``coefs_`` and ``intercepts_`` (its replica on every ``cv``
+        fold and its refit too) instead of fresh initial weights (a previous
+        fit with ``refit=False`` has none: it starts afresh); the
+        optimizer and the stopping rule start afresh, ``n_iter_`` counts
+        this fit's epochs, ``loss_curve_`` and ``validation_scores_`` go on
+        from the previous fit's. The layer sizes and the classes must be the
+        previous fit's. A search of several models refuses it (ValueError).
     validation_fraction : float, default=0.1
         With ``cv=None``, the fraction of the rows held out (stratified for
         single-label classifiers; the fraction of the groups, whole, when

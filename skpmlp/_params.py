@@ -50,6 +50,7 @@ TRAINING_CONSTRAINTS = {
     "learning_rate": [StrOptions({"constant", "invscaling", "adaptive"})],
     "power_t": [Interval(Real, 0, None, closed="left")],
     "early_stopping": ["boolean"],
+    "warm_start": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "monitor": [StrOptions({"score", "loss"})],
     "dtype": [StrOptions({"float32", "float64"})],

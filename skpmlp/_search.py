@@ -16,6 +16,7 @@ from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_array
 
+from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
@@ -214,6 +215,27 @@ class SearchRun:
     #: a model that failed on some fold): what ``selection="loss"`` and
     #: ``tie_breaker="loss"`` compare
     test_loss: np.ndarray = None
+    #: whether the models started from the previous fit's weights (warm_start)
+    warm_started: bool = False
+
+
+def check_warm_start(estimator, n_models):
+    """``warm_start=True`` needs one configuration (one value per
+    parameter, ``n_repeats=1``), whose one model continues from the previous
+    fit's ``coefs_``.
+
+    Raises
+    ------
+    ValueError
+        For ``warm_start=True`` with a search of several models.
+    """
+    if estimator.warm_start and n_models > 1:
+        raise ValueError(
+            f"warm_start=True is supported for one configuration only (one value per parameter "
+            f"and n_repeats=1, as scikit-learn's MLP), whose model continues from the previous "
+            f"fit's coefs_; this search has {n_models} models. Set warm_start=False, or give "
+            f"one value per parameter."
+        )
 
 
 def check_groups(groups, X):
@@ -264,6 +286,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         space.draw(estimator.n_models, random_state=seed), estimator.n_repeats, space.searched
     )
     check_solvers(estimator, population)
+    check_warm_start(estimator, population.n_models)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
@@ -273,6 +296,11 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         check_weighted_folds(estimator, y_encoded, train_weight, folds)
     config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
     spec = population.spec(seed)
+    # warm_start (one configuration): every replica, on every fold, and the
+    # refit start from the previous fit's coefs_ / intercepts_
+    warm = warm_start_weights(estimator, spec.hidden_layer_sizes[0], X.shape[1], n_outputs)
+    if warm is not None:
+        spec = dataclasses.replace(spec, initial_weights=[warm])
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(estimator.batch_size, max(train_sizes))
@@ -283,7 +311,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
-    failed = result.diverged | (result.n_iter == 0)
+    # (a warm-started L-BFGS model already at a minimum converges in 0)
+    failed = result.diverged | ((result.n_iter == 0) & ~result.converged)
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
@@ -300,6 +329,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
+        warm is not None,
     )
 
 

@@ -7,6 +7,7 @@ exactly that model alone (same initial weights, same batch order) on the
 data it is given.
 """
 
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _export
-from ._attributes import MLP_ATTRIBUTES, mlp_attributes
+from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes, warm_start_weights
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
@@ -68,6 +69,7 @@ class _BaseSingleMLP(BaseEstimator):
         learning_rate="constant",
         power_t=0.5,
         early_stopping=False,
+        warm_start=False,
         validation_fraction=0.1,
         monitor="score",
         repeat=0,
@@ -94,6 +96,7 @@ class _BaseSingleMLP(BaseEstimator):
         self.learning_rate = learning_rate
         self.power_t = power_t
         self.early_stopping = early_stopping
+        self.warm_start = warm_start
         self.validation_fraction = validation_fraction
         self.monitor = monitor
         self.repeat = repeat
@@ -175,18 +178,26 @@ class _BaseSingleMLP(BaseEstimator):
         early = uses_early_stopping(self)
         folds = [validation_split(self, rows, y_encoded, seed) if early else (rows, None)]
         warn_batch_size(self.batch_size, len(folds[0][0]))
+        spec = population.spec(seed)
+        # warm_start: the previous fit's weights instead of fresh ones; the
+        # optimizer and the stopping rule start afresh, as scikit-learn's fit
+        warm = warm_start_weights(self, arch, X.shape[1], n_outputs)
+        if warm is not None:
+            spec = dataclasses.replace(spec, initial_weights=[warm])
         result = train_population(
-            population.spec(seed), config, X, y_encoded, folds,
-            sample_weight=self._training_weight(y, sample_weight),
+            spec, config, X, y_encoded, folds, sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
         n_iter = int(result.n_iter[0, 0])
         scores = result.validation_scores
-        vars(self).update(mlp_attributes(
+        fitted = mlp_attributes(
             result.coefs[0][0], result.intercepts[0][0], loss_curve=result.loss_curves[0, 0, :n_iter],
             validation_curve=None if scores is None else scores[0, 0, :n_iter], n_train=len(folds[0][0]),
             out_activation=self._out_activation(), early_stopping=self.early_stopping,
-        ))
+        )
+        if warm is not None:
+            fitted = continued_attributes(vars(self), fitted)
+        vars(self).update(fitted)
         return self
 
     def _outputs(self, X):
@@ -327,6 +338,14 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         classifiers), stop when the validation score has not improved by
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep the best
         weights.
+    warm_start : bool, default=False
+        Reuse the solution of the previous call to fit as initialization,
+        as scikit-learn's MLP: training starts from the previous fit's
+        ``coefs_`` and ``intercepts_`` instead of fresh initial weights; the
+        optimizer and the stopping rule start afresh, ``n_iter_`` counts
+        this fit's epochs, ``loss_curve_`` and ``validation_scores_`` go on
+        from the previous fit's. The layer sizes and the classes must be the
+        previous fit's.
     validation_fraction : float, default=0.1
     monitor : {"score", "loss"}, default="score"
         What early stopping watches: the validation accuracy / R^2, or the
@@ -416,6 +435,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         learning_rate="constant",
         power_t=0.5,
         early_stopping=False,
+        warm_start=False,
         validation_fraction=0.1,
         monitor="score",
         repeat=0,
@@ -429,7 +449,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
             shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol, n_iter_no_change=n_iter_no_change,
             momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
-            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping,
+            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping, warm_start=warm_start,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,
         )
@@ -527,6 +547,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         learning_rate="constant",
         power_t=0.5,
         early_stopping=False,
+        warm_start=False,
         validation_fraction=0.1,
         monitor="score",
         repeat=0,
@@ -539,7 +560,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
             alpha=alpha, batch_size=batch_size, shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, tol=tol,
             n_iter_no_change=n_iter_no_change, momentum=momentum,
             nesterovs_momentum=nesterovs_momentum, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
-            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping,
+            learning_rate=learning_rate, power_t=power_t, early_stopping=early_stopping, warm_start=warm_start,
             validation_fraction=validation_fraction, monitor=monitor, repeat=repeat, dtype=dtype,
             device=device, random_state=random_state,
         )

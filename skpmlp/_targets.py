@@ -31,6 +31,21 @@ CLASS_WEIGHT_DOC = """\
 """
 
 
+def _warm(estimator):
+    """Whether ``estimator``'s fit starts from its previous fit's weights."""
+    return bool(getattr(estimator, "warm_start", False)) and "coefs_" in vars(estimator)
+
+
+def _check_warm_classes(previous, classes):
+    """A warm start needs the classes of the previous fit (scikit-learn's
+    message)."""
+    if previous is not None and not np.array_equal(previous, classes):
+        raise ValueError(
+            "warm_start can only be used where `y` has the same classes as in the previous "
+            f"call to fit. Previously got {previous}, `y` has {classes}"
+        )
+
+
 class ClassifierTargetsMixin:
     """Labels to class indices (softmax cross-entropy) or a multilabel
     indicator matrix to 0/1 floats (one sigmoid per label), and outputs back
@@ -77,8 +92,10 @@ class ClassifierTargetsMixin:
             y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         kind = type_of_target(y)
+        previous = vars(self).get("classes_") if _warm(self) else None
         if kind == "multilabel-indicator":
             # as scikit-learn's LabelBinarizer: the labels are the columns
+            _check_warm_classes(previous, np.arange(y.shape[1]))
             self.classes_ = np.arange(y.shape[1])
             self.out_activation_ = "logistic"
             return y, np.asarray(y, dtype=np.float64), y.shape[1], "multilabel"
@@ -88,7 +105,9 @@ class ClassifierTargetsMixin:
                 f"matrix (n_samples, n_labels) of 0/1 values; got targets of type {kind!r} "
                 f"with shape {y.shape}. Several multiclass outputs are not supported."
             )
-        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        classes, y_encoded = np.unique(y, return_inverse=True)
+        _check_warm_classes(previous, classes)
+        self.classes_ = classes
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "

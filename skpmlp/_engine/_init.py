@@ -41,7 +41,13 @@ def initial_weights(hidden_layer_sizes, activation, seed, n_features, n_outputs)
 
 def population_initial_weights(spec, n_features, n_outputs):
     """Initial ``(coefs, intercepts)`` of every model of ``spec``, each
-    drawn from the model's own seed."""
+    drawn from the model's own seed (or the spec's ``initial_weights``,
+    copied)."""
+    if spec.initial_weights is not None:
+        return (
+            [[np.array(c, dtype=np.float64) for c in coefs] for coefs, _ in spec.initial_weights],
+            [[np.array(b, dtype=np.float64) for b in intercepts] for _, intercepts in spec.initial_weights],
+        )
     drawn = [
         initial_weights(arch, act, seed, n_features, n_outputs)
         for arch, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)

@@ -67,6 +67,9 @@ class PopulationSpec:
     optimizers : list of OptimizerSettings, optional
         Every model's own optimizer; by default the one
         :meth:`TrainConfig.optimizer_settings` describes, for all.
+    initial_weights : list of (list of ndarray, list of ndarray), optional
+        Every model's own initial ``(coefs, intercepts)`` (a warm start:
+        a previous fit's weights); by default drawn from ``init_seeds``.
     """
 
     hidden_layer_sizes: list
@@ -75,6 +78,7 @@ class PopulationSpec:
     alphas: np.ndarray
     init_seeds: list
     optimizers: list = None
+    initial_weights: list = None
 
     def __post_init__(self):
         n = len(self.hidden_layer_sizes)
@@ -82,6 +86,7 @@ class PopulationSpec:
         assert len(self.learning_rates) == n and len(self.alphas) == n
         assert len(self.init_seeds) == n
         assert self.optimizers is None or len(self.optimizers) == n
+        assert self.initial_weights is None or len(self.initial_weights) == n
 
     def optimizers_of(self, config):
         """Every model's :class:`OptimizerSettings` (``config``'s where the
@@ -110,6 +115,9 @@ class PopulationSpec:
             alphas=np.asarray(self.alphas)[indices],
             init_seeds=[self.init_seeds[i] for i in indices],
             optimizers=None if self.optimizers is None else [self.optimizers[i] for i in indices],
+            initial_weights=(
+                None if self.initial_weights is None else [self.initial_weights[i] for i in indices]
+            ),
         )
 
 

@@ -88,7 +88,6 @@ ATTRS = (
     "the fitted MLP's attributes (coefs_, intercepts_, best_loss_, "
     "best_validation_score_, t_, n_layers_, ...) are not on the estimator (branch contract)"
 )
-WARM_START = "warm_start is not implemented"
 
 ACTIVATION_TYPES = ["identity", "logistic", "tanh", "relu"]
 
@@ -454,7 +453,6 @@ def test_adaptive_learning_rate():
     # (scikit-learn also asserts 1e-6 > clf._optimizer.learning_rate: private)
 
 
-@pytest.mark.xfail(strict=True, reason=f"{WARM_START}; {LBFGS}")
 def test_warm_start():
     X = X_iris
     y = y_iris
@@ -487,7 +485,6 @@ def test_warm_start():
             clf.fit(X, y_i)
 
 
-@pytest.mark.xfail(strict=True, reason=WARM_START)
 @pytest.mark.parametrize("MLPEstimator", [MLPClassifier, MLPRegressor])
 def test_warm_start_full_iteration(MLPEstimator):
     # Non-regression test for:
@@ -670,7 +667,6 @@ def test_preserve_feature_names(Estimator):
         model.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=WARM_START)
 @pytest.mark.parametrize("MLPEstimator", [MLPClassifier, MLPRegressor])
 def test_mlp_warm_start_with_early_stopping(MLPEstimator):
     """Check that early stopping works with warm start."""
@@ -684,7 +680,6 @@ def test_mlp_warm_start_with_early_stopping(MLPEstimator):
     assert len(mlp.validation_scores_) > n_validation_scores
 
 
-@pytest.mark.xfail(strict=True, reason=f"{WARM_START}; n_iter_no_change=np.inf (branch contract); {LBFGS}")
 @pytest.mark.parametrize("MLPEstimator", [MLPClassifier, MLPRegressor])
 @pytest.mark.parametrize("solver", ["sgd", "adam", "lbfgs"])
 def test_mlp_warm_start_no_convergence(MLPEstimator, solver):
