@@ -69,9 +69,11 @@ class SearchScoreMixin:
         score : float
         """
         check_is_fitted(self)
-        scorer = self.scorer_[self.refit] if self.multimetric_ else self.scorer_
+        scorer = self.scorer_[self.refit] if isinstance(self.scorer_, dict) else self.scorer_
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-        return scorer(self.best_estimator_, X, y, **kwargs)
+        score = scorer(self.best_estimator_, X, y, **kwargs)
+        # a callable scoring may return a dict of metrics: refit names one
+        return score[self.refit] if isinstance(score, dict) else score
 
 
 #: Attributes that data validation sets on the estimator, before training starts.
@@ -430,7 +432,9 @@ class BaseParallelMLP(BaseEstimator):
             "n_models_": n_models,
             "n_splits_": len(run.folds),
             "multimetric_": run.multimetric,
-            "scorer_": scorers if run.multimetric else scorers["score"],
+            # a dict of scorers, or one scorer (a callable returning a dict
+            # of metrics included, as GridSearchCV's scorer_)
+            "scorer_": scorers if len(scorers) > 1 or "score" not in scorers else scorers["score"],
             "loss_curves_": squeeze(result.loss_curves),
             "validation_scores_per_model_": (
                 None if result.validation_scores is None else squeeze(result.validation_scores)

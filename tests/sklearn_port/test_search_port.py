@@ -1329,7 +1329,6 @@ def test_searchcv_raise_warning_with_non_finite_score(kind, return_train_score):
     assert np.all(search.cv_results_["rank_test_score"][~non_finite_mask] < last_rank)
 
 
-@pytest.mark.xfail(strict=True, reason=DICT_SCORING)
 def test_callable_multimetric_confusion_matrix():
     # Test callable with many metrics inserts the correct names and metrics
     # into the search cv object
@@ -1352,7 +1351,6 @@ def test_callable_multimetric_confusion_matrix():
     assert search.score(X, y) == pytest.approx(cm[0, 1])
 
 
-@pytest.mark.xfail(strict=True, reason=DICT_SCORING)
 def test_callable_multimetric_same_as_list_of_strings():
     # Test callable multimetric is the same as a list of strings
     def custom_scorer(est, X, y):
