@@ -137,12 +137,6 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         )
         self.class_weight = class_weight
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # a 2-D indicator y is multilabel classification, as MLPClassifier
-        tags.classifier_tags.multi_label = True
-        return tags
-
     @available_if(_refitted)
     def predict_proba(self, X):
         """Class probabilities of the best model (or ensemble); each label's

@@ -455,12 +455,6 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         )
         self.class_weight = class_weight
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # a 2-D indicator y is multilabel classification, as MLPClassifier
-        tags.classifier_tags.multi_label = True
-        return tags
-
     def predict_proba(self, X):
         """Class probabilities (softmax of the outputs), or for a multilabel
         model each label's probability (sigmoid of its output).

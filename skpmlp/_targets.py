@@ -59,6 +59,12 @@ class ClassifierTargetsMixin:
 
     _task = "classification"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a 2-D indicator y is multilabel classification, as MLPClassifier
+        tags.classifier_tags.multi_label = True
+        return tags
+
     def _out_activation(self):
         """``out_activation_`` of the models: a softmax over the classes (two
         units for binary problems, where scikit-learn's MLP has one logistic

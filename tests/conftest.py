@@ -1,11 +1,15 @@
 """Settings for the whole test session."""
 
+import dataclasses
 import os
 
 import pytest
 import torch
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
+
+import skpmlp._search
+import skpmlp._single
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # the suite runs in one process per core (pytest-xdist): one torch
@@ -32,3 +36,15 @@ def wrap_run_epoch(monkeypatch):
             monkeypatch.setattr(trainer, "run_epoch", wrap(trainer.__dict__["run_epoch"]))
 
     return patch
+
+
+@pytest.fixture(params=["native", "torch"])
+def backend(request, monkeypatch):
+    """Train every run of the estimators on the native kernel or on torch."""
+    for module in (skpmlp._search, skpmlp._single):
+        original = module.train_config
+        monkeypatch.setattr(
+            module, "train_config",
+            lambda *a, _original=original, **kw: dataclasses.replace(_original(*a, **kw), backend=request.param),
+        )
+    return request.param

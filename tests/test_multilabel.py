@@ -1,7 +1,6 @@
 """Multilabel classification: a 2-D indicator ``y``, one sigmoid output per
 label, as scikit-learn's MLPClassifier."""
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -11,8 +10,6 @@ from sklearn.metrics import accuracy_score
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
-import skpmlp._search
-import skpmlp._single
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._splits import holdout_split
 
@@ -23,18 +20,6 @@ FAST = dict(max_iter=20, learning_rate_init=0.01, random_state=0)
 def multilabel():
     X, Y = make_multilabel_classification(n_samples=150, n_features=6, n_classes=4, random_state=0)
     return StandardScaler().fit_transform(X), Y
-
-
-@pytest.fixture(params=["native", "torch"])
-def backend(request, monkeypatch):
-    """Train every run of the estimators on the native kernel or on torch."""
-    for module in (skpmlp._search, skpmlp._single):
-        original = module.train_config
-        monkeypatch.setattr(
-            module, "train_config",
-            lambda *a, _original=original, **kw: dataclasses.replace(_original(*a, **kw), backend=request.param),
-        )
-    return request.param
 
 
 @pytest.mark.parametrize("cv, ensemble_size", [(None, 1), (3, 1), (None, 3)])

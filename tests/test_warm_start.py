@@ -1,16 +1,11 @@
 """``warm_start``: a fit that starts from the previous fit's weights, as
 scikit-learn's MLP (fresh optimizer and stopping rule, curves that go on)."""
 
-import dataclasses
 import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
-from sklearn.preprocessing import StandardScaler
 
-import skpmlp._search
-import skpmlp._single
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
 
 # plain full-batch SGD without momentum, in row order: no optimizer state, so
@@ -21,24 +16,6 @@ PLAIN = dict(
     random_state=0,
 )
 ESTIMATORS = [SingleMLPClassifier, SingleMLPRegressor, ParallelMLPClassifier, ParallelMLPRegressor]
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(params=["native", "torch"])
-def backend(request, monkeypatch):
-    """Train every run of the estimators on the native kernel or on torch."""
-    for module in (skpmlp._search, skpmlp._single):
-        original = module.train_config
-        monkeypatch.setattr(
-            module, "train_config",
-            lambda *a, _original=original, **kw: dataclasses.replace(_original(*a, **kw), backend=request.param),
-        )
-    return request.param
 
 
 def _fit(estimator, X, y, **params):

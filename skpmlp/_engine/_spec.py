@@ -5,7 +5,7 @@ estimator parameters into a :class:`PopulationSpec` and a
 :class:`TrainConfig`, and receives a :class:`TrainResult` back.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -233,12 +233,9 @@ class TrainConfig:
         assert self.loss in ("squared_error", "poisson")
 
     def optimizer_settings(self):
-        """The :class:`OptimizerSettings` of models whose spec gives none."""
-        return OptimizerSettings(
-            solver=self.solver, momentum=self.momentum, nesterovs_momentum=self.nesterovs_momentum,
-            beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
-            learning_rate=self.learning_rate, power_t=self.power_t,
-        )
+        """The :class:`OptimizerSettings` of models whose spec gives none:
+        the config's fields of the same names."""
+        return OptimizerSettings(**{f.name: getattr(self, f.name) for f in fields(OptimizerSettings)})
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""
