@@ -187,8 +187,7 @@ PARAMETERS = """
         (with multi-metric scoring, the name of the scorer that picks it).
         As GridSearchCV, a callable takes ``cv_results_`` and returns
         ``best_index_``; ``best_score_`` is then not set. With one metric
-        a string naming it (the ``scoring`` string, or "score") refits as
-        True does.
+        any string refits as True does, as GridSearchCV.
         With ``cv`` the best configuration is retrained on all the data, as
         GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
         ``refit=False`` leaves ``best_estimator_`` unset and prediction

@@ -95,7 +95,7 @@ def test_callable_multimetric_without_refit_keeps_scores(iris):
 @pytest.mark.parametrize("refit", [True, "nope"])
 def test_callable_multimetric_needs_a_refit_naming_a_key(iris, refit):
     X, y = iris
-    with pytest.raises(ValueError, match="For multi-metric scoring, refit must be the name"):
+    with pytest.raises(ValueError, match="For multi-metric scoring, the parameter refit must be set to a scorer key"):
         _quiet_fit(ParallelMLPClassifier(cv=2, scoring=_two_metrics, refit=refit, **SMALL), X, y)
 
 
@@ -198,14 +198,18 @@ def test_regressor_default_score_is_r2_of_predictions(iris):
 
 
 @pytest.mark.parametrize("scoring, refit", [("accuracy", "f1"), (None, "accuracy"), (_two_metrics, "acc")])
-def test_a_string_refit_naming_no_single_scorer_is_refused(iris, scoring, refit):
-    """A callable returning a dict is multi-metric (its keys are the names);
-    one returning a float is not, and only "score" names it."""
+def test_any_string_refit_with_one_metric_refits_as_true(iris, scoring, refit):
+    """As GridSearchCV: with one metric (a string, None, or a callable
+    returning a float) any string ``refit`` refits as True does; only a
+    callable returning a dict is multi-metric (its keys are the names)."""
     X, y = iris
 
     def one_metric(estimator, X, y):
         return accuracy_score(y, estimator.predict(X))
 
     scoring = one_metric if scoring is _two_metrics else scoring
-    with pytest.raises(ValueError, match=f"refit='{refit}' must name one of the scorers"):
-        _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
+    reference = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=True, **SMALL), X, y)
+    assert not search.multimetric_ and search.best_index_ == reference.best_index_
+    np.testing.assert_array_equal(search.predict(X), reference.predict(X))
+    assert search.score(X, y) == reference.score(X, y)

@@ -99,7 +99,6 @@ BAD_SEARCH_PARAMS = [
     (dict(device="tpu"), ValueError, "device='tpu' is not a valid torch device"),
     (dict(cv=1), InvalidParameterError, r"'cv' parameter .* Got 1 instead"),
     (dict(error_score="foo"), InvalidParameterError, r"'error_score' parameter .* Got 'foo' instead"),
-    (dict(refit="foo"), ValueError, "refit='foo' must name one of the scorers given in scoring"),
     (dict(n_models=0), InvalidParameterError, r"'n_models' parameter .* Got 0 instead"),
     (dict(param_grid="relu"), InvalidParameterError, r"'param_grid' parameter .* Got 'relu' instead"),
     (dict(param_grid=[]), ValueError, "param_grid must be a dict or a non-empty list of dicts"),

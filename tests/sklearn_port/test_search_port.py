@@ -122,7 +122,6 @@ MASKS = (
     "by design (branch space): every row holds a value of every searched parameter (those a "
     "param_grid subspace leaves out take the estimator's values), so param_* are not masked there"
 )
-ONE_METRIC_REFIT = "a string refit with one metric must name it (refit='accuracy' with scoring='recall' raises)"
 REFIT_CALLABLE = "refit=callable is refused ('refit must be bool or str') (branch contract)"
 DICT_SCORING = "a callable scoring returning a dict of metrics is not supported (branch contract)"
 FIT_FAILED = "failed (diverged) fits warn RuntimeWarning, not FitFailedWarning with GridSearchCV's wording (branch contract)"
@@ -253,13 +252,6 @@ def test_trivial_cv_results_attr(kind):
     assert hasattr(search, "cv_results_")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="messages differ: refit=False prediction's AttributeError cause says 'initialized with "
-    "refit=False; prediction is available only with refit=True' (not '`refit=False`. predict is "
-    "available only after refitting on the best parameters'); a multi-metric refit error says 'refit "
-    "must be the name of the scorer' (not 'the parameter refit must be set to a scorer key')",
-)
 def test_no_refit():
     # Test that GSCV can be used for model selection alone without refitting
     for scoring in [None, ["accuracy", "precision"]]:
@@ -749,7 +741,6 @@ def test_grid_search_cv_results_multimetric():
     compare_cv_results_multimetric_with_single(*grid_searches)
 
 
-@pytest.mark.xfail(strict=True, reason=ONE_METRIC_REFIT)
 def test_random_search_cv_results_multimetric():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -1395,7 +1386,6 @@ def test_callable_single_metric_same_as_single_string():
     assert search_list_str.score(X, y) == pytest.approx(search_str.score(X, y))
 
 
-@pytest.mark.xfail(strict=True, reason=DICT_SCORING)
 def test_callable_multimetric_error_on_invalid_key():
     # Raises when the callable scorer does not return a dict with `refit` key.
     def bad_scorer(est, X, y):
