@@ -356,8 +356,6 @@ class BaseParallelMLP(BaseEstimator):
         TypeError, IndexError
             With GridSearchCV's messages, for a callable returning a
             non-integer or an index out of range.
-        ValueError
-            If every model failed (diverged or could not be scored).
         """
         results = run.cv_results
         if callable(self.refit):
@@ -367,12 +365,7 @@ class BaseParallelMLP(BaseEstimator):
             if best < 0 or best >= len(results["params"]):
                 raise IndexError("best_index_ index out of range")
             return int(best)
-        means = results[f"mean_test_{metric}"]
-        if run.failed.all() or (run.held_out and np.isnan(means).all()):
-            raise ValueError(
-                f"All {run.population.n_models} models failed (diverged or could not be scored); try "
-                f"smaller learning rates or scale the input features."
-            )
+        # (every fit failing raised already, as GridSearchCV)
         # by the held-out loss or the score (selection), then by row order
         return int(np.argmin(self._selection_order(run, metric)))
 

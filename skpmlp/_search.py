@@ -24,7 +24,7 @@ from ._params import check_solvers, resolve_seed, train_config, uses_early_stopp
 from ._population import Population
 from ._progress import SearchProgress
 from ._results import build_cv_results
-from ._scoring import population_loss, score_population, warn_failed, warn_halted
+from ._scoring import population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
@@ -308,11 +308,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
     )
-    warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
     # (a warm-started L-BFGS model already at a minimum converges in 0)
-    failed = result.diverged | ((result.n_iter == 0) & ~result.converged)
+    untrained = (result.n_iter == 0) & ~result.converged
+    warn_or_raise_about_fit_failures(result.diverged, untrained, estimator.error_score)
+    failed = result.diverged | untrained
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
@@ -372,6 +373,8 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                     outputs, y_encoded[rows], config=config, failed=failed[:, k],
                     sample_weight=None if loss_weight is None else loss_weight[rows],
                 )
+            if failed[:, k].all():  # nothing to score: error_score below
+                continue
             for name, scorer in scorers.items():
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
@@ -388,4 +391,9 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
+        elif folds[0][1] is not None:
+            # failed fits score error_score in every column, those of a
+            # callable's dict of metrics included (as GridSearchCV inserts them)
+            for table in scores[part].values():
+                table[failed] = estimator.error_score
     return scores, score_time, test_loss.mean(axis=1)

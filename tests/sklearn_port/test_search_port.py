@@ -1051,7 +1051,6 @@ FAILING_GRID = {"solver": "sgd", "learning_rate_init": [0.001, 0.01, DIVERGING]}
 FAILING_PARAMETER = 2
 
 
-@pytest.mark.xfail(strict=True, reason=FIT_FAILED)
 def test_grid_search_failing_classifier():
     # GridSearchCV with on_error != 'raise'
     # Ensures that a warning is raised and score reset where appropriate.
@@ -1103,11 +1102,6 @@ def test_grid_search_failing_classifier():
     assert gs.best_index_ != FAILING_PARAMETER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="every fit failed: skpmlp's message is 'All 3 models failed (diverged or could not be "
-    "scored)...', not GridSearchCV's 'All the 15 fits failed'",
-)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_grid_search_classifier_all_fits_fail():
     X, y = make_classification(n_samples=20, n_features=10, random_state=0)
@@ -1399,7 +1393,6 @@ def test_callable_multimetric_error_on_invalid_key():
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=f"{DICT_SCORING}; {FIT_FAILED}")
 def test_callable_multimetric_error_failing_clf():
     # Warns when there is an estimator the fails to fit with a float
     # error_score
@@ -1420,7 +1413,6 @@ def test_callable_multimetric_error_failing_clf():
     assert_allclose(gs.cv_results_["mean_test_acc"], [1, 1, 0.1])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{DICT_SCORING}; all-failed message differs")
 def test_callable_multimetric_clf_all_fits_fail():
     # Warns and raises when all estimator fails to fit.
     def custom_scorer(est, X, y):
