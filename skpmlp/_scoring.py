@@ -14,6 +14,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import FitFailedWarning
 
+from ._compat import scorer_accepts_sample_weight
 from ._engine import MONITOR_SCORES, negated_loss, training_loss
 from ._targets import ClassifierTargetsMixin
 
@@ -202,6 +203,38 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     if failed is not None:
         bad |= np.asarray(failed, dtype=bool)
     return np.where(bad, np.nan, loss)
+
+
+def weighted_scorers(estimator, scorers, multimetric):
+    """The names of the ``scorers`` that take ``sample_weight``, warning as
+    GridSearchCV does for each one that does not (it is then called
+    without it, as GridSearchCV calls it).
+
+    Parameters
+    ----------
+    estimator : the search being fitted with ``sample_weight``
+    scorers : dict of str to scorer or None
+        None (the fused default score) takes ``sample_weight``.
+    multimetric : bool
+        Name each scorer in the warning (``scoring`` was a list or dict).
+
+    Returns
+    -------
+    set of str
+    """
+    accepting = set()
+    for name, scorer in scorers.items():
+        if scorer is None or scorer_accepts_sample_weight(scorer):
+            accepting.add(name)
+            continue
+        which = f"{name}={scorer}" if multimetric else f"{scorer}"
+        warnings.warn(
+            f"The scoring {which} does not support sample_weight, which may lead to "
+            f"statistically incorrect results when fitting {estimator} with sample_weight. ",
+            UserWarning,
+            stacklevel=4,
+        )
+    return accepting
 
 
 #: Why a fit failed, as the "error" of GridSearchCV's failure summary.

@@ -24,7 +24,9 @@ from ._params import check_solvers, resolve_seed, train_config, uses_early_stopp
 from ._population import Population
 from ._progress import SearchProgress
 from ._results import build_cv_results
-from ._scoring import population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures
+from ._scoring import (
+    population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
+)
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
@@ -288,6 +290,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
+    # as GridSearchCV: sample_weight goes only to the scorers that take it
+    weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's
@@ -317,7 +321,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
-        loss_weight=train_weight,
+        loss_weight=train_weight, weighted=weighted,
     )
     multimetric = multimetric or set(scores["test"]) != {"score"}
     held_out = folds[0][1] is not None
@@ -335,12 +339,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
 
 
 def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed, *,
-                 loss_weight=None):
+                 loss_weight=None, weighted=()):
     """Score every replica on its fold's test (and, with
-    ``return_train_score``, training) rows with every scorer (weighted by
-    ``sample_weight``, as GridSearchCV's), and its loss on the test rows
-    (weighted by ``loss_weight``, what the models trained with: class
-    weights included).
+    ``return_train_score``, training) rows with every scorer (those named in
+    ``weighted`` weighted by ``sample_weight``, as GridSearchCV's), and its
+    loss on the test rows (weighted by ``loss_weight``, what the models
+    trained with: class weights included).
 
     Returns
     -------
@@ -379,7 +383,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
-                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                    sample_weight=None if sample_weight is None or name not in weighted else sample_weight[rows],
                     error_score=estimator.error_score,
                 )
                 # a callable returning a dict of metrics names its own columns

@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import FitFailedWarning
-from sklearn.metrics import accuracy_score, f1_score, r2_score
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.metrics import accuracy_score, f1_score, make_scorer, r2_score
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.neural_network import MLPClassifier
 
@@ -213,3 +213,38 @@ def test_any_string_refit_with_one_metric_refits_as_true(iris, scoring, refit):
     assert not search.multimetric_ and search.best_index_ == reference.best_index_
     np.testing.assert_array_equal(search.predict(X), reference.predict(X))
     assert search.score(X, y) == reference.score(X, y)
+
+
+def _unweighted_accuracy(y_true, y_pred):
+    """A metric without sample_weight."""
+    return accuracy_score(y_true, y_pred)
+
+
+@pytest.mark.parametrize("multimetric", [False, True])
+def test_a_scorer_without_sample_weight_warns_and_scores_unweighted(iris, multimetric):
+    """As GridSearchCV: a warning naming the scorer, which then scores
+    without the weights (it is never called with them, so never fails)."""
+    X, y = iris
+    weights = np.random.RandomState(0).uniform(0.5, 2, len(y))
+    unweighted = make_scorer(_unweighted_accuracy)
+    scoring = {"plain": unweighted, "acc": "accuracy"} if multimetric else unweighted
+    refit = "plain" if multimetric else True
+    search = ParallelMLPClassifier(cv=3, scoring=scoring, refit=refit, **SMALL)
+    match = "The scoring plain=.* does not support sample_weight" if multimetric else "does not support sample_weight"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(UserWarning, match=match):
+            search.fit(X, y, sample_weight=weights)
+    column = "mean_test_plain" if multimetric else "mean_test_score"
+    # the same models scored by a callable that takes the weights and ignores them
+    def ignoring_weights(estimator, X, y, sample_weight=None):
+        return accuracy_score(y, estimator.predict(X))
+
+    reference = ParallelMLPClassifier(cv=3, scoring=ignoring_weights, **SMALL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # it takes sample_weight: no warning
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference.fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(search.cv_results_[column], reference.cv_results_["mean_test_score"])
+    if multimetric:
+        assert not np.allclose(search.cv_results_["mean_test_acc"], search.cv_results_["mean_test_plain"])

@@ -815,10 +815,6 @@ def compare_refit_methods_when_refit_with_acc(search_multi, search_acc, refit):
         assert getattr(search_multi, key) == getattr(search_acc, key)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no warning that a scorer does not support sample_weight (skpmlp warns only that scoring failed)",
-)
 def test_unsupported_sample_weight_scorer():
     """Checks that fitting with sample_weight raises a warning if the scorer does not
     support sample_weight"""
