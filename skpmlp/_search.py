@@ -59,7 +59,8 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
     Raises
     ------
     ValueError
-        With GridSearchCV's message when ``cv`` yields no split; when a
+        With GridSearchCV's messages when ``cv`` yields no split or not
+        as many as its ``get_n_splits`` says; when a
         split has no training or no test rows; when the early-stopping
         validation part would hold fewer than 2 rows (scikit-learn MLP's
         message) or a class is too small for it (see :func:`holdout_split`).
@@ -75,8 +76,14 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
         return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
                               early_stopping=estimator.early_stopping)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
+    n_splits = splitter.get_n_splits(X, y, groups)
     # a cv iterable may give boolean masks, as scikit-learn's splits accept
     folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
+    if len(folds) != n_splits:
+        raise ValueError(
+            f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
+            f"splits, got {len(folds)}"
+        )
     if not folds:
         raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
     for k, (train, test) in enumerate(folds):

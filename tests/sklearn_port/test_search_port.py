@@ -1238,7 +1238,6 @@ def test_empty_cv_iterator_error(kind):
 
 
 # both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
-@pytest.mark.xfail(strict=True, reason="cv.split is not checked against cv.get_n_splits: no error")
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_random_search_bad_cv(kind):
     # (the original is RandomizedSearchCV(Ridge(), {"alpha": [...]}) only)
