@@ -78,9 +78,12 @@ def build_cv_results(
         One entry per scorer; the single-metric entry is named ``"score"``.
     train_scores : dict like ``test_scores``, optional
         Adds the ``*_train_<name>`` columns (``return_train_score=True``).
-    fit_time, score_time : float
-        Total seconds of the fused run and of scoring; each model and split
-        is charged an equal share (the fused run trains them together).
+    fit_time : float
+        Total seconds of the fused run; each model and split is charged an
+        equal share (the fused run trains them together).
+    score_time : ndarray of shape (n_models, n_splits)
+        Seconds each model spent being scored on each split (0 for a failed
+        fit, as GridSearchCV's).
     multimetric : bool
         Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
     n_iter : ndarray of shape (n_models,), optional
@@ -111,7 +114,7 @@ def build_cv_results(
     share = n * n_splits
     results = {}
     _store(results, "fit_time", np.full((n, n_splits), fit_time / share), splits=False)
-    _store(results, "score_time", np.full((n, n_splits), score_time / share), splits=False)
+    _store(results, "score_time", score_time, splits=False)
     for name in population.shown:
         results[f"param_{name}"] = _param_column(population.column(name))
     results["param_repeat"] = _param_column(list(population.repeats))

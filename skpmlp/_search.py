@@ -359,7 +359,9 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
         ``{"test": {name: (n_models, n_folds)}, "train": ...}``; a callable
         scorer returning a dict gives one name per key. Test scores are NaN
         where a fold has no test rows (a lone model trained on all rows).
-    seconds : float
+    seconds : ndarray of shape (n_models, n_folds)
+        Each fold's scoring time, shared equally by the models scored on it;
+        0 for a failed fit, as GridSearchCV's (it scores nothing).
     test_loss : ndarray of shape (n_models,)
         Mean loss over the folds' test rows (NaN without test rows, or for
         a model that failed on some fold).
@@ -371,7 +373,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     n_models = spec.n_models
     scores = {part: {} for part in parts}
     test_loss = np.full((n_models, len(folds)), np.nan)
-    score_time = 0.0
+    score_time = np.zeros((n_models, len(folds)))
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
@@ -398,7 +400,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                 for column, column_values in named:
                     table = scores[part].setdefault(column, np.full((n_models, len(folds)), np.nan))
                     table[:, k] = column_values
-                score_time += seconds
+                score_time[~failed[:, k], k] += seconds / np.sum(~failed[:, k])
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}

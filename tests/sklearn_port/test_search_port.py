@@ -934,9 +934,6 @@ def test_search_cv_results_rank_tie_breaking(kind):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 # both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
-@pytest.mark.xfail(
-    strict=True, reason="a failed (diverged) row's mean_score_time is its share of the fused scoring, not 0.0",
-)
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_search_cv_timing(kind):
     # LinearSVC's C=[0, 1] (C=0 fails) as a diverging learning rate and a sane one
