@@ -134,15 +134,6 @@ def _activations(value):
     return names
 
 
-def _unique(values, name):
-    seen = []
-    for v in values:
-        if v in seen:
-            raise ValueError(f"{name} lists {v!r} more than once.")
-        seen.append(v)
-    return values
-
-
 @dataclass(frozen=True)
 class Population:
     """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i.

@@ -38,7 +38,6 @@ from ._population import (
     _as_list,
     _is_width,
     _positive_numbers,
-    _unique,
     architectures,
 )
 
@@ -106,8 +105,12 @@ def _interval(low, high, *, low_closed, high_closed):
 
 
 def _each(check):
-    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value, no duplicates."""
-    return lambda value, name: _unique([check(v, name) for v in _as_list(value, name)], name)
+    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value.
+
+    A value listed twice is two candidates, as in GridSearchCV (identical
+    models, trained and scored alike).
+    """
+    return lambda value, name: [check(v, name) for v in _as_list(value, name)]
 
 
 @dataclass(frozen=True)
@@ -126,19 +129,19 @@ class _Parameter:
 #: Searchable parameters, in ``cv_results_`` column order.
 PARAMETERS = {
     "hidden_layer_sizes": _Parameter(
-        candidates=lambda value, name: _unique(architectures(value), name),
+        candidates=lambda value, name: architectures(value),
         check=_drawn_architecture,
     ),
     "activation": _Parameter(
-        candidates=lambda value, name: _unique(_activations(value), name),
+        candidates=lambda value, name: _activations(value),
         check=_drawn_activation,
     ),
     "learning_rate_init": _Parameter(
-        candidates=lambda value, name: _unique(_positive_numbers(value, name, allow_zero=False), name),
+        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=False),
         check=lambda value, name: _drawn_number(value, name, allow_zero=False),
     ),
     "alpha": _Parameter(
-        candidates=lambda value, name: _unique(_positive_numbers(value, name, allow_zero=True), name),
+        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=True),
         check=lambda value, name: _drawn_number(value, name, allow_zero=True),
     ),
     # the optimizer, per model (scikit-learn's MLP names and ranges)
@@ -341,7 +344,7 @@ def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, 
     Raises
     ------
     ValueError
-        On an empty list, a duplicated value, an unknown activation (the
+        On an empty list, an unknown activation (the
         message lists the allowed ones), a non-positive width or learning
         rate, a negative alpha (listed or drawn), or distributions without
         ``n_models``.

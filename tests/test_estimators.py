@@ -266,7 +266,6 @@ def test_sparse_input_is_densified(iris):
         (dict(activation=("relu", "swish")), "Unknown activation 'swish'; allowed activations are"),
         (dict(learning_rate_init=(0.01, -1.0)), "learning_rate_init values must be finite positive"),
         (dict(alpha=[-1.0]), "alpha values must be finite non-negative"),
-        (dict(activation=["relu", "relu"]), "activation lists 'relu' more than once"),
         (dict(device="tpu"), "device='tpu'"),
     ],
 )

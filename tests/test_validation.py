@@ -76,7 +76,6 @@ BAD_SEARCH_PARAMS = [
     (dict(activation="foo"), InvalidParameterError, r"'activation' parameter .* Got 'foo' instead"),
     (dict(activation=["relu", "foo"]), ValueError, "Unknown activation 'foo'; allowed activations are 'identity'"),
     (dict(activation=[]), ValueError, "activation must hold at least one value"),
-    (dict(activation=["relu", "relu"]), ValueError, "activation lists 'relu' more than once"),
     (dict(solver="newton"), InvalidParameterError, r"'solver' parameter .* among \{.*\}.* Got 'newton'"),
     (dict(learning_rate_init=[0.1, -1]), ValueError,
      "learning_rate_init values must be finite positive numbers; got -1"),

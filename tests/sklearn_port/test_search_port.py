@@ -1182,7 +1182,6 @@ def test_grid_search_cv_splits_consistency():
     )
 
 
-@pytest.mark.xfail(strict=True, reason="by design: a value listed twice is refused ('alpha lists 0.1 more than once')")
 def test_grid_search_cv_splits_consistency_duplicate_candidates():
     # The last part of scikit-learn's test_grid_search_cv_splits_consistency.
     n_samples = 100
