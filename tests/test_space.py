@@ -44,7 +44,8 @@ def test_a_value_listed_twice_is_two_identical_candidates():
     X, y = np.random.RandomState(0).normal(size=(40, 3)), np.arange(40) % 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        search = ParallelMLPClassifier((4,), "relu", alpha=[1e-3, 1e-3], max_iter=5, cv=2, dtype="float64",
+        search = ParallelMLPClassifier((4,), "relu", learning_rate_init=0.01, alpha=[1e-3, 1e-3], max_iter=5, cv=2,
+                                       dtype="float64",
                                        random_state=0).fit(X, y)
     for fold in range(2):
         first, second = search.export_model(0, fold=fold), search.export_model(1, fold=fold)
