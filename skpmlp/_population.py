@@ -146,32 +146,41 @@ class Population:
     (:data:`SEARCHED_PARAMS`; optimizer parameters it lacks take
     :data:`OPTIMIZER_DEFAULTS`); ``shown`` names those ``cv_results_``
     shows (:meth:`shown_params`): the model parameters, and the optimizer
-    parameters that were searched.
+    parameters that were searched. ``unset[i]`` names those model i's
+    ``param_grid`` subspace left to the estimator's value (masked in
+    ``param_*``, as GridSearchCV's; empty when none).
     """
 
     params: list
     repeats: np.ndarray
     shown: tuple = MODEL_PARAMS
+    unset: tuple = ()
 
     @property
     def n_models(self):
         return len(self.params)
 
     @classmethod
-    def from_configurations(cls, configurations, n_repeats, shown=MODEL_PARAMS):
+    def from_configurations(cls, configurations, n_repeats, shown=MODEL_PARAMS, unset=None):
         """The population of ``n_repeats`` models of each configuration (a
-        dict of valid values per searched parameter), repeats innermost."""
+        dict of valid values per searched parameter), repeats innermost;
+        ``unset`` (one set of names per configuration) gives :attr:`unset`."""
         params, repeats = [], []
         for configuration in configurations:
             for repeat in range(n_repeats):
                 params.append({name: configuration[name] for name in SEARCHED_PARAMS if name in configuration})
                 repeats.append(repeat)
         shown = tuple(name for name in SEARCHED_PARAMS if name in shown)
-        return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown)
+        unset = () if unset is None else tuple(names for names in unset for _ in range(n_repeats))
+        return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown, unset=unset)
 
     def column(self, name):
         default = OPTIMIZER_DEFAULTS.get(name)
         return [p.get(name, default) for p in self.params]
+
+    def masked(self, name):
+        """Whether each model's ``param_<name>`` entry is masked (see :attr:`unset`)."""
+        return [name in names for names in self.unset] if self.unset else [False] * self.n_models
 
     def shown_params(self):
         """Every model's ``cv_results_["params"]`` entry: its ``shown`` values."""

@@ -291,9 +291,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
-    population = Population.from_configurations(
-        space.draw(estimator.n_models, random_state=seed), estimator.n_repeats, space.searched
-    )
+    configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
+    population = Population.from_configurations(configurations, estimator.n_repeats, space.searched, unset)
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)

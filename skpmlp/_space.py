@@ -174,6 +174,10 @@ assert tuple(PARAMETERS) == SEARCHED_PARAMS
 
 
 # ------------------------------------------------------------------- space
+#: The key that marks a configuration with its subspace (see ``draw_unset``).
+_SUBSPACE = "_subspace"
+
+
 class SearchSpace:
     """A grid, sampled or conditional space of model configurations.
 
@@ -186,12 +190,17 @@ class SearchSpace:
     searched : tuple of str, default=MODEL_PARAMS
         The parameters ``cv_results_`` shows (``Population.shown``): the
         model parameters, and the optimizer parameters that are searched.
+    unset : list of frozenset, default=None
+        Per subspace, the parameters it leaves to the estimator's one value
+        while another subspace sets them: the entries GridSearchCV leaves
+        masked in ``param_*``. None: none.
     """
 
-    def __init__(self, subspaces, searched=MODEL_PARAMS):
+    def __init__(self, subspaces, searched=MODEL_PARAMS, unset=None):
         assert subspaces and all(set(s) == set(PARAMETERS) for s in subspaces)
         self.subspaces = subspaces
         self.searched = tuple(name for name in PARAMETERS if name in searched)
+        self.unset = list(unset) if unset is not None else [frozenset()] * len(subspaces)
 
     @classmethod
     def from_params(cls, params, param_grid=None):
@@ -260,7 +269,16 @@ class SearchSpace:
             if any(name in o for o in overrides)
             or any(is_distribution(s[name]) or len(s[name]) > 1 for s in subspaces)
         }
-        return cls(subspaces, searched)
+        # a subspace that leaves out a parameter another one sets trains with
+        # the estimator's value: masked in param_* where that is one value
+        # (GridSearchCV's candidate did not set it); a list it leaves out is
+        # searched there, so shown
+        named = {name for o in overrides for name in o}
+        unset = [
+            frozenset(name for name in named if name not in o and not is_distribution(s[name]) and len(s[name]) == 1)
+            for o, s in zip(overrides, subspaces)
+        ]
+        return cls(subspaces, searched, unset)
 
     @property
     def is_sampled(self):
@@ -302,6 +320,27 @@ class SearchSpace:
             If ``n_models`` is None and the space holds distributions, or a
             distribution draws an invalid value.
         """
+        return [self._checked(config) for config in self._draw(self.subspaces, n_models, random_state)]
+
+    def draw_unset(self, n_models=None, random_state=None):
+        """:meth:`draw`'s configurations, and what each left unset.
+
+        Returns
+        -------
+        configurations : list of dict
+            The same as :meth:`draw`'s.
+        unset : list of frozenset
+            The :attr:`unset` of each configuration's subspace.
+        """
+        # each subspace carries its index as a one-valued parameter, which
+        # takes no randomness: the draws are those of draw()
+        marked = [{**subspace, _SUBSPACE: [i]} for i, subspace in enumerate(self.subspaces)]
+        drawn = self._draw(marked, n_models, random_state)
+        return [self._checked(config) for config in drawn], [self.unset[config[_SUBSPACE]] for config in drawn]
+
+    def _draw(self, subspaces, n_models, random_state):
+        """The configurations of ``subspaces`` (this space's, possibly
+        marked) that :meth:`draw` describes, unchecked."""
         if n_models is None:
             if self.is_sampled:
                 raise ValueError(
@@ -309,7 +348,7 @@ class SearchSpace:
                     f"({self._distribution_names()}): it is the number of configurations to "
                     f"draw."
                 )
-            drawn = ParameterGrid(self.subspaces)
+            drawn = ParameterGrid(subspaces)
         else:
             size = self.n_configurations
             if size is not None and n_models > size:
@@ -317,11 +356,11 @@ class SearchSpace:
                     f"n_models={n_models} is more than the {size} configurations of the grid; "
                     f"training each of them once.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 n_models = size
-            drawn = ParameterSampler(self.subspaces, n_models, random_state=check_random_state(random_state))
-        return [self._checked(config) for config in drawn]
+            drawn = ParameterSampler(subspaces, n_models, random_state=check_random_state(random_state))
+        return list(drawn)
 
     def _checked(self, config):
         # list candidates were checked up front; this checks draws (and

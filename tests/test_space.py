@@ -133,6 +133,13 @@ def test_param_grid_subspaces_override_the_estimator_parameters():
     assert {c["activation"] for c in first} == {"relu"}
     # parameters a subspace leaves out keep the estimator's values
     assert {c["activation"] for c in second} == {"relu", "tanh", "elu"} and {c["alpha"] for c in second} == {0.0}
+    # GridSearchCV masks what a subspace leaves out and another sets: here the
+    # second's alpha (the estimator's one value); its activations are a list
+    # the estimator searches, and the first's architectures too: shown
+    configurations, unset = space.draw_unset()
+    assert configurations == drawn
+    assert unset == [frozenset() if c in first else frozenset({"alpha"}) for c in drawn]
+    assert space.draw_unset(7, random_state=0)[0] == space.draw(7, random_state=0)
 
 
 def test_sampled_conditional_space_draws_from_each_subspace():
@@ -299,6 +306,14 @@ def test_conditional_search(iris):
             for p in search.cv_results_["params"]] == [
         ("relu", (6,), 0.01), ("relu", (6,), 0.03), ("tanh", (3,), 0.003),
     ]
+    # as GridSearchCV: param_* masks what a row's subspace left to the
+    # estimator (its one value, still the data under the mask and in params)
+    results = search.cv_results_
+    np.testing.assert_array_equal(results["param_learning_rate_init"].mask, [False, False, True])
+    np.testing.assert_array_equal(results["param_hidden_layer_sizes"].mask, [True, True, False])
+    assert not results["param_activation"].mask.any() and not results["param_alpha"].mask.any()
+    assert results["param_learning_rate_init"].data[2] == 0.003
+    assert search.export_model(2).learning_rate_init == 0.003
 
 
 @pytest.mark.parametrize("display", ["SearchResultsDisplay", "LearningCurvesDisplay", "SearchHeatmapDisplay"])

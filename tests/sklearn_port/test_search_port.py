@@ -118,10 +118,6 @@ BASE = {
 DIVERGING = 1e10
 
 # ------------------------------------------------------------ xfail reasons
-MASKS = (
-    "by design (branch space): every row holds a value of every searched parameter (those a "
-    "param_grid subspace leaves out take the estimator's values), so param_* are not masked there"
-)
 REFIT_CALLABLE = "refit=callable is refused ('refit must be bool or str') (branch contract)"
 DICT_SCORING = "a callable scoring returning a dict of metrics is not supported (branch contract)"
 FIT_FAILED = "failed (diverged) fits warn RuntimeWarning, not FitFailedWarning with GridSearchCV's wording (branch contract)"
@@ -625,7 +621,6 @@ def _check_masks(cv_results, n_candidates, n_tanh):
     return len(tanh_results), len(relu_results)
 
 
-@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_grid_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -652,7 +647,6 @@ def test_grid_search_cv_results():
     assert _check_masks(search.cv_results_, n_candidates, 2) == (2, 4)
 
 
-@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_random_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
