@@ -22,7 +22,7 @@ from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population
-from ._progress import SearchProgress
+from ._progress import SearchProgress, announce_fits, report_fits
 from ._results import build_cv_results
 from ._scoring import (
     population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
@@ -314,6 +314,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(set(population.column("batch_size")), max(train_sizes))
+    announce_fits(len(folds), population.n_models, estimator.verbose)
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
@@ -336,6 +337,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
         pruned=None if config.pruning is None else result.pruned.any(axis=1),
         failed=failed.any(axis=1), held_out=held_out,
+    )
+    n_fits = failed.size
+    report_fits(
+        cv_results, fit_time=np.full(failed.shape, result.train_time / n_fits), score_time=score_time,
+        verbose=estimator.verbose, multimetric=multimetric,
+        return_train_score=bool(getattr(estimator, "return_train_score", False)),
     )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,

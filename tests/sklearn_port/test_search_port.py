@@ -1434,10 +1434,6 @@ def test_n_features_in(kind):
     assert search.n_features_in_ == n_features
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verbose prints per fused-run epoch lines, not one '[CV k/n] ... score=...' line per fit",
-)
 @pytest.mark.parametrize("return_train_score", [True, False])
 def test_search_cv_verbose_3(capsys, return_train_score):
     """Check that search cv with verbose>2 shows the score for single
