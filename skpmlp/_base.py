@@ -261,7 +261,9 @@ class BaseParallelMLP(BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in every model's loss (and L2 divisor, as
-            scikit-learn's MLP) and in the scorers.
+            scikit-learn's MLP) and in the scorers that take
+            ``sample_weight`` (the others score unweighted, with
+            GridSearchCV's warning).
         groups : array-like of shape (n_samples,), default=None
             Group labels of the rows, passed to the ``cv`` splitter's
             ``split`` as GridSearchCV does (``GroupKFold``,
