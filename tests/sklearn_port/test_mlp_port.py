@@ -542,7 +542,6 @@ def test_n_iter_no_change_inf():
     # (scikit-learn also asserts clf._no_improvement_count == clf.n_iter_ - 1: private)
 
 
-@pytest.mark.xfail(strict=True, reason="a class too small for the stratified validation split only warns (falls back to a random split) where scikit-learn raises (branch contract)")
 def test_early_stopping_stratified():
     # Make sure data splitting for early stopping is stratified
     X = [[1, 2], [2, 3], [3, 4], [4, 5]]
