@@ -114,12 +114,13 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
     Raises
     ------
     ValueError
-        If fewer than two classes have positive weight (classifiers), or a
-        fold's training or held-out rows weigh zero in total.
+        If fewer than two classes have positive weight (classifiers whose
+        ``y`` has two or more), or a fold's training or held-out
+        rows weigh zero in total.
     """
     if is_classifier(estimator) and y_encoded.ndim == 1:
         weighted = np.unique(y_encoded[sample_weight > 0])
-        if len(weighted) < 2:
+        if len(weighted) < min(2, len(np.unique(y_encoded))):
             raise ValueError(
                 f"sample_weight is positive for {len(weighted)} class only; "
                 f"{type(estimator).__name__} needs at least 2 classes with positive weight."

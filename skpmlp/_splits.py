@@ -66,6 +66,11 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
                 UserWarning,
                 stacklevel=4,
             )
+    if n_val < 1 or n - n_val < 1:
+        raise ValueError(
+            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
+            f"and {n_val} validation samples; at least one of each is needed."
+        )
     if early_stopping:
         # as scikit-learn's MLP: split first (a class too small to stratify
         # raises train_test_split's own error), then check the size
@@ -73,11 +78,6 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
         if len(val) < 2:
             raise ValueError(VALIDATION_TOO_SMALL)
         return train, val
-    if n_val < 1 or n - n_val < 1:
-        raise ValueError(
-            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
-            f"and {n_val} validation samples; at least one of each is needed."
-        )
     return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
 
 

@@ -635,14 +635,7 @@ def test_mlp_param_dtypes(dtype, Estimator, request):
 @pytest.mark.parametrize(
     "Estimator",
     [
-        pytest.param(
-            MLPClassifier,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a y with a single class is refused ('needs samples of at least 2 classes'); "
-                "MLPClassifier trains on it",
-            ),
-        ),
+        MLPClassifier,
         MLPRegressor,
     ],
 )
