@@ -18,6 +18,7 @@ from sklearn.utils import check_array
 
 from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
+from ._divergence import lone_model_divergence
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
@@ -309,11 +310,15 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
         monitor=engine_folds[0][1] is not None, deadline=deadline,
     )
-    warn_failed(result.diverged.any(axis=1), population.n_models)
+    diverged = result.diverged
+    if population.n_models == 1 and estimator.cv is None:
+        # a lone model is scikit-learn's MLP: its weights decide (an error)
+        diverged = lone_model_divergence(result)
+    warn_failed(diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
     # (a warm-started L-BFGS model already at a minimum converges in 0)
-    failed = result.diverged | ((result.n_iter == 0) & ~result.converged)
+    failed = diverged | ((result.n_iter == 0) & ~result.converged)
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,

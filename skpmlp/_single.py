@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _export
 from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes, warm_start_weights
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
+from ._divergence import lone_model_divergence
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import OPTIMIZER_PARAMS, Population, architectures
@@ -188,6 +189,7 @@ class _BaseSingleMLP(BaseEstimator):
             spec, config, X, y_encoded, folds, sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
+        lone_model_divergence(result)  # as scikit-learn's MLP: non-finite weights raise
         n_iter = int(result.n_iter[0, 0])
         scores = result.validation_scores
         fitted = mlp_attributes(

@@ -9,7 +9,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
 
 LONE = dict(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01, max_iter=5, random_state=0)
 
@@ -49,3 +49,53 @@ def test_a_single_class_model_converts_to_sklearns_one_class_layout():
     # scikit-learn's one-class predict_proba has two columns; the first is the class's
     np.testing.assert_allclose(sk.predict_proba(X), np.c_[np.ones(30), np.zeros(30)])
 
+
+
+# ------------------------------------------------------------- divergence
+def _huge():
+    rng = np.random.RandomState(0)
+    return np.finfo(np.float64).max * rng.uniform(size=(10, 2)), rng.standard_normal(10)
+
+
+@pytest.mark.parametrize("estimator", [
+    ParallelMLPRegressor(**LONE),
+    SingleMLPRegressor((5,), max_iter=5, random_state=0),
+])
+def test_a_lone_model_ending_with_nonfinite_weights_raises_sklearns_error(estimator):
+    X, y = _huge()
+    message = "Solver produced non-finite parameter weights. The input data may contain large values"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=message):
+            estimator.fit(X, y)
+    assert not hasattr(estimator, "coefs_")  # a failed fit leaves nothing behind
+
+
+def _diverging(**params):
+    return dict(hidden_layer_sizes=(20,), activation="identity", solver="sgd", learning_rate_init=1.0,
+                max_iter=20, random_state=0, **params)
+
+
+@pytest.mark.parametrize("estimator_class", [ParallelMLPRegressor, SingleMLPRegressor])
+def test_a_lone_model_diverging_with_early_stopping_keeps_its_best_weights(iris, estimator_class):
+    X, y = iris[0], iris[1].astype(float)
+    model = estimator_class(**_diverging(early_stopping=True))
+    with pytest.warns(RuntimeWarning, match="loss became NaN or infinite in epoch"):
+        _fit(model, X, y)
+    # as scikit-learn's MLP: the NaN validation score is kept, the best weights are the model
+    assert np.isnan(model.validation_scores_[-1]) and isinstance(model.validation_scores_[-1], float)
+    assert np.isfinite(model.best_validation_score_)
+    assert model.best_validation_score_ == np.nanmax(model.validation_scores_)
+    assert all(np.isfinite(w).all() for w in model.coefs_ + model.intercepts_)
+    assert np.isfinite(model.predict(X)).all()
+
+
+@pytest.mark.parametrize("params", [dict(cv=3), dict(n_repeats=2)])
+def test_a_search_still_fails_when_every_model_diverged(iris, params):
+    """Several models or folds are a search (GridSearchCV's contract):
+    diverged models are failed fits, and all of them failing raises."""
+    X, y = iris[0], iris[1].astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="models failed"):
+            _fit(ParallelMLPRegressor(**_diverging(**params)), X, y)

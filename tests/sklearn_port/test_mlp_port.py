@@ -260,7 +260,6 @@ def test_multioutput_regression():
     assert mlp.score(X, y) > 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="every model diverged: skpmlp raises its own 'All 1 models failed (diverged ...)' ValueError, not scikit-learn's 'Solver produced non-finite parameter weights' message")
 def test_nonfinite_params():
     # Check that MLPRegressor throws ValueError when dealing with non-finite
     # parameter values
@@ -699,7 +698,6 @@ def test_mlp_warm_start_no_convergence(MLPEstimator, solver):
     assert model.n_iter_ == 20
 
 
-@pytest.mark.xfail(strict=True, reason="the one model diverges: skpmlp raises its own 'All 1 models failed (diverged ...)' ValueError where scikit-learn keeps NaN validation scores")
 def test_mlp_diverging_loss():
     """Test that a diverging model does not raise errors when early stopping is enabled.
 
