@@ -21,9 +21,9 @@ from ._compat import check_sample_weight, validate_data
 from ._divergence import lone_model_divergence
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._params import check_solvers, is_lone, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population
-from ._progress import SearchProgress
+from ._progress import progress_for
 from ._results import build_cv_results
 from ._scoring import population_loss, score_population, warn_failed, warn_halted
 from ._space import SearchSpace
@@ -163,11 +163,13 @@ def fitted_scorers(estimator, scorers):
     return {name: default if scorer is None else scorer for name, scorer in scorers.items()}
 
 
-def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
+def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", lone=False, **train_kwargs):
     """Train a population as ``estimator`` asks: in shards with its
     ``n_jobs``, within its ``max_memory``, reporting progress with its
-    ``verbose``, on ``config.device`` (resolved where each run trains). The
-    search and the cv refit both train through here.
+    ``verbose`` (scikit-learn MLP's lines where ``lone``: the fit is one
+    model, see :func:`~._params.is_lone`), on ``config.device`` (resolved
+    where each run trains). The search and the cv refit both train through
+    here.
 
     Returns
     -------
@@ -177,9 +179,7 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     if estimator.verbose:
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
-    progress = None
-    if estimator.verbose:
-        progress = SearchProgress(estimator.verbose, config.max_iter, name=name)
+    progress = progress_for(estimator, lone, config.max_iter, name)
     try:
         return train_search(
             spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress,
@@ -306,12 +306,13 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(estimator.batch_size, max(train_sizes))
+    lone = is_lone(estimator, population.n_models)
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline,
+        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone,
     )
     diverged = result.diverged
-    if population.n_models == 1 and estimator.cv is None:
+    if lone:
         # a lone model is scikit-learn's MLP: its weights decide (an error)
         diverged = lone_model_divergence(result)
     warn_failed(diverged.any(axis=1), population.n_models)

@@ -99,3 +99,40 @@ def test_a_search_still_fails_when_every_model_diverged(iris, params):
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(ValueError, match="models failed"):
             _fit(ParallelMLPRegressor(**_diverging(**params)), X, y)
+
+
+# ---------------------------------------------------------------- verbose
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_a_lone_model_talks_as_sklearns_mlp(iris, capsys, early_stopping):
+    X, y = iris
+    params = dict(early_stopping=early_stopping, tol=1e-2, verbose=1)
+    model = _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 200}, **params), X, y)
+    lines = capsys.readouterr().out.splitlines()
+    expected = []
+    for epoch, loss in enumerate(model.loss_curve_):
+        expected.append(f"Iteration {epoch + 1}, loss = {loss:.8f}")
+        if early_stopping:
+            expected.append(f"Validation score: {model.validation_scores_[epoch]:f}")
+    watched = "Validation score" if early_stopping else "Training loss"
+    assert model.n_iter_ < 200  # the rule stopped it: scikit-learn says why
+    expected.append(f"{watched} did not improve more than tol=0.010000 for 10 consecutive epochs. Stopping.")
+    assert lines == expected
+
+
+def test_an_adaptive_rate_says_when_it_drops_as_sklearn(iris, capsys):
+    X, y = iris
+    params = dict(solver="sgd", learning_rate="adaptive", n_iter_no_change=2, tol=0.1, verbose=True)
+    _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 100}, **params), X, y)
+    ours = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("Iteration")]
+    _fit(MLPClassifier((5,), learning_rate_init=0.01, max_iter=100, random_state=0, **params), X, y)
+    theirs = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("Iteration")]
+    # the same rates (divided by 5 each time) until the floor, in the same words
+    assert ours == theirs
+    assert ours[-1].endswith("Learning rate too small. Stopping.")
+
+
+def test_a_population_keeps_its_per_run_lines(iris, capsys):
+    X, y = iris
+    _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, verbose=2), X, y)
+    out = capsys.readouterr().out
+    assert "fused run 1 epoch 1: 2 models training" in out and "Iteration" not in out

@@ -401,7 +401,6 @@ def test_tolerance():
     assert clf.max_iter > clf.n_iter_
 
 
-@pytest.mark.xfail(strict=True, reason="verbose output is per fused run ('fused run 1 epoch 1: 1 models training, mean loss ...'), not scikit-learn's 'Iteration N, loss = ...' lines")
 def test_verbose_sgd(capsys):
     # Test verbose.
     X = [[3, 2], [1, 6]]
