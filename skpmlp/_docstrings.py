@@ -227,7 +227,13 @@ PARAMETERS = """
     return_train_score : bool, default=False
         Also score every replica on its training rows.
     dtype : {"float32", "float64"}, default="float32"
-        Training precision.
+        Training precision, and the dtype of the trained weights
+        (``coefs_``, ``intercepts_``) whatever X's. scikit-learn's MLP
+        follows X's dtype instead; float32 is the default because it trains
+        about twice as fast as float64, and ``"float64"`` gives its
+        precision. Predictions are computed in the wider of X's and the
+        weights' dtypes, as scikit-learn's MLP: float32 only for float32 X
+        with float32 weights.
     device : str, default="auto"
         Torch device; ``"auto"`` uses CUDA when available. Resolved where
         each fused run trains: with ``n_jobs``, on the worker running the

@@ -26,7 +26,8 @@ UNMAPPED_PARAMS = ("hidden_layer_sizes", "activation", "random_state")
 
 
 def _weights(model):
-    """The model's layers as float64 copies (predictions are float64 anyway)."""
+    """The model's layers as float64 copies: scikit-learn's MLP then
+    predicts in float64 (its own dtype for float64 X) whatever X's dtype."""
     coefs = [np.array(W, dtype=np.float64) for W in model.coefs_]
     intercepts = [np.array(b, dtype=np.float64) for b in model.intercepts_]
     return coefs, intercepts

@@ -355,7 +355,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
     repeat : int, default=0
         Repeat index; with ``random_state`` it selects the initial weights.
     dtype : {"float32", "float64"}, default="float32"
-        Training precision (predictions are computed in float64).
+        Training precision and the dtype of the trained weights, whatever
+        X's (scikit-learn's MLP follows X's). Predictions are computed in
+        the wider of X's and the weights' dtypes, as scikit-learn's MLP.
     device : str, default="auto"
         Torch device for training; ``"auto"`` picks CUDA when available.
     random_state : int, RandomState instance or None, default=None

@@ -136,3 +136,25 @@ def test_a_population_keeps_its_per_run_lines(iris, capsys):
     _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, verbose=2), X, y)
     out = capsys.readouterr().out
     assert "fused run 1 epoch 1: 2 models training" in out and "Iteration" not in out
+
+
+# ------------------------------------------------------------------ dtype
+@pytest.mark.parametrize("x_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("estimator_class", [ParallelMLPRegressor, SingleMLPRegressor])
+def test_weights_have_the_dtype_parameters_and_predictions_follow_numpy_promotion(
+        iris, x_dtype, dtype, estimator_class):
+    X, y = iris[0].astype(x_dtype), iris[1].astype(float)
+    params = dict(max_iter=5, random_state=0, dtype=dtype)
+    if estimator_class is ParallelMLPRegressor:
+        params.update(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01)
+    model = _fit(estimator_class(**params), X, y)
+    assert all(w.dtype == np.dtype(dtype) for w in model.coefs_ + model.intercepts_)
+    # as scikit-learn's MLP: X @ coefs_ in numpy's promoted dtype
+    expected = np.result_type(x_dtype, np.dtype(dtype))
+    assert model.predict(X).dtype == expected
+    reference = model.best_estimator_ if hasattr(model, "best_estimator_") else model
+    np.testing.assert_allclose(
+        model.predict(X), reference.to_sklearn().predict(X.astype(np.float64)),
+        rtol=1e-5 if expected == np.float32 else 1e-12, atol=1e-5 if expected == np.float32 else 1e-12,
+    )
