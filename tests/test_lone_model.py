@@ -158,3 +158,12 @@ def test_weights_have_the_dtype_parameters_and_predictions_follow_numpy_promotio
         model.predict(X), reference.to_sklearn().predict(X.astype(np.float64)),
         rtol=1e-5 if expected == np.float32 else 1e-12, atol=1e-5 if expected == np.float32 else 1e-12,
     )
+
+
+def test_a_lone_model_warns_of_max_iter_in_sklearns_words(iris):
+    X, y = iris
+    message = r"Stochastic Optimizer: Maximum iterations \(5\) reached and the optimization hasn't converged yet."
+    with pytest.warns(ConvergenceWarning, match=message):
+        ParallelMLPClassifier(**LONE).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match=r"2 of 2 trained models reached max_iter=5"):
+        ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}).fit(X, y)
