@@ -296,7 +296,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     train_weight = estimator._training_weight(y, sample_weight)
     if train_weight is not None:
         check_weighted_folds(estimator, y_encoded, train_weight, folds)
-    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
     spec = population.spec(seed)
     # warm_start (one configuration): every replica, on every fold, and the
     # refit start from the previous fit's coefs_ / intercepts_

@@ -173,7 +173,7 @@ class _BaseSingleMLP(BaseEstimator):
             }],
             repeats=np.array([self.repeat]),
         )
-        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
+        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         early = uses_early_stopping(self)
@@ -354,9 +354,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         validation loss.
     repeat : int, default=0
         Repeat index; with ``random_state`` it selects the initial weights.
-    dtype : {"float32", "float64"}, default="float32"
-        Training precision and the dtype of the trained weights, whatever
-        X's (scikit-learn's MLP follows X's). Predictions are computed in
+    dtype : {"float32", "float64", "auto"}, default="float32"
+        Training precision and the dtype of the trained weights; ``"auto"``
+        is X's dtype, as scikit-learn's MLP. Predictions are computed in
         the wider of X's and the weights' dtypes, as scikit-learn's MLP.
     device : str, default="auto"
         Torch device for training; ``"auto"`` picks CUDA when available.

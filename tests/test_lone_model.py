@@ -140,7 +140,7 @@ def test_a_population_keeps_its_per_run_lines(iris, capsys):
 
 # ------------------------------------------------------------------ dtype
 @pytest.mark.parametrize("x_dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "auto"])
 @pytest.mark.parametrize("estimator_class", [ParallelMLPRegressor, SingleMLPRegressor])
 def test_weights_have_the_dtype_parameters_and_predictions_follow_numpy_promotion(
         iris, x_dtype, dtype, estimator_class):
@@ -149,9 +149,10 @@ def test_weights_have_the_dtype_parameters_and_predictions_follow_numpy_promotio
     if estimator_class is ParallelMLPRegressor:
         params.update(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01)
     model = _fit(estimator_class(**params), X, y)
-    assert all(w.dtype == np.dtype(dtype) for w in model.coefs_ + model.intercepts_)
+    weights = np.dtype(x_dtype) if dtype == "auto" else np.dtype(dtype)  # "auto": X's, as scikit-learn
+    assert all(w.dtype == weights for w in model.coefs_ + model.intercepts_)
     # as scikit-learn's MLP: X @ coefs_ in numpy's promoted dtype
-    expected = np.result_type(x_dtype, np.dtype(dtype))
+    expected = np.result_type(x_dtype, weights)
     assert model.predict(X).dtype == expected
     reference = model.best_estimator_ if hasattr(model, "best_estimator_") else model
     np.testing.assert_allclose(
@@ -167,3 +168,14 @@ def test_a_lone_model_warns_of_max_iter_in_sklearns_words(iris):
         ParallelMLPClassifier(**LONE).fit(X, y)
     with pytest.warns(ConvergenceWarning, match=r"2 of 2 trained models reached max_iter=5"):
         ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}).fit(X, y)
+
+
+@pytest.mark.parametrize("cv", [None, 2])
+def test_auto_dtype_trains_the_search_and_its_refit_in_xs_dtype(iris, cv):
+    X, y = iris
+    search = _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, cv=cv, dtype="auto"),
+                  X.astype(np.float32), y)
+    assert search.coefs_[0].dtype == np.float32
+    assert search.best_estimator_.dtype == "auto"  # its own fit follows its X too
+    refit = _fit(search.best_estimator_, X, y)
+    assert refit.coefs_[0].dtype == np.float64

@@ -609,7 +609,7 @@ def test_mlp_regressor_dtypes_casting():
     np.float32,
     pytest.param(np.float64, marks=pytest.mark.xfail(strict=True, reason=(
         "by design: the network's dtype is the dtype parameter (float32 by default, about twice "
-        "as fast as float64), not X's; dtype='float64' gives float64 weights and predictions"))),
+        "as fast as float64), not X's; dtype='auto' follows X's dtype as scikit-learn's MLP"))),
 ])
 @pytest.mark.parametrize("Estimator", [MLPClassifier, MLPRegressor])
 def test_mlp_param_dtypes(dtype, Estimator):
