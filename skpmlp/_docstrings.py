@@ -38,10 +38,14 @@ PARAMETERS = """
     alpha : float, array-like of float or distribution, default=0.0001
         L2 penalties to try (a tuple, a list, an array or a distribution),
         as scikit-learn's MLP applies them.
-    batch_size : int or "auto", default="auto"
-        Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
-        sees the same batches. An int larger than the training rows is
-        clipped to them, with scikit-learn's warning.
+    batch_size : int, "auto", list of them or distribution, default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``. An int larger
+        than the training rows is clipped to them, with scikit-learn's
+        warning. A list (or an int-valued distribution) searches it per
+        model: the models of each batch size train as one fused run, the
+        runs one after another in the same ``fit`` (about 1.1x the cost of
+        one run, see ``benchmarks/batch_size_cost.py``); halving then ranks
+        models within their batch size.
     shuffle : bool, default=True
         Shuffle the training rows every epoch, as scikit-learn's MLP; with
         False every epoch takes them in the same order.

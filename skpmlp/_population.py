@@ -13,6 +13,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from dataclasses import fields
+
 from ._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
 
 #: Architectures trained when ``hidden_layer_sizes=None``.
@@ -21,8 +23,9 @@ DEFAULT_HIDDEN_LAYER_SIZES = ((32,), (64,), (128,), (64, 64))
 #: What a model is: always ``cv_results_`` columns, searched or not.
 MODEL_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
 
-#: How a model's optimizer steps, with scikit-learn's MLP defaults: each may
-#: vary per model; ``cv_results_`` shows them only where searched.
+#: How a model's optimizer steps (and on how many rows), with scikit-learn's
+#: MLP defaults: each may vary per model; ``cv_results_`` shows them only
+#: where searched.
 OPTIMIZER_DEFAULTS = {
     "solver": "adam",
     "momentum": 0.9,
@@ -32,6 +35,7 @@ OPTIMIZER_DEFAULTS = {
     "epsilon": 1e-8,
     "learning_rate": "constant",
     "power_t": 0.5,
+    "batch_size": "auto",
 }
 OPTIMIZER_PARAMS = tuple(OPTIMIZER_DEFAULTS)
 
@@ -200,10 +204,22 @@ class Population:
                 for arch, act, repeat in zip(archs, acts, self.repeats)
             ],
             optimizers=[
-                OptimizerSettings(**dict(zip(OPTIMIZER_PARAMS, values)))
-                for values in zip(*(self.column(name) for name in OPTIMIZER_PARAMS))
+                OptimizerSettings(**dict(zip(_SETTINGS, values)))
+                for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
+            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")], dtype=np.int64),
         )
+
+
+#: The optimizer parameters an :class:`OptimizerSettings` holds (all but batch_size).
+_SETTINGS = tuple(f.name for f in fields(OptimizerSettings))
+
+
+def resolve_batch_size(batch_size):
+    """An int batch size: ``"auto"`` is 200, as scikit-learn's MLP (whose
+    ``min(200, n_samples)`` the engine gets by clipping the batch to the
+    training rows)."""
+    return 200 if batch_size == "auto" else int(batch_size)
 
 
 def model_seed(seed, hidden_layer_sizes, activation, repeat):

@@ -305,7 +305,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         spec = dataclasses.replace(spec, initial_weights=[warm])
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
-    warn_batch_size(estimator.batch_size, max(train_sizes))
+    warn_batch_size(set(population.column("batch_size")), max(train_sizes))
     lone = is_lone(estimator, population.n_models)
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,

@@ -105,6 +105,16 @@ def _interval(low, high, *, low_closed, high_closed):
     return check
 
 
+def _batch_size(value, name):
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (str, np.str_)) and value == "auto":
+        return "auto"
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} values must be 'auto' or positive ints; got {value!r}.")
+    return int(value)
+
+
 def _each(check):
     """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value, no duplicates."""
     return lambda value, name: _unique([check(v, name) for v in _as_list(value, name)], name)
@@ -153,6 +163,7 @@ PARAMETERS = {
             "epsilon": _interval(0, None, low_closed=False, high_closed=False),
             "learning_rate": _option({"constant", "invscaling", "adaptive"}),
             "power_t": _interval(0, None, low_closed=True, high_closed=False),
+            "batch_size": _batch_size,
         }.items()
     },
 }

@@ -129,7 +129,7 @@ def test_sampled_conditional_space_draws_from_each_subspace():
     ([], "param_grid must be a dict or a non-empty list of dicts"),
     ([{"activation": ["relu"]}, 5], r"param_grid\[1\] must be a dict; got 5"),
     ([{"max_iter": [5]}], r"param_grid\[0\] has keys \['max_iter'\] that cannot be searched"),
-    ({"batch_size": [16]}, r"param_grid has keys \['batch_size'\] that cannot be searched"),
+    ({"max_iter": [16]}, r"param_grid has keys \['max_iter'\] that cannot be searched"),
     ([{"alpha": [0.1]}, {"alpha": [1.0, -1.0]}],
      r"param_grid\[1\]\['alpha'\] values must be finite non-negative numbers; got -1.0"),
     ([{"activation": ["relu", "relu"]}], r"param_grid\[0\]\['activation'\] lists 'relu' more than once"),
