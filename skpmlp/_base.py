@@ -246,7 +246,11 @@ class BaseParallelMLP(BaseEstimator):
         scikit-learn's MLP: the one model trains on every row, nothing is
         held out, and its test scores (``best_score_``) are NaN. With
         ``early_stopping`` it trains on the rows scikit-learn's MLP would
-        train on, the rest being its validation set.
+        train on, the rest being its validation set. With ``cv=None`` a
+        lone model also fails and talks as scikit-learn's MLP: non-finite
+        weights raise its ``ValueError`` (in a search, a diverged model is
+        a failed fit instead), and ``verbose`` prints its
+        ``Iteration N, loss = ...`` lines.
 
         Parameters
         ----------
