@@ -18,11 +18,12 @@ from sklearn.utils import check_array
 
 from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
+from ._divergence import lone_model_divergence
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._params import check_solvers, is_lone, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population
-from ._progress import SearchProgress, announce_fits, report_fits
+from ._progress import announce_fits, progress_for, report_fits
 from ._results import build_cv_results
 from ._scoring import (
     population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
@@ -123,12 +124,13 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
     Raises
     ------
     ValueError
-        If fewer than two classes have positive weight (classifiers), or a
-        fold's training or held-out rows weigh zero in total.
+        If fewer than two classes have positive weight (classifiers whose
+        ``y`` has two or more), or a fold's training or held-out
+        rows weigh zero in total.
     """
     if is_classifier(estimator) and y_encoded.ndim == 1:
         weighted = np.unique(y_encoded[sample_weight > 0])
-        if len(weighted) < 2:
+        if len(weighted) < min(2, len(np.unique(y_encoded))):
             raise ValueError(
                 f"sample_weight is positive for {len(weighted)} class only; "
                 f"{type(estimator).__name__} needs at least 2 classes with positive weight."
@@ -170,11 +172,13 @@ def fitted_scorers(estimator, scorers):
     return {name: default if scorer is None else scorer for name, scorer in scorers.items()}
 
 
-def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
+def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", lone=False, **train_kwargs):
     """Train a population as ``estimator`` asks: in shards with its
     ``n_jobs``, within its ``max_memory``, reporting progress with its
-    ``verbose``, on ``config.device`` (resolved where each run trains). The
-    search and the cv refit both train through here.
+    ``verbose`` (scikit-learn MLP's lines where ``lone``: the fit is one
+    model, see :func:`~._params.is_lone`), on ``config.device`` (resolved
+    where each run trains). The search and the cv refit both train through
+    here.
 
     Returns
     -------
@@ -184,9 +188,7 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     if estimator.verbose:
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
-    progress = None
-    if estimator.verbose:
-        progress = SearchProgress(estimator.verbose, config.max_iter, name=name)
+    progress = progress_for(estimator, lone, config.max_iter, name)
     try:
         return train_search(
             spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress,
@@ -304,7 +306,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     train_weight = estimator._training_weight(y, sample_weight)
     if train_weight is not None:
         check_weighted_folds(estimator, y_encoded, train_weight, folds)
-    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
     spec = population.spec(seed)
     # warm_start (one configuration): every replica, on every fold, and the
     # refit start from the previous fit's coefs_ / intercepts_
@@ -314,17 +316,24 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(set(population.column("batch_size")), max(train_sizes))
-    announce_fits(len(folds), population.n_models, estimator.verbose)
+    lone = is_lone(estimator, population.n_models)
+    # a lone model talks as scikit-learn's MLP (its own lines), a search as GridSearchCV
+    verbose = 0 if lone else estimator.verbose
+    announce_fits(len(folds), population.n_models, verbose)
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline,
+        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone,
     )
+    diverged = result.diverged
+    if lone:
+        # a lone model is scikit-learn's MLP: its weights decide (an error)
+        diverged = lone_model_divergence(result)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
     # (a warm-started L-BFGS model already at a minimum converges in 0)
     untrained = (result.n_iter == 0) & ~result.converged
-    warn_or_raise_about_fit_failures(result.diverged, untrained, estimator.error_score)
-    failed = result.diverged | untrained
+    warn_or_raise_about_fit_failures(diverged, untrained, estimator.error_score)
+    failed = diverged | untrained
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
@@ -341,7 +350,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     n_fits = failed.size
     report_fits(
         cv_results, fit_time=np.full(failed.shape, result.train_time / n_fits), score_time=score_time,
-        verbose=estimator.verbose, multimetric=multimetric,
+        verbose=verbose, multimetric=multimetric,
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
     )
     return SearchRun(

@@ -50,18 +50,13 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
     """
     n = len(y_encoded)
     n_val = math.ceil(fraction * n)
-    if early_stopping and n_val < 2:
-        raise ValueError(VALIDATION_TOO_SMALL)
-    if n_val < 1 or n - n_val < 1:
-        raise ValueError(
-            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
-            f"and {n_val} validation samples; at least one of each is needed."
-        )
     strata = None
     if stratify:
         counts = np.bincount(y_encoded)
         n_classes = np.count_nonzero(counts)
-        if early_stopping or (counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes):
+        if early_stopping:
+            strata = _mlp_strata(y_encoded, n_classes)
+        elif counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
             strata = y_encoded
         else:
             warnings.warn(
@@ -71,7 +66,32 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
                 UserWarning,
                 stacklevel=4,
             )
+    if n_val < 1 or n - n_val < 1:
+        raise ValueError(
+            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
+            f"and {n_val} validation samples; at least one of each is needed."
+        )
+    if early_stopping:
+        # as scikit-learn's MLP: split first (a class too small to stratify
+        # raises train_test_split's own error), then check the size
+        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+        if len(val) < 2:
+            raise ValueError(VALIDATION_TOO_SMALL)
+        return train, val
     return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+
+
+def _mlp_strata(y_encoded, n_classes):
+    """What scikit-learn's MLP stratifies its early-stopping split on, where
+    it gives the same split as the class indices: for two classes its
+    binarized labels (a column: is the row of the second class), so a class too small
+    to stratify is named as scikit-learn names it (``['True']``). With more
+    classes scikit-learn stratifies on one-hot rows, whose order differs
+    from the classes': the class indices keep the split independent of
+    that artefact."""
+    if n_classes == 2:  # LabelBinarizer's column, (n_samples, 1)
+        return (y_encoded == y_encoded.max())[:, None]
+    return y_encoded
 
 
 def group_holdout_split(groups, fraction, seed):
