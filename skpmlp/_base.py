@@ -22,11 +22,11 @@ from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context, get_param_names
 from ._engine import ACTIVATION_NAMES
 from ._ensemble import select_members
-from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, is_lone, one_value, uses_early_stopping
+from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, one_value, uses_early_stopping
 from ._population import OPTIMIZER_PARAMS
 from ._scoring import warn_halted
 from ._search import fitted_scorers, run_search, train_fused
-from ._splits import validation_split
+from ._splits import SplitSettings, validation_split
 
 
 def _needs_refit(method):
@@ -412,7 +412,7 @@ class BaseParallelMLP(BaseEstimator):
         result, n_models = run.result, run.population.n_models
         not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
         if not_converged and result.halted is None:
-            lone_minibatch = is_lone(self, n_models) and one_value(self.solver) != "lbfgs"
+            lone_minibatch = SplitSettings.of(self).is_lone(n_models) and one_value(self.solver) != "lbfgs"
             warnings.warn(
                 # a lone model is scikit-learn's MLP: its words
                 f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) reached and the "
@@ -475,7 +475,7 @@ class BaseParallelMLP(BaseEstimator):
         elif self.cv is not None:
             rows = np.arange(run.X.shape[0])
             early = uses_early_stopping(self)
-            folds = [validation_split(self, rows, run.y_encoded, run.seed) if early else (rows, None)]
+            folds = [validation_split(SplitSettings.of(self), rows, run.y_encoded, run.seed) if early else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
             config = dataclasses.replace(run.config, pruning=None)
             # the same path as the search: n_jobs, device and verbose apply

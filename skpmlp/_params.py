@@ -88,13 +88,6 @@ def uses_early_stopping(estimator):
     return bool(estimator.early_stopping) and one_value(estimator.solver) != "lbfgs"
 
 
-def is_lone(estimator, n_models):
-    """Whether a fit of ``n_models`` models is scikit-learn's MLP itself:
-    one model and ``cv=None`` (else it is a search, GridSearchCV's
-    contract). A lone model fails, and talks, as scikit-learn's MLP."""
-    return n_models == 1 and estimator.cv is None
-
-
 def check_solvers(estimator, population):
     """Refuse a search whose models' solvers disagree with its monitoring.
 

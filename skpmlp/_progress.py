@@ -173,7 +173,7 @@ class MLPProgress:
 def progress_for(estimator, lone, max_iter, name):
     """The ``epoch_callback`` reporting a run with ``estimator``'s
     ``verbose`` (None when quiet): scikit-learn MLP's lines for a ``lone``
-    minibatch model (the fit is one model, see :func:`~._params.is_lone`),
+    minibatch model (the fit is one model, see :meth:`~._splits.SplitSettings.is_lone`),
     else :class:`SearchProgress`. A lone L-BFGS model keeps the run's lines
     (scikit-learn prints scipy's own L-BFGS-B report there)."""
     if not estimator.verbose:

@@ -13,7 +13,6 @@ import time
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
-from sklearn.model_selection import check_cv
 from sklearn.utils import check_array
 
 from ._attributes import warm_start_weights
@@ -21,7 +20,7 @@ from ._compat import check_sample_weight, validate_data
 from ._divergence import lone_model_divergence
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import check_solvers, is_lone, resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._params import check_solvers, resolve_seed, train_config, warn_batch_size
 from ._population import Population
 from ._progress import announce_fits, progress_for, report_fits
 from ._results import build_cv_results
@@ -30,91 +29,7 @@ from ._scoring import (
 )
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
-from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
-
-
-def _row_indices(split):
-    """Row indices of one side of a split: index arrays as given, boolean
-    masks turned into the indices of their True rows."""
-    split = np.asarray(split)
-    return np.flatnonzero(split) if split.dtype == bool else split
-
-
-def trains_alone(estimator, n_models):
-    """Whether a fit is one model trained as scikit-learn's MLP would train
-    it: a single configuration, ``cv=None``, nothing monitored. It then
-    trains on every row (nothing is held out, so nothing scores it)."""
-    return n_models == 1 and estimator.cv is None and not needs_monitoring(estimator)
-
-
-def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
-    """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
-    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
-
-    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
-    (splitters that take no groups ignore them); with ``cv=None`` they make
-    the holdout split group-aware (whole groups held out, not stratified).
-    A lone model (:func:`trains_alone`) gets ``[(all_rows, None)]``: no test
-    rows.
-
-    Raises
-    ------
-    ValueError
-        With GridSearchCV's messages when ``cv`` yields no split or not
-        as many as its ``get_n_splits`` says; when a
-        split has no training or no test rows; when the early-stopping
-        validation part would hold fewer than 2 rows (scikit-learn MLP's
-        message) or a class is too small for it (see :func:`holdout_split`).
-    """
-    classifier = is_classifier(estimator)
-    if trains_alone(estimator, n_models):
-        return [(np.arange(len(y)), None)]
-    if estimator.cv is None:
-        if groups is not None:
-            return [group_holdout_split(groups, estimator.validation_fraction, seed)]
-        stratify = stratifies(estimator, y_encoded)
-        labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
-                              early_stopping=estimator.early_stopping)]
-    splitter = check_cv(estimator.cv, y, classifier=classifier)
-    n_splits = splitter.get_n_splits(X, y, groups)
-    # a cv iterable may give boolean masks, as scikit-learn's splits accept
-    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
-    if len(folds) != n_splits:
-        raise ValueError(
-            f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
-            f"splits, got {len(folds)}"
-        )
-    if not folds:
-        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
-    for k, (train, test) in enumerate(folds):
-        if len(train) == 0 or len(test) == 0:
-            raise ValueError(
-                f"cv split {k} has {len(train)} training and {len(test)} test samples; "
-                f"every split needs at least one of each (n_samples={len(y)})."
-            )
-    return folds
-
-
-def needs_monitoring(estimator):
-    """Whether training watches validation scores (early stopping, pruning)."""
-    return uses_early_stopping(estimator) or getattr(estimator, "pruning", None) is not None
-
-
-def training_folds(estimator, folds, y_encoded, seed):
-    """``[(train_rows, monitor_rows or None)]``: what the engine trains and
-    monitors on in each fold.
-
-    With ``cv=None`` the held-out validation rows are monitored (and later
-    score the models). With ``cv``, a fold's test rows only score: early
-    stopping and pruning watch a validation part of the fold's training rows,
-    as scikit-learn's MLP does inside each fold of GridSearchCV.
-    """
-    if estimator.cv is None:
-        return folds
-    if not needs_monitoring(estimator):
-        return [(train, None) for train, _ in folds]
-    return [validation_split(estimator, np.asarray(train), y_encoded, seed) for train, _ in folds]
+from ._splits import SplitSettings, plan_folds, training_folds
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
@@ -176,7 +91,7 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", lone=
     """Train a population as ``estimator`` asks: in shards with its
     ``n_jobs``, within its ``max_memory``, reporting progress with its
     ``verbose`` (scikit-learn MLP's lines where ``lone``: the fit is one
-    model, see :func:`~._params.is_lone`), on ``config.device`` (resolved
+    model, see :meth:`~._splits.SplitSettings.is_lone`), on ``config.device`` (resolved
     where each run trains). The search and the cv refit both train through
     here.
 
@@ -300,7 +215,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
     weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
-    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
+    splits = SplitSettings.of(estimator)
+    folds = plan_folds(splits, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's
     train_weight = estimator._training_weight(y, sample_weight)
@@ -313,10 +229,10 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     warm = warm_start_weights(estimator, spec.hidden_layer_sizes[0], X.shape[1], n_outputs)
     if warm is not None:
         spec = dataclasses.replace(spec, initial_weights=[warm])
-    engine_folds = training_folds(estimator, folds, y_encoded, seed)
+    engine_folds = training_folds(splits, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(set(population.column("batch_size")), max(train_sizes))
-    lone = is_lone(estimator, population.n_models)
+    lone = splits.is_lone(population.n_models)
     # a lone model talks as scikit-learn's MLP (its own lines), a search as GridSearchCV
     verbose = 0 if lone else estimator.verbose
     announce_fits(len(folds), population.n_models, verbose)

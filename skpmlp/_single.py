@@ -23,7 +23,7 @@ from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import OPTIMIZER_PARAMS, Population, architectures
 from ._scoring import warn_halted
-from ._splits import validation_split
+from ._splits import SplitSettings, validation_split
 from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
@@ -177,7 +177,7 @@ class _BaseSingleMLP(BaseEstimator):
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         early = uses_early_stopping(self)
-        folds = [validation_split(self, rows, y_encoded, seed) if early else (rows, None)]
+        folds = [validation_split(SplitSettings.of(self), rows, y_encoded, seed) if early else (rows, None)]
         warn_batch_size(self.batch_size, len(folds[0][0]))
         spec = population.spec(seed)
         # warm_start: the previous fit's weights instead of fresh ones; the
