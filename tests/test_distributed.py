@@ -1,0 +1,220 @@
+"""Data-parallel fits over torch.distributed ranks (gloo on 127.0.0.1).
+
+Every test starts its ranks with ``torch.multiprocessing`` (spawn) inside
+the test, runs several fits in them (process start-up dominates the time)
+and compares what each rank returns with the same fit in this process,
+alone, in float64.
+"""
+
+import contextlib
+import dataclasses
+import datetime
+import os
+import pickle
+import socket
+import time
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from sklearn.datasets import load_iris, make_regression
+from sklearn.preprocessing import StandardScaler
+
+import skpmlp
+import skpmlp._search
+from skpmlp import DataParallelError, ParallelMLPClassifier, ParallelMLPRegressor
+
+#: seconds any collective waits before failing; and the most a whole
+#: spawned world may take before the test kills it
+_TIMEOUT, _WORLD_LIMIT = 30, 150
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _backend(backend):
+    """Train every run of the search estimators on ``backend`` inside."""
+    original = skpmlp._search.train_config
+    skpmlp._search.train_config = lambda *a, **kw: dataclasses.replace(original(*a, **kw), backend=backend)
+    try:
+        yield
+    finally:
+        skpmlp._search.train_config = original
+
+
+def _data():
+    X, y = load_iris(return_X_y=True)
+    Xr, yr = make_regression(n_samples=90, n_features=5, noise=5.0, random_state=0)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, len(yr))
+    return StandardScaler().fit_transform(X), y, StandardScaler().fit_transform(Xr), yr / 50, weight
+
+
+def _fit(case):
+    """The fit of one named case (the same in every rank and alone)."""
+    X, y, Xr, yr, weight = _data()
+    with _backend("native" if case.startswith("native") else "torch"):
+        return _fit_case(case, X, y, Xr, yr, weight)
+
+
+def _fit_case(case, X, y, Xr, yr, weight):
+    common = dict(dtype="float64", random_state=0, batch_size=15)
+    if case.endswith("cv_early_stopping"):
+        search = ParallelMLPClassifier(
+            [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, early_stopping=True,
+            n_iter_no_change=2, tol=0.1, max_iter=8, **common,
+        )
+        return search.fit(X, y)
+    assert case.endswith("halving")
+    search = ParallelMLPRegressor(
+        [(5,), (8,)], ("relu", "tanh"), solver="sgd", learning_rate_init=[0.01, 0.05],
+        pruning="halving", max_iter=9, **common,
+    )
+    return search.fit(Xr, yr, sample_weight=weight)
+
+
+def _rank_main(rank, world_size, port, out, cases):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo", rank=rank, world_size=world_size, timeout=datetime.timedelta(seconds=_TIMEOUT)
+    )
+    try:
+        for case in cases:
+            start = time.perf_counter()
+            try:
+                with skpmlp.data_parallel(timeout=_TIMEOUT):
+                    outcome = _RANK_CASES[case](rank) if case in _RANK_CASES else _fit(case)
+            except Exception as error:  # what each rank saw is the test's to judge
+                outcome = {"error": type(error).__name__, "message": str(error)}
+            seconds = time.perf_counter() - start
+            with open(os.path.join(out, f"{case}-{rank}.pkl"), "wb") as f:
+                pickle.dump((outcome, seconds), f)
+    finally:
+        dist.destroy_process_group()
+
+
+def _different_data(rank):
+    """Rank 1 fits other rows than rank 0."""
+    X, y, *_ = _data()
+    rows = slice(None) if rank == 0 else slice(None, None, -1)
+    return ParallelMLPClassifier((4,), max_iter=2, random_state=0, dtype="float64").fit(X[rows], y[rows])
+
+
+def _raises_mid_run(rank):
+    """Rank 1's trainer raises at its 5th step."""
+    from skpmlp._engine._trainer import PopulationTrainer
+
+    if rank == 1:
+        original, calls = PopulationTrainer.train_step, []
+
+        def failing(self, *args):
+            calls.append(1)
+            if len(calls) == 5:
+                raise RuntimeError("injected failure")
+            return original(self, *args)
+
+        PopulationTrainer.train_step = failing
+    try:
+        return _fit("torch_cv_early_stopping")
+    finally:
+        if rank == 1:
+            PopulationTrainer.train_step = original
+
+
+_RANK_CASES = {"different_data": _different_data, "raises_mid_run": _raises_mid_run}
+
+
+def _run_world(world_size, cases, tmp_path):
+    """Run ``cases`` on ``world_size`` spawned ranks; ``{case: [(outcome,
+    seconds) per rank]}``."""
+    context = mp.start_processes(
+        _rank_main, args=(world_size, _free_port(), str(tmp_path), cases), nprocs=world_size,
+        join=False, start_method="spawn",
+    )
+    deadline = time.monotonic() + _WORLD_LIMIT
+    try:
+        while not context.join(timeout=1):
+            assert time.monotonic() < deadline, f"the {world_size} ranks did not finish in {_WORLD_LIMIT} s"
+    finally:
+        for process in context.processes:
+            if process.is_alive():
+                process.kill()
+    results = {}
+    for case in cases:
+        results[case] = []
+        for rank in range(world_size):
+            with open(tmp_path / f"{case}-{rank}.pkl", "rb") as f:
+                results[case].append(pickle.load(f))
+    return results
+
+
+def _assert_same_fit(fitted, alone, world_size, batch):
+    assert not isinstance(fitted, dict), fitted
+    for name in ("loss_curves_", "validation_scores_per_model_", "n_iter_per_model_"):
+        np.testing.assert_allclose(getattr(fitted, name), getattr(alone, name), rtol=0, atol=1e-10,
+                                   equal_nan=True, err_msg=name)
+    for k, (coefs, intercepts) in enumerate(zip(alone._coefs, alone._intercepts)):
+        for i in range(len(coefs)):
+            for a, b in zip(fitted._coefs[k][i] + fitted._intercepts[k][i], coefs[i] + intercepts[i]):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
+    for a, b in zip(fitted.best_estimator_.coefs_, alone.best_estimator_.coefs_):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(fitted.cv_results_["rank_test_score"], alone.cv_results_["rank_test_score"])
+    shard = fitted.shards_[0]
+    assert shard["world_size"] == world_size and sum(shard["rows_per_rank"]) == batch
+    assert len(shard["rows_per_rank"]) == world_size
+
+
+_EQUAL_CASES = ["torch_cv_early_stopping", "native_cv_early_stopping", "native_halving"]
+
+
+@pytest.fixture(scope="module")
+def alone():
+    """Every equality case fitted in this process, without a process group."""
+    assert not dist.is_initialized()
+    with torch.random.fork_rng():
+        return {case: _fit(case) for case in _EQUAL_CASES}
+
+
+def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
+    cases = [*_EQUAL_CASES, "different_data", "raises_mid_run", "after_failure_torch_cv_early_stopping"]
+    results = _run_world(2, cases, tmp_path)
+    for case in _EQUAL_CASES:
+        for fitted, _ in results[case]:
+            _assert_same_fit(fitted, alone[case], 2, 15)
+    assert alone["native_halving"].cv_results_["pruned"].any()  # halving decided something
+    assert (alone["torch_cv_early_stopping"].n_iter_per_model_ < 8).any()  # so did early stopping
+    assert results["torch_cv_early_stopping"][0][0].shards_[0]["rows_per_rank"] == [8, 7]
+
+    # different data on one rank: the same clear error on every rank
+    for outcome, _ in results["different_data"]:
+        assert outcome["error"] == "ValueError"
+        assert "rank 1 differs from rank 0 in X, y" in outcome["message"]
+
+    # a rank that raises mid-run: its own error there, the others name it,
+    # long before the collectives' timeout
+    (first, first_seconds), (failing, failing_seconds) = results["raises_mid_run"]
+    assert failing == {"error": "RuntimeError", "message": "injected failure"}
+    assert first["error"] == DataParallelError.__name__
+    assert "failed on rank 1: RuntimeError: injected failure" in first["message"]
+    assert max(first_seconds, failing_seconds) < _TIMEOUT / 2
+
+    # the process group is still usable: the next fit trains and equals
+    # the fit alone
+    for fitted, _ in results["after_failure_torch_cv_early_stopping"]:
+        _assert_same_fit(fitted, alone["torch_cv_early_stopping"], 2, 15)
+
+
+def test_four_ranks_equal_one_process(alone, tmp_path):
+    cases = ["torch_cv_early_stopping", "native_cv_early_stopping"]
+    results = _run_world(4, cases, tmp_path)
+    for case in cases:
+        for fitted, _ in results[case]:
+            _assert_same_fit(fitted, alone[case], 4, 15)
+    assert results[cases[0]][3][0].shards_[0]["rows_per_rank"] == [4, 4, 3, 4]
