@@ -64,6 +64,8 @@ def _fit(case):
 
 def _fit_case(case, X, y, Xr, yr, weight):
     common = dict(dtype="float64", random_state=0, batch_size=15)
+    if case.startswith("cuda"):
+        common["device"] = "cuda"
     if case.endswith("cv_early_stopping"):
         search = ParallelMLPClassifier(
             [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, early_stopping=True,
@@ -78,11 +80,13 @@ def _fit_case(case, X, y, Xr, yr, weight):
     return search.fit(Xr, yr, sample_weight=weight)
 
 
-def _rank_main(rank, world_size, port, out, cases):
+def _rank_main(rank, world_size, port, out, cases, backend):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
     dist.init_process_group(
-        "gloo", rank=rank, world_size=world_size, timeout=datetime.timedelta(seconds=_TIMEOUT)
+        backend, rank=rank, world_size=world_size, timeout=datetime.timedelta(seconds=_TIMEOUT)
     )
     try:
         for case in cases:
@@ -130,11 +134,11 @@ def _raises_mid_run(rank):
 _RANK_CASES = {"different_data": _different_data, "raises_mid_run": _raises_mid_run}
 
 
-def _run_world(world_size, cases, tmp_path):
+def _run_world(world_size, cases, tmp_path, backend="gloo"):
     """Run ``cases`` on ``world_size`` spawned ranks; ``{case: [(outcome,
     seconds) per rank]}``."""
     context = mp.start_processes(
-        _rank_main, args=(world_size, _free_port(), str(tmp_path), cases), nprocs=world_size,
+        _rank_main, args=(world_size, _free_port(), str(tmp_path), cases, backend), nprocs=world_size,
         join=False, start_method="spawn",
     )
     deadline = time.monotonic() + _WORLD_LIMIT
@@ -218,3 +222,15 @@ def test_four_ranks_equal_one_process(alone, tmp_path):
         for fitted, _ in results[case]:
             _assert_same_fit(fitted, alone[case], 4, 15)
     assert results[cases[0]][3][0].shards_[0]["rows_per_rank"] == [4, 4, 3, 4]
+
+
+@pytest.mark.skipif(
+    not (torch.cuda.is_available() and torch.cuda.device_count() >= 2 and dist.is_nccl_available()),
+    reason="needs two CUDA GPUs and NCCL",
+)
+def test_two_gpus_with_nccl_equal_one_gpu(tmp_path):
+    alone = _fit("cuda_cv_early_stopping")
+    results = _run_world(2, ["cuda_cv_early_stopping"], tmp_path, backend="nccl")
+    for rank, (fitted, _) in enumerate(results["cuda_cv_early_stopping"]):
+        _assert_same_fit(fitted, alone, 2, 15)
+        assert fitted.shards_[0]["device"] == f"cuda:{rank}"
