@@ -131,7 +131,20 @@ def _raises_mid_run(rank):
             PopulationTrainer.train_step = original
 
 
-_RANK_CASES = {"different_data": _different_data, "raises_mid_run": _raises_mid_run}
+def _with_n_jobs(rank):
+    X, y, *_ = _data()
+    return ParallelMLPClassifier((4,), max_iter=2, n_jobs=2).fit(X, y)
+
+
+def _with_lbfgs(rank):
+    X, y, *_ = _data()
+    return ParallelMLPClassifier((4,), solver="lbfgs", max_iter=2, random_state=0).fit(X, y)
+
+
+_RANK_CASES = {
+    "different_data": _different_data, "raises_mid_run": _raises_mid_run, "n_jobs": _with_n_jobs,
+    "lbfgs": _with_lbfgs,
+}
 
 
 def _run_world(world_size, cases, tmp_path, backend="gloo"):
@@ -187,7 +200,10 @@ def alone():
 
 
 def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
-    cases = [*_EQUAL_CASES, "different_data", "raises_mid_run", "after_failure_torch_cv_early_stopping"]
+    cases = [
+        *_EQUAL_CASES, "different_data", "raises_mid_run", "after_failure_torch_cv_early_stopping", "n_jobs",
+        "lbfgs",
+    ]
     results = _run_world(2, cases, tmp_path)
     for case in _EQUAL_CASES:
         for fitted, _ in results[case]:
@@ -208,6 +224,11 @@ def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
     assert first["error"] == DataParallelError.__name__
     assert "failed on rank 1: RuntimeError: injected failure" in first["message"]
     assert max(first_seconds, failing_seconds) < _TIMEOUT / 2
+
+    # what cannot split its rows says so, on every rank
+    for case, words in (("n_jobs", "n_jobs=2 shards the models"), ("lbfgs", "solver='lbfgs' trains full-batch")):
+        for outcome, _ in results[case]:
+            assert outcome["error"] == "ValueError" and words in outcome["message"], outcome
 
     # the process group is still usable: the next fit trains and equals
     # the fit alone
@@ -234,3 +255,42 @@ def test_two_gpus_with_nccl_equal_one_gpu(tmp_path):
     for rank, (fitted, _) in enumerate(results["cuda_cv_early_stopping"]):
         _assert_same_fit(fitted, alone, 2, 15)
         assert fitted.shards_[0]["device"] == f"cuda:{rank}"
+
+
+def test_data_parallel_true_needs_a_process_group(iris):
+    X, y = iris
+    with skpmlp.data_parallel(True), pytest.raises(ValueError, match="needs an initialised torch.distributed"):
+        ParallelMLPClassifier((4,), max_iter=1).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"enabled": "yes"}, "enabled must be True, False or 'auto'"), ({"timeout": 0}, "timeout must be a positive")],
+)
+def test_data_parallel_checks_its_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        with skpmlp.data_parallel(**kwargs):
+            pass
+
+
+@pytest.mark.parametrize("world_size, batch", [(2, 15), (3, 7), (4, 16)])
+def test_the_ranks_shares_make_up_the_global_batch(world_size, batch):
+    from skpmlp._engine._batches import BatchPlanner
+    from skpmlp._engine._distributed import DataParallel
+
+    weight = np.random.default_rng(0).uniform(0.5, 2, 40)
+    planner = BatchPlanner([np.arange(30), np.arange(10, 40)], batch, seed=3, sample_weight=weight,
+                           dtype=torch.float64, device="cpu")
+    plan = planner.next_epoch()
+    shares = []
+    for rank in range(world_size):
+        dp = DataParallel.__new__(DataParallel)  # no process group needed to cut a plan
+        dp.rank, dp.world_size = rank, world_size
+        shares.append(dp.shard_plan(plan))
+    dp.plan_rows(batch)
+    assert [s.rows.shape[2] for s in shares] == dp.rows_per_rank and sum(dp.rows_per_rank) == batch
+    torch.testing.assert_close(torch.cat([s.rows for s in shares], 2), plan.rows, rtol=0, atol=0)
+    torch.testing.assert_close(torch.cat([s.weights for s in shares], 2), plan.weights, rtol=0, atol=0)
+    # every rank keeps the global counts, weight sums and stepping flags
+    for share in shares:
+        assert share.counts is plan.counts and share.stepping is plan.stepping

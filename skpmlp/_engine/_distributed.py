@@ -149,7 +149,7 @@ class DataParallel:
         self.timeout = datetime.timedelta(seconds=_DEFAULT_TIMEOUT if timeout is None else timeout)
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.rows_per_rank = None
-        self._comm = self._control = None
+        self._comm = self._control = self._device = None
 
     # ------------------------------------------------------------ device
     def device(self, device):
@@ -264,8 +264,9 @@ class DataParallel:
                 raise ValueError(
                     f"Every rank of a data-parallel fit must fit the same data and parameters; rank "
                     f"{rank} differs from rank 0 in {', '.join(differ)}. Give every rank the same X, "
-                    f"y, sample_weight and estimator, or fit inside skpmlp.data_parallel(False) to "
-                    f"train each process alone."
+                    f"y, sample_weight and estimator (an int random_state: with None every rank "
+                    f"draws its own seeds, so its folds and initial weights differ), or fit inside "
+                    f"skpmlp.data_parallel(False) to train each process alone."
                 )
 
     # -------------------------------------------------------------- rows
