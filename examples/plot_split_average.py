@@ -169,8 +169,8 @@ for cv, marker in ((None, "o"), (10, "s")):
     left.plot(NODES, averaged, marker=marker, label=f"weights averaged, {label[cv]}")
     left.plot(NODES, alone, marker=marker, linestyle=":", label=f"a replica alone, {label[cv]}")
     right.plot(NODES, [results[cv, n]["seconds"] for n in NODES], marker=marker, label=label[cv])
-left.set(xscale="log", xticks=NODES, xticklabels=NODES, xlabel="nodes n", ylabel="test accuracy (mean of 8 configurations)")
-right.set(xscale="log", xticks=NODES, xticklabels=NODES, xlabel="nodes n", ylabel="slowest node's wall time (s)")
+for axis, ylabel in ((left, "test accuracy (mean of 8 configurations)"), (right, "slowest node's wall time (s)")):
+    axis.set(xscale="log", xticks=NODES, xticklabels=NODES, xlabel="nodes n", ylabel=ylabel)
 left.legend(fontsize=7)
 right.legend(fontsize=7)
 fig.tight_layout()
