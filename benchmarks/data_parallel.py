@@ -6,6 +6,9 @@ interleaved, the search is fitted
 
 - by rank 0 alone, 1 torch thread (rank 1 waits): the 1-process baseline;
 - by rank 0 alone, 2 torch threads: what one process gets from 2 cores;
+- by rank 0 alone, 1 thread, through the data-parallel code path with a
+  single rank and no communication (per-step kernel calls, the gradient
+  buffer zeroed per step): the cost of the path itself;
 - by both ranks, data-parallel, 1 thread each;
 
 and the time inside ``DataParallel.all_reduce`` (the per-step gradient sum
@@ -22,6 +25,7 @@ Writes ``benchmarks/results/data_parallel.json``.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -39,6 +43,7 @@ import torch.multiprocessing as mp
 from sklearn.datasets import make_classification
 
 import skpmlp
+import skpmlp._parallel
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine._distributed import DataParallel
 
@@ -53,6 +58,34 @@ def search():
 def data(n_rows):
     X, y = make_classification(n_samples=n_rows, n_features=32, n_informative=16, n_classes=4, random_state=0)
     return X.astype(np.float32), y
+
+
+class OneRank(DataParallel):
+    """A data-parallel run of this process alone: the data-parallel code
+    path (stepwise epochs), with no collective."""
+
+    def __init__(self):
+        self.rank, self.world_size, self.rows_per_rank = 0, 1, None
+        self._device = torch.device("cpu")
+
+    @contextlib.contextmanager
+    def session(self, device):
+        yield self
+
+    def check_same(self, **fingerprint):
+        pass
+
+    def all_reduce(self, tensor):
+        return tensor
+
+    def from_rank0(self, array):
+        return array
+
+    def any(self, flag):
+        return bool(flag)
+
+    def minimum(self, value):
+        return value
 
 
 class CommTimer:
@@ -100,7 +133,7 @@ def rank_main(rank, port, n_rows, repeats, out):
     X, y = data(n_rows)
     timer = CommTimer()
     rows = []
-    for repeat in range(repeats):
+    for repeat in range(-1, repeats):  # repeat -1 warms up (kernel load, first calls)
         for backend in ("native", "torch"):
             row = {"repeat": repeat, "backend": backend}
             for name, threads in (("alone_1_thread", 1), ("alone_2_threads", 2)):
@@ -110,6 +143,15 @@ def rank_main(rank, port, n_rows, repeats, out):
                     with skpmlp.data_parallel(False):
                         row[name], _ = fit_seconds(backend, X, y)
                 dist.barrier()
+            if rank == 0:
+                torch.set_num_threads(1)
+                original = skpmlp._parallel.current_data_parallel
+                skpmlp._parallel.current_data_parallel = OneRank
+                try:
+                    row["alone_stepwise"], _ = fit_seconds(backend, X, y)
+                finally:
+                    skpmlp._parallel.current_data_parallel = original
+            dist.barrier()
             torch.set_num_threads(1)
             timer.reset()
             dist.barrier()
@@ -119,7 +161,8 @@ def rank_main(rank, port, n_rows, repeats, out):
             row.update(data_parallel=seconds, comm_seconds=timer.seconds, comm_calls=timer.calls,
                        comm_bytes=timer.bytes, rows_per_rank=est.shards_[0]["rows_per_rank"],
                        train_seconds=est.shards_[0]["seconds"])
-            rows.append(row)
+            if repeat >= 0:
+                rows.append(row)
     # a bare all-reduce of the gradient buffer's size: the communication
     # cost of one step on this machine, without training around it
     sizes = {}
@@ -154,7 +197,7 @@ def main(argv=None):
     ranks = [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
     report = {"n_rows": n_rows, "load_average": os.getloadavg(), "ranks": ranks}
     print(f"{n_rows} rows, 24 models, batch 512, 5 epochs; load average {os.getloadavg()[0]:.2f}")
-    print(f"{'backend':8} {'alone 1 thr':>12} {'alone 2 thr':>12} {'2 ranks':>9} {'1thr/2rk':>9} "
+    print(f"{'backend':8} {'alone 1 thr':>12} {'alone 2 thr':>12} {'stepwise':>9} {'2 ranks':>9} {'1thr/2rk':>9} "
           f"{'comm share r0/r1':>17} {'all-reduces':>12} {'grad MB':>8}")
     for backend in ("native", "torch"):
         mine = [[row for row in r["rows"] if row["backend"] == backend] for r in ranks]
@@ -165,12 +208,14 @@ def main(argv=None):
         per_call = mine[0][0]["comm_bytes"] / 1e6  # the gradient buffer
         summary = {
             "alone_1_thread": med("alone_1_thread"), "alone_2_threads": med("alone_2_threads"),
+            "alone_stepwise": med("alone_stepwise"),
             "data_parallel": dp, "speedup_vs_1_thread": med("alone_1_thread") / dp,
             "speedup_vs_2_threads": med("alone_2_threads") / dp, "comm_share": shares,
             "comm_calls": calls, "mb_per_call": per_call,
         }
         report[backend] = summary
         print(f"{backend:8} {summary['alone_1_thread']:11.2f}s {summary['alone_2_threads']:11.2f}s "
+              f"{summary['alone_stepwise']:8.2f}s "
               f"{dp:8.2f}s {summary['speedup_vs_1_thread']:8.2f}x {shares[0]:8.0%}/{shares[1]:<8.0%} "
               f"{calls:12d} {per_call:8.3f}")
     print("bare all-reduce (gloo, 2 ranks, 127.0.0.1):")
