@@ -100,7 +100,8 @@ def _rank_main(rank, world_size, port, out, cases, backend):
             with open(os.path.join(out, f"{case}-{rank}.pkl"), "wb") as f:
                 pickle.dump((outcome, seconds), f)
     finally:
-        dist.destroy_process_group()
+        if "dies_mid_run" not in cases:  # a dead peer would not answer
+            dist.destroy_process_group()
 
 
 def _different_data(rank):
@@ -110,8 +111,9 @@ def _different_data(rank):
     return ParallelMLPClassifier((4,), max_iter=2, random_state=0, dtype="float64").fit(X[rows], y[rows])
 
 
-def _raises_mid_run(rank):
-    """Rank 1's trainer raises at its 5th step."""
+def _raises_mid_run(rank, die=False):
+    """Rank 1's trainer raises at its 5th step (or its process ends there,
+    with ``die``)."""
     from skpmlp._engine._trainer import PopulationTrainer
 
     if rank == 1:
@@ -120,6 +122,8 @@ def _raises_mid_run(rank):
         def failing(self, *args):
             calls.append(1)
             if len(calls) == 5:
+                if die:
+                    os._exit(0)  # no clean-up, no error report: as a killed process
                 raise RuntimeError("injected failure")
             return original(self, *args)
 
@@ -143,7 +147,7 @@ def _with_lbfgs(rank):
 
 _RANK_CASES = {
     "different_data": _different_data, "raises_mid_run": _raises_mid_run, "n_jobs": _with_n_jobs,
-    "lbfgs": _with_lbfgs,
+    "lbfgs": _with_lbfgs, "dies_mid_run": lambda rank: _raises_mid_run(rank, die=True),
 }
 
 
@@ -166,7 +170,11 @@ def _run_world(world_size, cases, tmp_path, backend="gloo"):
     for case in cases:
         results[case] = []
         for rank in range(world_size):
-            with open(tmp_path / f"{case}-{rank}.pkl", "rb") as f:
+            path = tmp_path / f"{case}-{rank}.pkl"
+            if not path.exists():  # the rank died
+                results[case].append((None, None))
+                continue
+            with open(path, "rb") as f:
                 results[case].append(pickle.load(f))
     return results
 
@@ -202,7 +210,7 @@ def alone():
 def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
     cases = [
         *_EQUAL_CASES, "different_data", "raises_mid_run", "after_failure_torch_cv_early_stopping", "n_jobs",
-        "lbfgs",
+        "lbfgs", "dies_mid_run",  # the last: rank 1 leaves for good
     ]
     results = _run_world(2, cases, tmp_path)
     for case in _EQUAL_CASES:
@@ -229,6 +237,11 @@ def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
     for case, words in (("n_jobs", "n_jobs=2 shards the models"), ("lbfgs", "solver='lbfgs' trains full-batch")):
         for outcome, _ in results[case]:
             assert outcome["error"] == "ValueError" and words in outcome["message"], outcome
+
+    # a rank whose process ends mid-run: the others notice at once
+    (first, first_seconds), (dead, _) = results["dies_mid_run"]
+    assert dead is None and first["error"] == DataParallelError.__name__
+    assert "another rank left the run" in first["message"] and first_seconds < _TIMEOUT / 2
 
     # the process group is still usable: the next fit trains and equals
     # the fit alone
