@@ -377,7 +377,10 @@ ATTRIBUTES = """
     shards_ : list of dict
         One entry per fused run: ``shard``, ``models``, ``device``,
         ``host``, ``pid``, ``worker`` (Dask address, or None), ``threads``,
-        ``seconds``.
+        ``seconds``; a fit whose rows were split over the ranks of a
+        ``torch.distributed`` process group (:func:`skpmlp.data_parallel`)
+        has one entry with ``world_size`` and ``rows_per_rank`` (rows of
+        every step's batch on each rank) too.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.
