@@ -121,7 +121,7 @@ def train_population(
     batch_sizes = spec.batch_sizes_of(config)
     if len(np.unique(batch_sizes)) > 1:
         return _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, always_start=always_start,
-                                        **kwargs)
+                                        data_parallel=data_parallel, **kwargs)
     if batch_sizes[0] != config.batch_size:
         config = dataclasses.replace(config, batch_size=int(batch_sizes[0]))
     has_eval = _has_eval(folds)
@@ -168,7 +168,7 @@ def train_population(
     return merge_results(parts, spec.n_models)
 
 
-def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, monitor):
+def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, monitor, dp=None):
     """Train the groups of ``spec``, one after another, and merge their results.
 
     ``groups`` is a list of ``(model indices, train)``, where
@@ -180,7 +180,7 @@ def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, m
     parts, halted = [], None
     for index, train in groups:
         sub = spec.subset(index)
-        if halted is None and _past(deadline) and (parts or not always_start):
+        if halted is None and _past(deadline, dp) and (parts or not always_start):
             halted = "max_time"
         if halted is not None:
             result = _untrained(sub, config, X.shape[1], len(folds), monitor, halted)
@@ -237,7 +237,8 @@ def _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, *, always_s
 
     groups = [(np.flatnonzero(batch_sizes == size), train_with(size)) for size in np.unique(batch_sizes)]
     return _train_apart(spec, config, X, y, folds, groups, deadline=kwargs["deadline"],
-                        always_start=always_start, monitor=kwargs["monitor"] and _has_eval(folds))
+                        always_start=always_start, monitor=kwargs["monitor"] and _has_eval(folds),
+                        dp=kwargs["data_parallel"])
 
 
 def _has_eval(folds):
