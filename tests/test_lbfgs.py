@@ -46,13 +46,14 @@ def _config(task, **kwargs):
     return TrainConfig(task=task, n_outputs=n_outputs, solver="lbfgs", dtype="float64", **kwargs)
 
 
-def _sklearn_from(spec, i, X, y, task, **params):
-    """scikit-learn's lbfgs MLP started from model ``i``'s initial weights."""
+def _sklearn_from(spec, i, X, y, task, loss=None, **params):
+    """scikit-learn's lbfgs MLP started from model ``i``'s initial weights
+    (a regressor with ``loss``, if given)."""
     n_outputs = 3 if task == "classification" else 1
     coefs, intercepts = population_initial_weights(spec, X.shape[1], n_outputs)
     est = (MLPClassifier if task == "classification" else MLPRegressor)(
         hidden_layer_sizes=spec.hidden_layer_sizes[i], activation=spec.activations[i], solver="lbfgs",
-        alpha=float(spec.alphas[i]), max_iter=1, warm_start=True,
+        alpha=float(spec.alphas[i]), max_iter=1, warm_start=True, **({} if loss is None else {"loss": loss}),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -131,6 +132,24 @@ def test_each_model_follows_scipys_lbfgsb(iris, diabetes, task, max_iter, backen
         assert result.n_iter[i, 0] == est.n_iter_
         for got, want in zip(result.coefs[0][i] + result.intercepts[0][i], est.coefs_ + est.intercepts_):
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("max_iter", [1, 3, 6])
+def test_poisson_follows_scipys_lbfgsb(diabetes, max_iter):
+    """loss="poisson" (torch path): every model takes the steps of
+    scikit-learn's ``MLPRegressor(loss="poisson", solver="lbfgs")`` from the
+    same weights. Its loss value differs by a constant (the deviance's
+    ``y log y - y``), which the line search does not see."""
+    X, y = diabetes
+    y = np.exp(y / 2)  # positive targets
+    spec = _spec()
+    result = train_population(spec, _config("regression", max_iter=max_iter, loss="poisson"), X, y,
+                              [(np.arange(len(X)), None)])
+    for i in range(spec.n_models):
+        est = _sklearn_from(spec, i, X, y, "regression", max_iter=max_iter, loss="poisson")
+        assert result.n_iter[i, 0] == est.n_iter_
+        for got, want in zip(result.coefs[0][i] + result.intercepts[0][i], est.coefs_ + est.intercepts_):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("max_fun", [3, 6, 9])

@@ -47,7 +47,7 @@ import torch
 
 from ._build import as_tensor, build_network, targets_tensor
 from ._linesearch import STPMAX, LineSearches
-from ._losses import LOSSES
+from ._losses import LOSSES, training_loss
 from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
 from ._spec import OptimizerSettings, TrainResult
 from .. import _kernels
@@ -137,10 +137,13 @@ class FullBatch:
     backend : {"torch", "native"}
     n_threads : int
         The native kernel's threads.
+    loss_fn : callable, optional
+        The torch loss (see :func:`~._losses.training_loss`); default: the
+        task's (squared error for regression).
     """
 
     def __init__(self, net, task, slot_fold, slot_alpha, X, y, train_rows, sample_weight, backend,
-                 n_threads=1):
+                 n_threads=1, loss_fn=None):
         self.net, self.task, self.backend, self.n_threads = net, task, backend, n_threads
         dtype, device = net.dtype, net.device
         K = len(train_rows)
@@ -167,7 +170,7 @@ class FullBatch:
         ]
         self.slot_l2 = np.asarray(slot_alpha, float) / weight_sums[self.slot_fold]
         self.l2 = to(self.slot_l2, dtype)
-        self.loss_fn = LOSSES[task]
+        self.loss_fn = loss_fn or LOSSES[task]
         self.kernel_loss = _LOSS_OF_TASK[task]
         if backend == "native":
             self._native_setup()
@@ -505,7 +508,7 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
     slot_alpha = np.asarray(replicas.alphas, float)[net.slot_models]
     evaluate = FullBatch(
         net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds], sample_weight,
-        backend, n_threads=torch.get_num_threads(),
+        backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
     )
     return _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time)
 
