@@ -31,10 +31,10 @@
 //
 // op 0 (run): each model of `rows`, on its own, up to max_evals times:
 // evaluate it at its trial point (the step kernel's gradients of this one
-// model, double's exp / tanh in vector lanes, then the L2 term), run its line search on that value and
-// directional derivative, and where the search ends its iteration (stopping
-// tests, curvature pair, two-loop direction, next search); write its next
-// trial point into params. A model's first evaluation is of its initial
+// model, double's exp / tanh in vector lanes, then the L2 term), run its
+// line search on that value and directional derivative, and where the
+// search ends its iteration (stopping tests, curvature pair, two-loop
+// direction, next search); write its next trial point into params. A model's first evaluation is of its initial
 // point (n_fun 0). Models run to their end one after another on each
 // thread, so a model's history stays in the core's cache across its
 // iterations. op 1 (restore): params = x for every model of `rows`.
