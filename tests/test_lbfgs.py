@@ -297,6 +297,28 @@ def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_deadline_leaves_every_model_at_its_last_iterate(iris, backend):
+    """A run halted by its deadline hands back each unfinished model at its
+    last accepted iterate (not a line-search trial point): the weights of
+    the same model stopped by ``max_iter`` at that iteration."""
+    X, y = iris
+    spec = _spec()
+    folds = [(np.arange(len(X)), None)]
+    halted = train_population(spec, _config("classification", max_iter=150, backend=backend), X, y, folds,
+                              deadline=0.0)
+    assert halted.halted == "max_time"
+    unfinished = np.flatnonzero(~halted.converged[:, 0])
+    assert len(unfinished) and (halted.n_iter[unfinished, 0] < 150).all()
+    for i in unfinished:
+        k = int(halted.n_iter[i, 0])
+        stopped = train_population(spec.subset([i]), _config("classification", max_iter=k, backend=backend),
+                                   X, y, folds)
+        for got, want in zip(halted.coefs[0][i] + halted.intercepts[0][i],
+                             stopped.coefs[0][0] + stopped.intercepts[0][0]):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_lbfgs_and_adam_models_in_one_population(iris, backend):
     """Models with their own solvers: the lbfgs ones train as their own
     fused run, the others as usual; each equals itself trained alone."""
