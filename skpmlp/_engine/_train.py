@@ -77,7 +77,9 @@ def train_population(
     epoch_callback : callable, optional
         Called after every epoch as ``epoch_callback(epoch, info)`` with a
         dict of per-replica numpy arrays (``loss``, ``val_score``,
-        ``active``), of shape (n_folds * n_models,), fold-major.
+        ``active``; minibatch runs also ``converged``, the replicas the
+        stopping rule stopped so far, and ``learning_rate``, the rates for
+        the next epoch), of shape (n_folds * n_models,), fold-major.
     max_memory : float, optional
         Bytes the run may use on its device (with halving, the only input
         of the chunk plan).
@@ -333,7 +335,10 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
         if config.early_stopping and improved.any():
             trainer.keep_best(improved[trainer.net.slot_models])
         if epoch_callback is not None:
-            epoch_callback(epoch, {"loss": loss, "val_score": score, "active": status.active.copy()})
+            epoch_callback(epoch, {
+                "loss": loss, "val_score": score, "active": status.active.copy(),
+                "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
+            })
         if finished.any():
             status.retire(finished)
             _retire_slots(trainer, finished, status.active, kept, config)
