@@ -30,10 +30,20 @@ before numpy loads (GridSearchCV's workers then use one BLAS thread each,
 ``n_jobs=-1`` uses every core); skpmlp's native kernel uses
 ``--torch-threads`` threads (default: the number of cores).
 
+``--limits`` adds, per data set, where the time goes, on one thread and
+in CPU seconds (``time.thread_time`` / ``process_time``, robust to other
+jobs on the machine): the function evaluations per model of skpmlp's fused
+run and of scikit-learn's lbfgs fits on the same configurations and folds
+(serial, scipy's ``nfev``), the CPU time per model evaluation on both
+sides, the fused run's achieved GFLOP/s (6 x rows x weights per model
+evaluation: forward, backward) against the float64 matrix-multiply rate
+measured with torch on the search's own layer shapes.
+
 Usage::
 
     python benchmarks/lbfgs.py                      # five data sets
     python benchmarks/lbfgs.py --datasets iris wine --repeats 3
+    python benchmarks/lbfgs.py --datasets iris diabetes --limits
 
 Writes ``benchmarks/results/lbfgs.json``.
 """
@@ -46,17 +56,24 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from sklearn.model_selection import GridSearchCV  # noqa: E402
+import scipy.optimize  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, StratifiedKFold  # noqa: E402
 from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+# the skpmlp of this checkout, whatever an editable install points at
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+from skpmlp._engine import _lbfgs  # noqa: E402
 
 GRID = {
     "hidden_layer_sizes": [(16,), (64,), (64, 32)],
@@ -125,6 +142,95 @@ def run(name, repeats, n_jobs, torch_threads):
     }
 
 
+def _weights(sizes):
+    return sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+def _matmul_gflops(rows, widths, repeats=20):
+    """float64 torch.mm GFLOP/s on one thread over (rows, a) @ (a, b) for
+    the consecutive ``widths`` (the best of ``repeats``)."""
+    flops, seconds = 0.0, 0.0
+    for a, b in zip(widths[:-1], widths[1:]):
+        x = torch.randn(rows, a, dtype=torch.float64)
+        w = torch.randn(a, b, dtype=torch.float64)
+        best = np.inf
+        for _ in range(repeats):
+            start = time.thread_time()
+            for _ in range(10):
+                torch.mm(x, w)
+            best = min(best, (time.thread_time() - start) / 10)
+        flops, seconds = flops + 2 * rows * a * b, seconds + best
+    return flops / seconds / 1e9
+
+
+def limits(name):
+    """Where the time goes on ``name``, one thread, CPU seconds (see the
+    module docstring)."""
+    task, X_train, _, y_train, _ = prepare(name)
+    ours_class, single = (
+        (ParallelMLPClassifier, MLPClassifier) if task == "classification"
+        else (ParallelMLPRegressor, MLPRegressor)
+    )
+    runs, original = [], _lbfgs._run
+
+    def spy(*args, **kwargs):  # the fused run's result and CPU time
+        start = time.thread_time()
+        result = original(*args, **kwargs)
+        runs.append((result, time.thread_time() - start))
+        return result
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    _lbfgs._run = spy
+    try:
+        ours = ours_class(**GRID, solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
+                          dtype="float64", random_state=SEED, refit=False).fit(X_train, y_train)
+    finally:
+        _lbfgs._run = original
+        torch.set_num_threads(previous)
+    (result, ours_cpu), = runs
+    n_fun = result.extra["n_fun"]  # (configurations, folds), in cv_results_'s order
+    assert np.array_equal(result.n_iter.max(1), np.asarray(ours.cv_results_["n_iter"]))
+    splitter = (StratifiedKFold if task == "classification" else KFold)(CV)
+    folds = list(splitter.split(X_train, y_train))
+    rows = np.array([len(train) for train, _ in folds])
+    n_outputs = 1 if task == "regression" or len(np.unique(y_train)) == 2 else len(np.unique(y_train))
+    n_outputs_ours = n_outputs if task == "regression" else max(n_outputs, 2)  # softmax, 2 units if binary
+    configs = [dict(zip(("hidden_layer_sizes", "activation", "alpha"), values)) for values in zip(
+        *(ours.cv_results_[f"param_{k}"] for k in ("hidden_layer_sizes", "activation", "alpha")))]
+    weights = np.array([_weights([X_train.shape[1], *c["hidden_layer_sizes"], n_outputs_ours]) for c in configs])
+    flops = float((6 * n_fun * weights[:, None] * rows[None, :]).sum())
+
+    nfev, original_minimize = [], scipy.optimize.minimize
+
+    def spy_minimize(*args, **kwargs):
+        found = original_minimize(*args, **kwargs)
+        nfev.append(found.nfev)
+        return found
+
+    scipy.optimize.minimize = spy_minimize
+    start = time.process_time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for params in ParameterGrid(GRID):
+                for train, _ in folds:
+                    single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED, **params).fit(
+                        X_train[train], y_train[train])
+    finally:
+        scipy.optimize.minimize = original_minimize
+    sklearn_cpu = time.process_time() - start
+    widest = [X_train.shape[1], 64, 32, n_outputs_ours]
+    return {
+        "dataset": name, "skpmlp_evals_per_model": float(n_fun.mean()),
+        "sklearn_evals_per_model": float(np.mean(nfev)), "skpmlp_cpu_s": ours_cpu,
+        "sklearn_cpu_s": sklearn_cpu, "skpmlp_us_per_eval": 1e6 * ours_cpu / n_fun.sum(),
+        "sklearn_us_per_eval": 1e6 * sklearn_cpu / np.sum(nfev), "skpmlp_gflops": flops / ours_cpu / 1e9,
+        "matmul_gflops_on_shapes": _matmul_gflops(int(rows.mean()), widest),
+        "cpu_ratio": sklearn_cpu / ours_cpu,
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", choices=sorted(DATASETS), default=sorted(DATASETS))
@@ -132,6 +238,7 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=-1, help="GridSearchCV's n_jobs")
     parser.add_argument("--torch-threads", type=int, default=os.cpu_count(), help="skpmlp's threads")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument("--limits", action="store_true", help="also where the time goes (see the docstring)")
     args = parser.parse_args(argv)
     rows = []
     header = (f"{'data set':14} {'GSCV s':>8} {'skpmlp s':>9} {'speedup':>8} {'test GSCV':>9} "
@@ -156,11 +263,22 @@ def main(argv=None):
     print(f"speedup: geometric mean {geo:.1f}x, min {min(speedups):.1f}x (target >= {TARGET_SPEEDUP:.0f}x); "
           f"|test gap| <= {TARGET_GAP}: {sum(within)}/{len(rows)}; |mean CV gap| <= {TARGET_GAP}: "
           f"{sum(within_cv)}/{len(rows)}")
+    limit_rows = []
+    if args.limits:
+        print(f"{'data set':14} {'evals ours':>10} {'evals sk':>8} {'CPU ours':>8} {'CPU sk':>7} "
+              f"{'us/eval ours':>12} {'us/eval sk':>10} {'GFLOP/s':>7} {'mm GFLOP/s':>10} {'CPU ratio':>9}")
+        for name in args.datasets:
+            row = limits(name)
+            limit_rows.append(row)
+            print(f"{name:14} {row['skpmlp_evals_per_model']:10.1f} {row['sklearn_evals_per_model']:8.1f} "
+                  f"{row['skpmlp_cpu_s']:8.2f} {row['sklearn_cpu_s']:7.2f} {row['skpmlp_us_per_eval']:12.1f} "
+                  f"{row['sklearn_us_per_eval']:10.1f} {row['skpmlp_gflops']:7.1f} "
+                  f"{row['matmul_gflops_on_shapes']:10.1f} {row['cpu_ratio']:8.1f}x", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     payload = {"machine": machine(), "grid": {k: [list(v) if isinstance(v, tuple) else v for v in vs]
                                                for k, vs in GRID.items()},
-               "cv": CV, "rows": rows, "summary": summary}
+               "cv": CV, "rows": rows, "summary": summary, "limits": limit_rows}
     (out / "lbfgs.json").write_text(json.dumps(payload, indent=2, default=str))
     print(f"wrote {out / 'lbfgs.json'}")
 

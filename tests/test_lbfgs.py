@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
@@ -13,10 +14,11 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
 from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, train_population
-from skpmlp._engine import _lbfgs
+from skpmlp._engine import _lbfgs, _lbfgs_native
 from skpmlp._engine._init import population_initial_weights
+from skpmlp._engine._build import build_network
 from skpmlp._engine._linesearch import LineSearches
 from skpmlp._single import SingleMLPClassifier
 
@@ -46,13 +48,14 @@ def _config(task, **kwargs):
     return TrainConfig(task=task, n_outputs=n_outputs, solver="lbfgs", dtype="float64", **kwargs)
 
 
-def _sklearn_from(spec, i, X, y, task, **params):
-    """scikit-learn's lbfgs MLP started from model ``i``'s initial weights."""
+def _sklearn_from(spec, i, X, y, task, loss=None, **params):
+    """scikit-learn's lbfgs MLP started from model ``i``'s initial weights
+    (a regressor with ``loss``, if given)."""
     n_outputs = 3 if task == "classification" else 1
     coefs, intercepts = population_initial_weights(spec, X.shape[1], n_outputs)
     est = (MLPClassifier if task == "classification" else MLPRegressor)(
         hidden_layer_sizes=spec.hidden_layer_sizes[i], activation=spec.activations[i], solver="lbfgs",
-        alpha=float(spec.alphas[i]), max_iter=1, warm_start=True,
+        alpha=float(spec.alphas[i]), max_iter=1, warm_start=True, **({} if loss is None else {"loss": loss}),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -133,6 +136,24 @@ def test_each_model_follows_scipys_lbfgsb(iris, diabetes, task, max_iter, backen
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("max_iter", [1, 3, 6])
+def test_poisson_follows_scipys_lbfgsb(diabetes, max_iter):
+    """loss="poisson" (torch path): every model takes the steps of
+    scikit-learn's ``MLPRegressor(loss="poisson", solver="lbfgs")`` from the
+    same weights. Its loss value differs by a constant (the deviance's
+    ``y log y - y``), which the line search does not see."""
+    X, y = diabetes
+    y = np.exp(y / 2)  # positive targets
+    spec = _spec()
+    result = train_population(spec, _config("regression", max_iter=max_iter, loss="poisson"), X, y,
+                              [(np.arange(len(X)), None)])
+    for i in range(spec.n_models):
+        est = _sklearn_from(spec, i, X, y, "regression", max_iter=max_iter, loss="poisson")
+        assert result.n_iter[i, 0] == est.n_iter_
+        for got, want in zip(result.coefs[0][i] + result.intercepts[0][i], est.coefs_ + est.intercepts_):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
 @pytest.mark.parametrize("max_fun", [3, 6, 9])
 def test_max_fun_stops_as_scipy(iris, max_fun):
     """``max_fun`` is checked as scipy does it, at the end of an iteration
@@ -147,6 +168,47 @@ def test_max_fun_stops_as_scipy(iris, max_fun):
         est = _sklearn_from(spec, i, X, y, "classification", max_iter=200, max_fun=max_fun)
         assert result.n_iter[i, 0] == est.n_iter_
         np.testing.assert_allclose(result.coefs[0][i][0], est.coefs_[0], rtol=0, atol=1e-10)
+
+
+# ------------------------------------------------------- vector math
+ALL_ACTIVATIONS = ["identity", "logistic", "tanh", "relu", "elu", "selu", "gelu", "leaky_relu", "hardshrink", "mish"]
+
+
+@pytest.mark.parametrize("task, loss", [("classification", "softmax"), ("regression", "squared"),
+                                        ("multilabel", "logistic")])
+def test_vector_math_gradients_match_the_c_librarys(iris, task, loss):
+    """float64: the kernel's gradients with its vector exp / tanh (what the
+    fused L-BFGS evaluates with) equal those with the C library's to a few
+    ulp, for every activation and loss, at weights large enough to reach the
+    saturated ends of tanh, logistic and the softmax."""
+    if not _kernels.kernel_available():
+        pytest.skip("no native kernel")
+    X, y = iris
+    X = 3 * X
+    targets = {"classification": y, "regression": X[:, :2].copy(),
+               "multilabel": np.c_[y == 0, y == 1].astype(float)}[task]
+    n_outputs = 3 if task == "classification" else 2
+    M = len(ALL_ACTIVATIONS)
+    spec = PopulationSpec([(13, 7)] * M, ALL_ACTIVATIONS, np.full(M, 1e-3), np.full(M, 1e-4),
+                          [(0, i) for i in range(M)])
+    config = TrainConfig(task=task, n_outputs=n_outputs, solver="lbfgs", dtype="float64")
+    net = build_network(spec, config, X.shape[1], folds=np.zeros(M, dtype=int))
+    with torch.no_grad():
+        net.flat.mul_(4)
+    evaluate = _lbfgs.FullBatch(net, task, np.zeros(M, dtype=int), np.full(M, 1e-4), X, targets,
+                                [np.arange(len(X))], None, "native")
+    got = {}
+    for mode in ("gradients", "gradients_vector_math"):
+        evaluate.loss_sums.zero_()
+        net.grad.zero_()
+        _kernels.run_models(mode, evaluate.meta, evaluate.hyper, evaluate.batches,
+                            {"params": net.flat.detach(), "grads": net.grad, "loss_sums": evaluate.loss_sums},
+                            n_outputs=n_outputs, loss=loss)
+        got[mode] = (net.grad.clone(), evaluate.loss_sums.clone())
+    (grad, losses), (vector_grad, vector_losses) = got["gradients"], got["gradients_vector_math"]
+    assert not vector_grad.equal(grad)  # the vector functions did run
+    torch.testing.assert_close(vector_grad, grad, rtol=0, atol=1e-14 * float(grad.abs().max()))
+    torch.testing.assert_close(vector_losses, losses, rtol=1e-14, atol=0)
 
 
 # ------------------------------------------------------------ invariants
@@ -201,19 +263,23 @@ def test_fold_replica_equals_the_model_alone_on_that_fold(iris, backend, max_pad
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
-    """Once a model stops, no later round writes to its parameters."""
+    """Once a model stops, no later round writes to its parameters (a
+    native round runs each model for several evaluations: a model that
+    stops inside one is not written by the others after it)."""
     X, y = iris
     snapshots = {}
-    original = _lbfgs.LbfgsRun._end_iterations
+    run_class = _lbfgs_native.NativeLbfgsRun if backend == "native" else _lbfgs.LbfgsRun
+    original = run_class.round
 
-    def watched(run, done, *args):
-        original(run, done, *args)
+    def watched(run, *args):
+        original(run, *args)
+        slots = _lbfgs.param_slots(run.net)
         for slot in np.flatnonzero(~run.active):
             if slot not in snapshots:
-                entries = (run.seg.param_slot == int(slot))
+                entries = slots == int(slot)
                 snapshots[slot] = (entries, run.net.flat.detach()[entries].clone())
 
-    monkeypatch.setattr(_lbfgs.LbfgsRun, "_end_iterations", watched)
+    monkeypatch.setattr(run_class, "round", watched)
     final = {}
     original_result = _lbfgs._result
 
@@ -228,6 +294,28 @@ def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
     assert len(snapshots) == _spec().n_models
     for slot, (_, values) in snapshots.items():
         assert final[slot].equal(values)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deadline_leaves_every_model_at_its_last_iterate(iris, backend):
+    """A run halted by its deadline hands back each unfinished model at its
+    last accepted iterate (not a line-search trial point): the weights of
+    the same model stopped by ``max_iter`` at that iteration."""
+    X, y = iris
+    spec = _spec()
+    folds = [(np.arange(len(X)), None)]
+    halted = train_population(spec, _config("classification", max_iter=150, backend=backend), X, y, folds,
+                              deadline=0.0)
+    assert halted.halted == "max_time"
+    unfinished = np.flatnonzero(~halted.converged[:, 0])
+    assert len(unfinished) and (halted.n_iter[unfinished, 0] < 150).all()
+    for i in unfinished:
+        k = int(halted.n_iter[i, 0])
+        stopped = train_population(spec.subset([i]), _config("classification", max_iter=k, backend=backend),
+                                   X, y, folds)
+        for got, want in zip(halted.coefs[0][i] + halted.intercepts[0][i],
+                             stopped.coefs[0][0] + stopped.intercepts[0][0]):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

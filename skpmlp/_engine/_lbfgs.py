@@ -6,9 +6,9 @@ and ``maxfun``), done for a whole population at once on the fused network:
 
 * **One full-batch evaluation per round.** Every model still training is
   evaluated at its own trial point in one fused forward / backward (torch
-  autograd over :class:`~._network.FusedNetwork`, or the native kernel's
-  gradients-only mode on the CPU): value and gradient of its loss on its
-  fold's training rows, with the L2 term ``alpha / (2 sum(w)) ||W||^2``.
+  autograd over :class:`~._network.FusedNetwork`): value and gradient of
+  its loss on its fold's training rows, with the L2 term
+  ``alpha / (2 sum(w)) ||W||^2``.
 * **Per-model scalars from segment sums.** Each flat parameter knows its
   slot (``param_slot``, built once from the network's layout), so a dot
   product per model is one ``index_add_`` over the flat buffers, and a
@@ -34,9 +34,12 @@ The differences from scipy are of rounding only (the two-loop recursion
 instead of the compact matrices, torch's reductions), plus one guard: a
 trial point where a model's loss is not finite halves that model's step
 instead of feeding NaN to the line search.
+
+This is the torch path (any device) and the reference. On the CPU with the
+native kernel, :mod:`._lbfgs_native` runs the same algorithm with no
+framework op: each model on its own, in ``skpmlp/_kernels/lbfgs.cpp``.
 """
 
-import contextlib
 import time
 
 import numpy as np
@@ -44,10 +47,9 @@ import torch
 
 from ._build import as_tensor, build_network, targets_tensor
 from ._linesearch import STPMAX, LineSearches
-from ._losses import LOSSES
+from ._losses import LOSSES, training_loss
 from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
 from ._spec import OptimizerSettings, TrainResult
-from ._threads import torch_threads
 from .. import _kernels
 
 #: L-BFGS-B's settings under scikit-learn's MLP: history length (scipy's
@@ -56,6 +58,10 @@ from .. import _kernels
 HISTORY = 10
 FTOL = 2.2204460492503131e-09
 MAX_LINE_SEARCH = 20
+#: Evaluations of each model per native call: enough for its curvature
+#: pairs to stay in cache, few enough for ``max_time`` and Ctrl-C to be
+#: seen within a fraction of a second on small data.
+NATIVE_EVALS_PER_CALL = 25
 _EPS = np.finfo(np.float64).eps
 
 #: Why a model stopped (``LbfgsRun.reason``).
@@ -109,10 +115,13 @@ class Segments:
 class FullBatch:
     """Each slot's loss and gradient on its fold's training rows, full batch.
 
-    ``__call__`` evaluates the network at its current :attr:`net.flat` and
-    leaves the gradients in ``net.grad``; the L2 term is
-    ``0.5 * alpha * ||W||^2 / sum(w)`` with ``sum(w)`` the fold's total
-    sample weight (its row count without weights), as scikit-learn's MLP.
+    With ``backend="torch"``, ``__call__`` evaluates the network at its
+    current :attr:`net.flat` and leaves the gradients in ``net.grad``; the
+    L2 term is ``0.5 * alpha * ||W||^2 / sum(w)`` with ``sum(w)`` the fold's
+    total sample weight (its row count without weights), as scikit-learn's
+    MLP. With ``backend="native"`` it holds what the native run evaluates
+    with: the step kernel's ``batches`` (one step: every fold's rows),
+    ``meta`` / ``hyper`` tables and ``loss_sums``, and ``slot_l2``.
 
     Parameters
     ----------
@@ -128,10 +137,13 @@ class FullBatch:
     backend : {"torch", "native"}
     n_threads : int
         The native kernel's threads.
+    loss_fn : callable, optional
+        The torch loss (see :func:`~._losses.training_loss`); default: the
+        task's (squared error for regression).
     """
 
     def __init__(self, net, task, slot_fold, slot_alpha, X, y, train_rows, sample_weight, backend,
-                 n_threads=1):
+                 n_threads=1, loss_fn=None):
         self.net, self.task, self.backend, self.n_threads = net, task, backend, n_threads
         dtype, device = net.dtype, net.device
         K = len(train_rows)
@@ -156,8 +168,10 @@ class FullBatch:
             to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
             for g in range(len(net.groups))
         ]
-        self.l2 = to(np.asarray(slot_alpha, float) / weight_sums[self.slot_fold], dtype)
-        self.loss_fn = LOSSES[task]
+        self.slot_l2 = np.asarray(slot_alpha, float) / weight_sums[self.slot_fold]
+        self.l2 = to(self.slot_l2, dtype)
+        self.loss_fn = loss_fn or LOSSES[task]
+        self.kernel_loss = _LOSS_OF_TASK[task]
         if backend == "native":
             self._native_setup()
 
@@ -193,32 +207,18 @@ class FullBatch:
             Yb[0, ..., :n_max] = self.y.transpose(1, 2)
         Wb = self.X.new_zeros((1, K, bp))
         Wb[0, :, :n_max] = self.w
-        self._batches = {
+        self.batches = {
             "X": Xb.contiguous(), "Y": Yb.contiguous(), "W": Wb.contiguous(),
             "counts": self.counts[None, :], "weight_sums": np.ones((1, K)),
             "stepping": np.ones((1, K), dtype=bool), "step0": np.zeros(K),
         }
         n_slots = len(net.slot_models)
-        self._loss_sums = torch.zeros(n_slots, dtype=net.dtype)
+        self.loss_sums = torch.zeros(n_slots, dtype=net.dtype)
         zeros = np.zeros(n_slots)
-        self._meta, self._hyper = kernel_tables(
+        self.meta, self.hyper = kernel_tables(
             net, np.arange(n_slots), slot_fold=self.slot_fold, slot_lr=zeros, slot_alpha=zeros,
             slot_optimizer=[OptimizerSettings()] * n_slots,
         )
-
-    def _native_losses(self, active):
-        net = self.net
-        net.grad.zero_()
-        self._loss_sums.zero_()
-        rows = np.flatnonzero(active)
-        if len(rows):
-            _kernels.run_models(
-                "gradients", self._meta[rows], self._hyper[rows], self._batches,
-                {"params": net.flat.detach(), "grads": net.grad, "loss_sums": self._loss_sums},
-                n_outputs=net.n_outputs, loss=_LOSS_OF_TASK[self.task], n_threads=self.n_threads,
-            )
-        counts = torch.as_tensor(self.counts[self.slot_fold], dtype=net.dtype)
-        return self._loss_sums / counts
 
     # --------------------------------------------------------------- call
     def bind(self, seg):
@@ -238,7 +238,8 @@ class FullBatch:
         :attr:`net.flat`; gradients in ``net.grad``. Slots not ``active``
         may be skipped (their values are then meaningless)."""
         net = self.net
-        losses = self._native_losses(active) if self.backend == "native" else self._torch_losses()
+        assert self.backend == "torch", "native runs evaluate inside the L-BFGS kernel"
+        losses = self._torch_losses()
         with torch.no_grad():
             for gi, (params, grads) in enumerate(zip(net.params, net.layer_views(net.grad))):
                 coef = self.l2[net.group_offsets[gi] : net.group_offsets[gi + 1]].view(-1, 1, 1)
@@ -298,6 +299,11 @@ class LbfgsRun:
     @property
     def active(self):
         return self.reason == RUNNING
+
+    def halt(self):
+        """Every unfinished slot back to its last iterate."""
+        with torch.no_grad():
+            self.net.flat.copy_(self._select(self.active, self.x, self.net.flat))
 
     # ----------------------------------------------------------- helpers
     def _tensor(self, values):
@@ -502,19 +508,26 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
     slot_alpha = np.asarray(replicas.alphas, float)[net.slot_models]
     evaluate = FullBatch(
         net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds], sample_weight,
-        backend, n_threads=torch.get_num_threads(),
+        backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
     )
-    # as the minibatch runs: the kernel on torch's thread count, the many
-    # small torch ops around it on one thread (OpenMP barriers of idle
-    # threads cost more than these ops on a busy machine)
-    glue = torch_threads(1) if backend == "native" else contextlib.nullcontext()
-    with glue:
-        return _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time)
+    return _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time)
 
 
 def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time):
     """The round loop of :func:`train_lbfgs`."""
-    run = LbfgsRun(net, evaluate, tol=config.tol, max_iter=config.max_iter, max_fun=config.max_fun)
+    from ._lbfgs_native import NativeLbfgsRun  # it builds on this module's constants
+
+    # natively, one kernel call runs each model for several evaluations in a
+    # row (one, when a callback wants to see every fused evaluation); torch
+    # ops over the flat buffers elsewhere (GPU, or torch's gradients)
+    settings = {"tol": config.tol, "max_iter": config.max_iter, "max_fun": config.max_fun}
+    if backend == "native":
+        run = NativeLbfgsRun(net, evaluate, **settings)
+        evals = 1 if epoch_callback is not None else NATIVE_EVALS_PER_CALL
+        advance = lambda: run.round(evals)  # noqa: E731
+    else:
+        run = LbfgsRun(net, evaluate, **settings)
+        advance = run.round
     halted, rounds = None, 0
     run.start()
     while run.active.any():
@@ -522,7 +535,7 @@ def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_t
             halted = "max_time"
             break
         try:
-            run.round()
+            advance()
         except KeyboardInterrupt:
             if rounds == 0:
                 raise
@@ -535,9 +548,8 @@ def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_t
             active[net.slot_models] = run.active
             epoch_callback(rounds, {"loss": loss, "val_score": None, "active": active})
         rounds += 1
-    if halted is not None:  # back to every unfinished slot's last iterate
-        with torch.no_grad():
-            net.flat.copy_(run._select(run.active, run.x, net.flat))
+    if halted is not None:
+        run.halt()
     return _result(net, run, K, M, halted, time.perf_counter() - start_time, backend)
 
 

@@ -2,17 +2,20 @@
 
 Below the engine: buffers and offsets in, buffers out; nothing here knows
 populations, folds or scikit-learn. :func:`run_models` is the one entry
-point, :func:`kernel_available` says whether the kernel could be built on
+point of the step kernel, :func:`lbfgs_step` that of the fused L-BFGS's
+per-model bookkeeping; :func:`kernel_available` says whether the kernel could be built on
 this machine (else the engine keeps its torch path).
 """
 
 from ._build import KernelBuildWarning, build_info, cache_dir, load_library
+from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
 from ._step import (
     HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, kernel_available, lanes,
     run_models,
 )
 
 __all__ = [
+    "HISTORY",
     "HYPER_FIELDS",
     "HYPER_WIDTH",
     "KernelBuildWarning",
@@ -20,10 +23,13 @@ __all__ = [
     "MAX_DEPTH",
     "META_FIELDS",
     "META_WIDTH",
+    "STATE_FIELDS",
+    "STATE_WIDTH",
     "build_info",
     "cache_dir",
     "kernel_available",
     "lanes",
+    "lbfgs_step",
     "load_library",
     "run_models",
 ]

@@ -32,7 +32,9 @@ try:  # POSIX: a lock file keeps concurrent processes from building twice
 except ImportError:  # pragma: no cover - Windows builds to a temp file and renames anyway
     fcntl = None
 
-SOURCE = Path(__file__).with_name("mlp_step.cpp")
+#: The kernel sources, built into one library: the step (mlp_step.cpp) and
+#: the fused L-BFGS bookkeeping (lbfgs.cpp).
+SOURCES = tuple(Path(__file__).with_name(name) for name in ("mlp_step.cpp", "lbfgs.cpp"))
 
 _FLAGS = ["-O3", "-std=c++17", "-shared", "-fPIC", "-pthread", "-fno-math-errno"]
 _NATIVE = ["-march=native"]
@@ -92,7 +94,7 @@ def _compile(compiler, flags, target):
     os.close(fd)
     try:
         done = subprocess.run(
-            [compiler, *flags, str(SOURCE), "-o", tmp], capture_output=True, text=True, timeout=300
+            [compiler, *flags, *map(str, SOURCES), "-o", tmp], capture_output=True, text=True, timeout=300
         )
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip()[-2000:])
@@ -107,7 +109,7 @@ def _compile_and_load(verbose):
     if compiler is None:
         raise RuntimeError("no C++ compiler found (set CXX, or install g++ or clang++)")
     version = _compiler_version(compiler)
-    source = SOURCE.read_bytes()
+    source = b"\0".join(path.read_bytes() for path in SOURCES)
     last_error = None
     # -march=native is not understood everywhere (some clang targets): fall
     # back to the compiler's default target
@@ -129,7 +131,7 @@ def _compile_and_load(verbose):
             if verbose:
                 print(f"[skpmlp] kernel built in {_state['build_seconds']:.1f} s, cached in {target}", file=sys.stderr)
         return ctypes.CDLL(str(target))
-    raise RuntimeError(f"compiling {SOURCE.name} failed: {last_error}")
+    raise RuntimeError(f"compiling {', '.join(p.name for p in SOURCES)} failed: {last_error}")
 
 
 def load_library(verbose=False):

@@ -30,7 +30,7 @@ HYPER_FIELDS = {"lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "mo
 HYPER_WIDTH = 8
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
-MODES = {"epoch": 0, "gradients": 1, "update": 2}
+MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
 _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}
 _p = ctypes.c_void_p
@@ -63,9 +63,11 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
 
     Parameters
     ----------
-    mode : {"epoch", "gradients", "update"}
+    mode : {"epoch", "gradients", "update", "gradients_vector_math"}
         A whole epoch of steps; the gradients of step 0 written to
-        ``buffers["grads"]``; or the update of step 0 from them.
+        ``buffers["grads"]``; or the update of step 0 from them; or the
+        gradients with float64's transcendentals in vector lanes (a few ulp
+        from the C library's; what the fused L-BFGS evaluates with).
     meta : ndarray of int64 of shape (n_models, META_WIDTH)
     hyper : ndarray of float64 of shape (n_models, HYPER_WIDTH)
     batches : dict

@@ -33,8 +33,10 @@
 //
 // Modes: 0 trains a whole epoch (every step of the plan); 1 writes the
 // gradients of step 0 (no L2 term) into `grads` (nothing for a model whose fold
-// sits the step out); 2 applies L2 and the
-// optimizer update of step 0 from `grads` (1 then 2 equals one step of 0).
+// sits the step out); 2 applies L2 and the optimizer update of step 0 from
+// `grads` (1 then 2 equals one step of 0); 3 is 1 with double's
+// transcendentals in vector lanes (VMathF64, a few ulp from the C library),
+// for L-BFGS's full-batch evaluations (lbfgs.cpp).
 //
 // The arithmetic follows torch: softmax cross-entropy / half squared error
 // (mean over outputs) / binary log-loss (sum over outputs), each model's
@@ -224,6 +226,85 @@ template <> struct VMath<double> {
     static V erf(V x, V) { return erf(x); }
 };
 
+// double in vector lanes (mode 3 only, for L-BFGS's full-batch
+// evaluations): exp by Cody-Waite reduction and its degree-13 Taylor
+// polynomial, tanh from an expm1 that is relatively exact near 0, both
+// within a few ulp of the C library and 10-20x faster than it lane by lane.
+// erf stays the C library's.
+struct VMathF64 {
+    typedef vdouble V;
+    typedef int64_t vlong __attribute__((vector_size(VBYTES)));
+    static SKP_INLINE V splat(double x) { return V{} + x; }
+    static SKP_INLINE V recip(V d) { return 1.0 / d; }
+    static SKP_INLINE V div(V a, V b) { return a / b; }
+    static SKP_INLINE V exp(V x) {
+        // beyond the clamps: +inf above, 0 below the smallest normal number
+        // (where the C library returns subnormals)
+        const auto over = x > splat(709.782712893384), under = x < splat(-708.3964185322641);
+        V c = over ? splat(709.0) : x;
+        c = under ? splat(-708.0) : c;
+        // n = round(x / ln 2) by the 1.5 * 2^52 trick; r = x - n ln 2 in two parts
+        const V shifter = splat(6755399441055744.0);
+        const V n = (c * 1.4426950408889634 + shifter) - shifter;
+        const V r = (c - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+        V p = splat(1.0 / 6227020800.0);  // 1 / 13!
+        p = p * r + 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        p = p * r + 1.0;
+        p = p * r + 1.0;
+        // 2^n in two normal halves: n runs from -1022 to 1024
+        const vlong k = __builtin_convertvector(n, vlong), half = k >> 1;
+        const vlong bits1 = (half + 1023) << 52, bits2 = (k - half + 1023) << 52;
+        const V y_ = p * reinterpret_cast<const V&>(bits1) * reinterpret_cast<const V&>(bits2);
+        V y = y_;
+        y = over ? splat(HUGE_VAL) : y;
+        return under ? V{} : y;
+    }
+    // e^y - 1 for y <= 0, relatively exact where it is small
+    static SKP_INLINE V expm1_neg(V y) {
+        V q = splat(1.0 / 355687428096000.0);  // 1 / 17!, the Taylor series of (e^y - 1 - y) / y^2
+        q = q * y + 1.0 / 20922789888000.0;
+        q = q * y + 1.0 / 1307674368000.0;
+        q = q * y + 1.0 / 87178291200.0;
+        q = q * y + 1.0 / 6227020800.0;
+        q = q * y + 1.0 / 479001600.0;
+        q = q * y + 1.0 / 39916800.0;
+        q = q * y + 1.0 / 3628800.0;
+        q = q * y + 1.0 / 362880.0;
+        q = q * y + 1.0 / 40320.0;
+        q = q * y + 1.0 / 5040.0;
+        q = q * y + 1.0 / 720.0;
+        q = q * y + 1.0 / 120.0;
+        q = q * y + 1.0 / 24.0;
+        q = q * y + 1.0 / 6.0;
+        q = q * y + 0.5;
+        const V series = y + (y * y) * q;
+        return y > splat(-0.5) ? series : exp(y) - 1.0;
+    }
+    static SKP_INLINE V tanh(V x) {
+        // tanh |x| = -u / (u + 2) with u = e^(-2|x|) - 1
+        const V ax = x < 0 ? -x : x;
+        const V u = expm1_neg(-2.0 * ax);
+        const V t = -u / (u + 2.0);
+        return x < 0 ? -t : (x > 0 ? t : x);  // tanh(+-0) = +-0, NaN stays
+    }
+    static V erf(V x) { return VMath<double>::erf(x); }
+    static V erf(V x, V) { return erf(x); }
+};
+
+// The math of mode 3: vector lanes for double, the usual for float.
+template <class T> struct VectorMath { typedef VMath<T> M; };
+template <> struct VectorMath<double> { typedef VMathF64 M; };
+
 constexpr double SELU_ALPHA = 1.6732632423543772848170429916717;
 constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
 constexpr double SQRT1_2 = 0.70710678118654752440;
@@ -232,8 +313,7 @@ constexpr double INV_SQRT_2PI = 0.39894228040143267794;
 // a = f(z) over n values (n a multiple of the lanes), and z overwritten by
 // f'(z): the backward then multiplies by it instead of recomputing the
 // activation's transcendentals (z is not needed after this).
-template <class T, int act> void activate_as(T* z, T* a, long n) {
-    typedef VMath<T> M;
+template <class T, int act, class M = VMath<T>> void activate_as(T* z, T* a, long n) {
     typedef typename M::V V;
     constexpr int L = VT<T>::L;
     const V zero{}, one = M::splat(1);
@@ -311,8 +391,8 @@ template <class T, int act> void activation_backward_as(const T* dz, T* d, long 
     case A_MISH: CALL(A_MISH); break;                                                          \
     }
 
-template <class T> void activate(int act, T* z, T* a, long n) {
-#define SKP_CALL(CODE) activate_as<T, CODE>(z, a, n)
+template <class T, class M = VMath<T>> void activate(int act, T* z, T* a, long n) {
+#define SKP_CALL(CODE) activate_as<T, CODE, M>(z, a, n)
     SKP_ACTIVATION_CASES(SKP_CALL)
 #undef SKP_CALL
 }
@@ -496,7 +576,8 @@ template <class T> struct Problem {
 
 // Forward, loss and backward of one batch; the dense gradient lands in
 // s.grads. Returns the model's weighted mean batch loss.
-template <class T> double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
+template <class T, class Math = VMath<T>>
+double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
     const long bp = P.bp;
     const int nv = int(bp / VT<T>::L);
     const long batch = long(step) * P.n_folds + m.fold;
@@ -512,7 +593,7 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
         if (l < m.depth) {
             T* a = s.a[l];
             matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off,
-                            [&](int r, int n) { activate<T>(m.act, out + r * bp, a + r * bp, n * bp); });
+                            [&](int r, int n) { activate<T, Math>(m.act, out + r * bp, a + r * bp, n * bp); });
             input = a;
         } else {
             matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off);
@@ -525,7 +606,7 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
     double loss = 0;
     if (P.loss == LOSS_SOFTMAX) {
         // softmax - onehot, a vector of samples at a time
-        typedef VMath<T> M;
+        typedef Math M;
         typedef typename M::V V;
         constexpr int L = VT<T>::L;
         const T* label = P.Yb + batch * bp;
@@ -562,7 +643,7 @@ template <class T> double forward_backward(const Model& m, const Problem<T>& P, 
     } else {
         // squared error or binary log-loss, a vector of samples at a time;
         // float sums the loss in lanes, double per sample in double
-        typedef VMath<T> M;
+        typedef Math M;
         typedef typename M::V V;
         constexpr int L = VT<T>::L;
         constexpr bool lanes = std::is_same<T, float>::value;
@@ -710,15 +791,17 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
     for (int step = 0; step < n_steps; ++step) {
         const long sk = long(step) * P.n_folds + m.fold;
         if (!P.stepping[sk]) continue;
-        const double loss = forward_backward<T>(m, P, step, s);
+        const double loss = mode == 3 ? forward_backward<T, typename VectorMath<T>::M>(m, P, step, s)
+                                      : forward_backward<T>(m, P, step, s);
         loss_sum += loss * P.counts[sk];
         if (mode == 0) {
             t += 1;
             update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
         }
     }
-    if (mode == 1 && P.stepping[m.fold]) {  // scatter the dense gradient into the flat buffer
-        // (a fold that sits the step out computed none: its slots are left as they are)
+    // scatter the dense gradient into the flat buffer (a fold that
+    // sits the step out computed none: its slots are left as they are)
+    if ((mode == 1 || mode == 3) && P.stepping[m.fold]) {
         for (int l = 0; l <= m.depth; ++l) {
             const Layer& L = m.layers[l];
             for (int r = 0; r < L.n_in; ++r)

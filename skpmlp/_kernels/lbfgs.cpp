@@ -1,0 +1,579 @@
+// One L-BFGS-B iteration step per model, after a full-batch evaluation: what
+// scipy's L-BFGS-B does between two function evaluations (no bounds), for
+// every model of a population at once, each with its own history, line
+// search and stopping tests.
+//
+// It knows nothing of populations, folds or scikit-learn: buffers and
+// offsets in, buffers out. The torch L-BFGS (skpmlp/_engine/_lbfgs.py,
+// _linesearch.py) is the reference it is tested against in float64.
+//
+// Layout (T is float or double; every scalar is double):
+//
+//   params, grads   the step kernel's flat buffers (see mlp_step.cpp): the
+//                   trial point each model was evaluated at, and its loss
+//                   gradient without the L2 term (the "gradients" mode)
+//   loss_sums       (n_slots) each model's summed loss (no L2 term)
+//   meta            (n_models, META) the step kernel's table; only slot,
+//                   depth, sizes, w_off, b_off and ld are read
+//   packed          (n_models) int64: where model i's packed vectors start
+//   x, g, d         packed vectors: model i's n_i real parameters at
+//                   packed[i], layer by layer, W (n_in, n_out) row-major
+//                   then b: the iterate, its gradient, the direction
+//   S, Y            (HISTORY x packed): model i's pair k at
+//                   HISTORY * packed[i] + k * n_i, a ring whose newest
+//                   pair is at `head`
+//   state           (n_models, STATE) double, see the St indices below
+//   curves          (n_slots, max_iter) the loss after every iteration
+//   hyper, Xb, Yb, Wb, counts, weight_sums, stepping, step0
+//                   the step kernel's tables and batches: one step, every
+//                   fold's training rows (its gradients mode 3 evaluates)
+//   rows            the models (rows of meta and state) to work on
+//
+// op 0 (run): each model of `rows`, on its own, up to max_evals times:
+// evaluate it at its trial point (the step kernel's gradients of this one
+// model, double's exp / tanh in vector lanes, then the L2 term), run its
+// line search on that value and directional derivative, and where the
+// search ends its iteration (stopping tests, curvature pair, two-loop
+// direction, next search); write its next trial point into params. A model's first evaluation is of its initial
+// point (n_fun 0). Models run to their end one after another on each
+// thread, so a model's history stays in the core's cache across its
+// iterations. op 1 (restore): params = x for every model of `rows`.
+//
+// The arithmetic is scipy's: Moré-Thuente (MINPACK-2's dcsrch / dcstep with
+// L-BFGS-B's constants), first step 1 / ||d|| at iteration 0 then 1, at
+// most MAX_LS evaluations per search, a failed search restarts along -g
+// once after forgetting the pairs, pairs kept only when s'y > eps * (-g'd)
+// stp, H0 = s'y / y'y. The direction comes from the two-loop recursion
+// instead of L-BFGS-B's compact form (equal up to rounding without bounds).
+// A trial point where the loss or the derivative is not finite halves the
+// step towards the best point so far instead of feeding NaN to dcstep.
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int MAX_DEPTH = 8;  // as mlp_step.cpp
+enum Meta {
+    M_SLOT = 0, M_DEPTH = 1, M_SIZES = 6,
+    M_WOFF = M_SIZES + MAX_DEPTH + 2, M_BOFF = M_WOFF + MAX_DEPTH + 1, M_LD = M_BOFF + MAX_DEPTH + 1,
+    META = M_LD + MAX_DEPTH + 1,
+};
+constexpr int HYPER = 8;  // as mlp_step.cpp
+
+constexpr int HISTORY = 10;  // scipy's maxcor under scikit-learn
+
+// per-model state; the line search fields are dcsrch's
+enum St {
+    S_STP = 0, S_STAGE, S_BRACKT, S_FINIT, S_GINIT, S_GTEST, S_WIDTH, S_WIDTH1,
+    S_STX, S_FX, S_GX, S_STY, S_FY, S_GY, S_STMIN, S_STMAX,
+    S_F,        // value at x
+    S_GD0,      // g . d at x
+    S_N_ITER, S_N_FUN,
+    S_IFUN,     // evaluations of the current search
+    S_REASON,   // why it stopped (R_*)
+    S_COL,      // pairs held
+    S_HEAD,     // ring position of the newest pair
+    S_H0,       // s'y / y'y of the newest pair
+    S_L2,       // alpha / sum(w): the L2 coefficient (input)
+    S_COUNT,    // rows of the model's fold: loss = loss_sum / count (input)
+    S_RHO,      // HISTORY values: 1 / s'y of the pair at each ring position
+    STATE = S_RHO + HISTORY,
+};
+enum Reason { R_RUNNING = 0, R_CONVERGED, R_MAX_ITER, R_MAX_FUN, R_ABNORMAL, R_DIVERGED };
+
+// L-BFGS-B's line search constants (lnsrlb)
+constexpr double LS_FTOL = 1e-3, LS_GTOL = 0.9, LS_XTOL = 0.1, STPMIN = 0.0, STPMAX = 1e10;
+constexpr double P5 = 0.5, P66 = 0.66, XTRAPL = 1.1, XTRAPU = 4.0;
+constexpr double EPS = 2.220446049250313e-16;
+
+struct Settings {
+    double tol, ftol;
+    int max_iter, max_fun, max_ls, max_evals;
+};
+
+}  // namespace
+
+// the step kernel (mlp_step.cpp)
+extern "C" int skp_run_f32(int, int, const int64_t*, const double*, int, int, int, int, int, int, const float*,
+                           const float*, const float*, const double*, const double*, const uint8_t*, const double*,
+                           float*, float*, float*, float*, float*, int);
+extern "C" int skp_run_f64(int, int, const int64_t*, const double*, int, int, int, int, int, int, const double*,
+                           const double*, const double*, const double*, const double*, const uint8_t*,
+                           const double*, double*, double*, double*, double*, double*, int);
+
+namespace {
+
+// the step kernel's gradients-only mode, double's transcendentals in vector
+// lanes (tanh and logistic units cost 5x and 2x relu's with the C library's)
+constexpr int MODE_GRADIENTS = 3;
+
+// Every fold's full batch, as the step kernel reads it (n_steps = 1).
+template <class T> struct Data {
+    const double* hyper;
+    int n_folds, bp, n_features, n_outputs, loss;
+    const T *Xb, *Yb, *Wb;
+    const double *counts, *weight_sums;
+    const uint8_t* stepping;
+    const double* step0;
+};
+
+inline int step_kernel(const int64_t* meta, const Data<float>& D, float* params, float* grads, float* loss_sums) {
+    return skp_run_f32(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
+                       D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
+                       nullptr, loss_sums, 1);
+}
+inline int step_kernel(const int64_t* meta, const Data<double>& D, double* params, double* grads,
+                       double* loss_sums) {
+    return skp_run_f64(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
+                       D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
+                       nullptr, loss_sums, 1);
+}
+
+// ------------------------------------------------------------ line search
+// MINPACK-2's dcstep (scipy's transcription, branch for branch).
+void dcstep(double& stx, double& fx, double& dx, double& sty, double& fy, double& dy, double& stp, double fp,
+            double dp, bool& brackt, double stpmin, double stpmax) {
+    const double sgnd = ((dp > 0) - (dp < 0)) * double((dx > 0) - (dx < 0));
+    double stpf;
+    if (fp > fx) {  // higher value: the minimum is bracketed
+        const double theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp;
+        const double s = std::max(std::max(std::abs(theta), std::abs(dx)), std::abs(dp));
+        double gamma = s * std::sqrt((theta / s) * (theta / s) - (dx / s) * (dp / s));
+        if (stp < stx) gamma = -gamma;
+        const double p = (gamma - dx) + theta;
+        const double q = ((gamma - dx) + gamma) + dp;
+        const double stpc = stx + (p / q) * (stp - stx);
+        const double stpq = stx + ((dx / ((fx - fp) / (stp - stx) + dx)) / 2.0) * (stp - stx);
+        stpf = std::abs(stpc - stx) <= std::abs(stpq - stx) ? stpc : stpc + (stpq - stpc) / 2.0;
+        brackt = true;
+    } else if (sgnd < 0.0) {  // lower value, derivatives of opposite sign
+        const double theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp;
+        const double s = std::max(std::max(std::abs(theta), std::abs(dx)), std::abs(dp));
+        double gamma = s * std::sqrt((theta / s) * (theta / s) - (dx / s) * (dp / s));
+        if (stp > stx) gamma = -gamma;
+        const double p = (gamma - dp) + theta;
+        const double q = ((gamma - dp) + gamma) + dx;
+        const double stpc = stp + (p / q) * (stx - stp);
+        const double stpq = stp + (dp / (dp - dx)) * (stx - stp);
+        stpf = std::abs(stpc - stp) > std::abs(stpq - stp) ? stpc : stpq;
+        brackt = true;
+    } else if (std::abs(dp) < std::abs(dx)) {  // same sign, the derivative decreases
+        const double theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp;
+        const double s = std::max(std::max(std::abs(theta), std::abs(dx)), std::abs(dp));
+        double gamma = s * std::sqrt(std::max(0.0, (theta / s) * (theta / s) - (dx / s) * (dp / s)));
+        if (stp > stx) gamma = -gamma;
+        const double p = (gamma - dp) + theta;
+        const double q = (gamma + (dx - dp)) + gamma;
+        const double r = p / q;
+        double stpc;
+        if (r < 0 && gamma != 0) stpc = stp + r * (stx - stp);
+        else stpc = stp > stx ? stpmax : stpmin;
+        const double stpq = stp + (dp / (dp - dx)) * (stx - stp);
+        if (brackt) {
+            stpf = std::abs(stpc - stp) < std::abs(stpq - stp) ? stpc : stpq;
+            stpf = stp > stx ? std::min(stp + P66 * (sty - stp), stpf) : std::max(stp + P66 * (sty - stp), stpf);
+        } else {
+            stpf = std::abs(stpc - stp) > std::abs(stpq - stp) ? stpc : stpq;
+            stpf = std::max(stpmin, std::min(stpmax, stpf));
+        }
+    } else {  // same sign, the derivative does not decrease
+        if (brackt) {
+            const double theta = 3.0 * (fp - fy) / (sty - stp) + dy + dp;
+            const double s = std::max(std::max(std::abs(theta), std::abs(dy)), std::abs(dp));
+            double gamma = s * std::sqrt((theta / s) * (theta / s) - (dy / s) * (dp / s));
+            if (stp > sty) gamma = -gamma;
+            const double p = (gamma - dp) + theta;
+            const double q = ((gamma - dp) + gamma) + dy;
+            stpf = stp + (p / q) * (sty - stp);
+        } else {
+            stpf = stp > stx ? stpmax : stpmin;
+        }
+    }
+    if (fp > fx) {
+        sty = stp, fy = fp, dy = dp;
+    } else {
+        if (sgnd < 0.0) sty = stx, fy = fx, dy = dx;
+        stx = stp, fx = fp, dx = dp;
+    }
+    stp = stpf;
+}
+
+void search_start(double* st, double stp, double f0, double g0) {
+    st[S_STP] = stp, st[S_STAGE] = 1, st[S_BRACKT] = 0, st[S_FINIT] = f0, st[S_GINIT] = g0;
+    st[S_GTEST] = LS_FTOL * g0, st[S_WIDTH] = STPMAX - STPMIN, st[S_WIDTH1] = (STPMAX - STPMIN) / P5;
+    st[S_STX] = 0, st[S_FX] = f0, st[S_GX] = g0, st[S_STY] = 0, st[S_FY] = f0, st[S_GY] = g0;
+    st[S_STMIN] = 0, st[S_STMAX] = stp + XTRAPU * stp;
+}
+
+// One dcsrch call at the trial step st[S_STP] (value f, derivative g).
+// Returns true where the search ended ('CONVERGENCE' or a 'WARNING', both
+// accepted by L-BFGS-B): the trial step is the step taken. Else st[S_STP]
+// holds the next trial step ('FG').
+bool search_iterate(double* st, double f, double g) {
+    double stp = st[S_STP];
+    const double ftest = st[S_FINIT] + stp * st[S_GTEST];
+    if (st[S_STAGE] == 1 && f <= ftest && g >= 0) st[S_STAGE] = 2;
+    bool brackt = st[S_BRACKT] != 0;
+    if (brackt && (stp <= st[S_STMIN] || stp >= st[S_STMAX])) return true;
+    if (brackt && st[S_STMAX] - st[S_STMIN] <= LS_XTOL * st[S_STMAX]) return true;
+    if (stp == STPMAX && f <= ftest && g <= st[S_GTEST]) return true;
+    if (stp == STPMIN && (f > ftest || g >= st[S_GTEST])) return true;
+    if (f <= ftest && std::abs(g) <= LS_GTOL * -st[S_GINIT]) return true;
+
+    double stx = st[S_STX], fx = st[S_FX], gx = st[S_GX], sty = st[S_STY], fy = st[S_FY], gy = st[S_GY];
+    if (st[S_STAGE] == 1 && f <= fx && f > ftest) {
+        // a decrease short of sufficient: search the modified function
+        // psi(stp) = f(stp) - f(0) - ftol * stp * f'(0)
+        const double gtest = st[S_GTEST];
+        double fm = f - stp * gtest, fxm = fx - stx * gtest, fym = fy - sty * gtest;
+        double gm = g - gtest, gxm = gx - gtest, gym = gy - gtest;
+        dcstep(stx, fxm, gxm, sty, fym, gym, stp, fm, gm, brackt, st[S_STMIN], st[S_STMAX]);
+        fx = fxm + stx * gtest, fy = fym + sty * gtest;
+        gx = gxm + gtest, gy = gym + gtest;
+    } else {
+        dcstep(stx, fx, gx, sty, fy, gy, stp, f, g, brackt, st[S_STMIN], st[S_STMAX]);
+    }
+    if (brackt) {
+        if (std::abs(sty - stx) >= P66 * st[S_WIDTH1]) stp = stx + P5 * (sty - stx);
+        st[S_WIDTH1] = st[S_WIDTH];
+        st[S_WIDTH] = std::abs(sty - stx);
+        st[S_STMIN] = std::min(stx, sty), st[S_STMAX] = std::max(stx, sty);
+    } else {
+        st[S_STMIN] = stp + XTRAPL * (stp - stx), st[S_STMAX] = stp + XTRAPU * (stp - stx);
+    }
+    stp = std::min(std::max(stp, STPMIN), STPMAX);
+    if (brackt && (stp <= st[S_STMIN] || stp >= st[S_STMAX] || st[S_STMAX] - st[S_STMIN] <= LS_XTOL * st[S_STMAX]))
+        stp = stx;
+    st[S_STX] = stx, st[S_FX] = fx, st[S_GX] = gx, st[S_STY] = sty, st[S_FY] = fy, st[S_GY] = gy;
+    st[S_STP] = stp, st[S_BRACKT] = brackt;
+    return false;
+}
+
+// ------------------------------------------------------------------ model
+// One model's parameters: runs of n_out entries, contiguous in the packed
+// vectors, strided in the flat buffers.
+struct Runs {
+    struct Run { long flat, packed; int len; bool weight; };
+    std::vector<Run> runs;
+    long n = 0;
+    Runs(const int64_t* m) {
+        const int depth = int(m[M_DEPTH]);
+        for (int l = 0; l <= depth; ++l) {
+            const int n_in = int(m[M_SIZES + l]), n_out = int(m[M_SIZES + l + 1]);
+            for (int r = 0; r < n_in; ++r, n += n_out)
+                runs.push_back({m[M_WOFF + l] + r * m[M_LD + l], n, n_out, true});
+            runs.push_back({m[M_BOFF + l], n, n_out, false}), n += n_out;
+        }
+    }
+};
+
+// Per-model reductions in LANES independent partial sums (vectorised, not
+// one latency-bound chain), added in a fixed order: the result depends on
+// the model's own length only, never on the population.
+constexpr int LANES = 8;
+
+template <class T> double dot(const T* a, const T* b, long n) {
+    double acc[LANES] = {};
+    long e = 0;
+    for (; e + LANES <= n; e += LANES)
+        for (int k = 0; k < LANES; ++k) acc[k] += double(a[e + k]) * double(b[e + k]);
+    for (; e < n; ++e) acc[0] += double(a[e]) * double(b[e]);
+    double s = 0;
+    for (int k = 0; k < LANES; ++k) s += acc[k];
+    return s;
+}
+
+template <class T> struct Buffers {
+    T *params, *grads, *loss_sums, *x, *g, *d, *S, *Y;
+    const int64_t* packed;
+    double* curves;
+};
+
+template <class T> struct Model {
+    const Settings& cfg;
+    const Buffers<T>& B;
+    const int64_t* meta;
+    const double* hyper;
+    const Runs runs;
+    const int slot;
+    const long n;
+    double* st;
+    T *x, *g, *d, *S, *Y;
+
+    Model(const Settings& c, const Buffers<T>& b, const int64_t* meta_row, const double* hyper_row, double* state,
+          long packed)
+        : cfg(c), B(b), meta(meta_row), hyper(hyper_row), runs(meta_row), slot(int(meta_row[M_SLOT])), n(runs.n),
+          st(state) {
+        x = B.x + packed, g = B.g + packed, d = B.d + packed;
+        S = B.S + HISTORY * packed, Y = B.Y + HISTORY * packed;
+    }
+
+    // params = x + stp d ("x + d" at a unit step, as the torch path)
+    void write_trial() const {
+        const double stp = st[S_STP];
+        const T s = T(stp);
+        for (const auto& r : runs.runs) {
+            T* p = B.params + r.flat;
+            const T* xr = x + r.packed;
+            const T* dr = d + r.packed;
+            if (s == T(1)) for (int j = 0; j < r.len; ++j) p[j] = xr[j] + dr[j];
+            else for (int j = 0; j < r.len; ++j) p[j] = xr[j] + s * dr[j];
+        }
+    }
+
+    void restore() const {
+        for (const auto& r : runs.runs) std::copy(x + r.packed, x + r.packed + r.len, B.params + r.flat);
+    }
+
+    // the trial point and its gradient with the L2 term, packed; the value
+    double gather(T* xt, T* gt) const {
+        const T l2 = T(st[S_L2]);
+        double ww = 0;
+        for (const auto& r : runs.runs) {
+            const T* p = B.params + r.flat;
+            const T* gr = B.grads + r.flat;
+            T* xo = xt + r.packed;
+            T* go = gt + r.packed;
+            for (int j = 0; j < r.len; ++j) xo[j] = p[j];
+            if (r.weight) {
+                for (int j = 0; j < r.len; ++j) go[j] = gr[j] + l2 * p[j];
+                ww += dot(p, p, r.len);
+            } else {
+                for (int j = 0; j < r.len; ++j) go[j] = gr[j];
+            }
+        }
+        return double(B.loss_sums[slot]) / st[S_COUNT] + 0.5 * st[S_L2] * ww;
+    }
+
+    // the largest absolute entry; NaN if any entry is NaN (as torch's amax)
+    double max_abs(const T* v) const {
+        double m[LANES] = {};
+        bool nan = false;
+        long e = 0;
+        for (; e + LANES <= n; e += LANES)
+            for (int k = 0; k < LANES; ++k) {
+                const double a = std::abs(double(v[e + k]));
+                nan |= a != a;
+                m[k] = m[k] > a ? m[k] : a;
+            }
+        for (; e < n; ++e) {
+            const double a = std::abs(double(v[e]));
+            nan |= a != a;
+            m[0] = m[0] > a ? m[0] : a;
+        }
+        return nan ? NAN : *std::max_element(m, m + LANES);
+    }
+
+    // d = -H g: the two-loop recursion over the pairs held, newest first
+    void direction() const {
+        const int col = int(st[S_COL]), head = int(st[S_HEAD]);
+        double alpha[HISTORY];
+        std::copy(g, g + n, d);
+        for (int t = 0; t < col; ++t) {
+            const int k = (head - t + HISTORY) % HISTORY;
+            const T a = T(st[S_RHO + k] * dot(S + k * n, d, n));
+            alpha[t] = a;
+            const T* y = Y + k * n;
+            for (long e = 0; e < n; ++e) d[e] -= a * y[e];
+        }
+        const T h0 = T(st[S_H0]);
+        for (long e = 0; e < n; ++e) d[e] = h0 * d[e];
+        for (int t = col - 1; t >= 0; --t) {
+            const int k = (head - t + HISTORY) % HISTORY;
+            const T b = T(st[S_RHO + k] * dot(Y + k * n, d, n));
+            const T c = T(alpha[t]) - b;
+            const T* s = S + k * n;
+            for (long e = 0; e < n; ++e) d[e] += c * s[e];
+        }
+        for (long e = 0; e < n; ++e) d[e] = -d[e];
+    }
+
+    // a line search along d from x (lnsrlb's start); a direction that is
+    // not a descent direction fails at once
+    void start_search() const {
+        const double gd = dot(g, d, n);
+        const double dnorm = std::sqrt(dot(d, d, n));
+        const double stp = st[S_N_ITER] == 0 ? std::min(1.0 / dnorm, STPMAX) : 1.0;
+        st[S_GD0] = gd;
+        if (!(gd < 0)) {
+            search_failed();
+            return;
+        }
+        search_start(st, stp, st[S_F], gd);
+        st[S_IFUN] = 1;
+        write_trial();
+    }
+
+    // back to x; forget the pairs and restart along -g, or stop
+    // (ABNORMAL_TERMINATION_IN_LNSRCH) when there were none
+    void search_failed() const {
+        restore();
+        if (st[S_COL] == 0) {
+            st[S_REASON] = R_ABNORMAL;
+            return;
+        }
+        st[S_COL] = 0, st[S_H0] = 1;
+        for (int k = 0; k < HISTORY; ++k) st[S_RHO + k] = 0;
+        for (long e = 0; e < n; ++e) d[e] = -g[e];
+        start_search();
+    }
+
+    void first(const T* xt, const T* gt, double f) const {
+        std::copy(xt, xt + n, x), std::copy(gt, gt + n, g);
+        st[S_F] = f;
+        const double gmax = max_abs(gt);
+        if (!std::isfinite(f) || !std::isfinite(gmax)) {
+            st[S_REASON] = R_DIVERGED;
+            return;
+        }
+        if (gmax <= cfg.tol) {
+            st[S_REASON] = R_CONVERGED;
+            return;
+        }
+        for (long e = 0; e < n; ++e) d[e] = -g[e];
+        start_search();
+    }
+
+    // the search accepted its trial point: scipy's stopping tests, the
+    // curvature pair, the next direction and search
+    void end_iteration(const T* xt, const T* gt, double f, double gd) const {
+        const int it = int(st[S_N_ITER] += 1);
+        B.curves[long(slot) * cfg.max_iter + it - 1] = f;
+        const double f_old = st[S_F];
+        st[S_F] = f;
+        const bool stop_iter = it >= cfg.max_iter;
+        const bool stop_fun = !stop_iter && st[S_N_FUN] > cfg.max_fun;
+        const double gmax = max_abs(gt);
+        const double scale = std::max(std::max(std::abs(f_old), std::abs(f)), 1.0);
+        const bool converged = !stop_iter && !stop_fun && (gmax <= cfg.tol || f_old - f <= cfg.ftol * scale);
+        if (stop_iter) st[S_REASON] = R_MAX_ITER;
+        else if (stop_fun) st[S_REASON] = R_MAX_FUN;
+        else if (converged) st[S_REASON] = R_CONVERGED;
+        const bool going = st[S_REASON] == R_RUNNING;
+        if (going) {
+            const double stp = st[S_STP], gd0 = st[S_GD0];
+            const bool unit = stp == 1;
+            const double sy = unit ? gd - gd0 : (gd - gd0) * stp;
+            const double ddum = unit ? -gd0 : -gd0 * stp;
+            if (sy > EPS * ddum) {
+                const int k = (int(st[S_HEAD]) + 1) % HISTORY;
+                T* s = S + k * n;
+                T* y = Y + k * n;
+                const T step = T(unit ? 1.0 : stp);
+                for (long e = 0; e < n; ++e) y[e] = gt[e] - g[e], s[e] = step * d[e];
+                const double yy = dot(y, y, n);
+                st[S_HEAD] = k;
+                st[S_RHO + k] = 1.0 / sy;
+                st[S_H0] = sy / yy;
+                st[S_COL] = std::min(int(st[S_COL]) + 1, HISTORY);
+            }
+        }
+        std::copy(xt, xt + n, x), std::copy(gt, gt + n, g);
+        if (going) {
+            direction();
+            start_search();
+        }
+    }
+
+    // loss sum and gradient (no L2 term) at the trial point, by the step kernel
+    int evaluate(const Data<T>& D) const {
+        B.loss_sums[slot] = 0;
+        Data<T> one = D;
+        one.hyper = hyper;
+        return step_kernel(meta, one, B.params, B.grads, B.loss_sums);
+    }
+
+    void advance(T* xt, T* gt) const {
+        const double f = gather(xt, gt);
+        st[S_N_FUN] += 1;
+        if (st[S_N_FUN] == 1) {
+            first(xt, gt, f);
+            return;
+        }
+        const double gd = dot(gt, d, n);
+        bool done = false;
+        if (std::isfinite(f) && std::isfinite(gd)) {
+            done = search_iterate(st, f, gd);
+        } else {  // halve the step towards the best point so far
+            st[S_STP] = st[S_STX] + P5 * (st[S_STP] - st[S_STX]);
+            st[S_STMAX] = std::max(st[S_STP], st[S_STX]);
+        }
+        if (done) {
+            end_iteration(xt, gt, f, gd);
+            return;
+        }
+        st[S_IFUN] += 1;
+        if (st[S_IFUN] - 1 >= cfg.max_ls) {  // L-BFGS-B evaluates at most max_ls points per search
+            search_failed();
+            return;
+        }
+        write_trial();
+    }
+};
+
+template <class T>
+int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* state, const Settings& cfg,
+        const Data<T>& D, const Buffers<T>& B, int n_threads) {
+    for (int i = 0; i < n_rows; ++i) {
+        const int64_t depth = meta[rows[i] * META + M_DEPTH];
+        if (depth < 0 || depth > MAX_DEPTH) return 1;
+    }
+    // models are independent: threads take the next model as they finish one
+    std::atomic<int> next{0};
+    std::atomic<int> error{0};
+    auto worker = [&]() {
+        std::vector<T> xt, gt;
+        for (int i = next++; i < n_rows; i = next++) {
+            const long row = rows[i];
+            const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row]);
+            if (op == 1) {
+                m.restore();
+                continue;
+            }
+            if (long(xt.size()) < m.n) xt.resize(m.n), gt.resize(m.n);
+            for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
+                if (const int code = m.evaluate(D)) {
+                    error = 10 + code;
+                    break;
+                }
+                m.advance(xt.data(), gt.data());
+            }
+        }
+    };
+    n_threads = std::max(1, std::min(n_threads, n_rows));
+    std::vector<std::thread> pool;
+    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    return error;
+}
+
+}  // namespace
+
+#define SKP_LBFGS_ENTRY(NAME, T)                                                                          \
+    extern "C" int NAME(int op, int n_rows, const int64_t* rows, const int64_t* meta, const double* hyper,  \
+                        double* state, const int64_t* packed, int n_folds, int bp, int n_features,        \
+                        int n_outputs, int loss, const T* Xb, const T* Yb, const T* Wb,                    \
+                        const double* counts, const double* weight_sums, const uint8_t* stepping,          \
+                        const double* step0, double tol, double ftol, int max_iter, int max_fun,           \
+                        int max_ls, int max_evals, T* params, T* grads, T* loss_sums, T* x, T* g, T* d,    \
+                        T* S, T* Y, double* curves, int n_threads) {                                       \
+        const Settings cfg{tol, ftol, max_iter, max_fun, max_ls, max_evals};                               \
+        const Data<T> D{hyper, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb,                       \
+                        counts, weight_sums, stepping, step0};                                             \
+        const Buffers<T> B{params, grads, loss_sums, x, g, d, S, Y, packed, curves};                       \
+        return run<T>(op, n_rows, rows, meta, state, cfg, D, B, n_threads);                                \
+    }
+
+SKP_LBFGS_ENTRY(skp_lbfgs_f32, float)
+SKP_LBFGS_ENTRY(skp_lbfgs_f64, double)
+
+extern "C" int skp_lbfgs_layout(int* meta, int* hyper, int* state, int* history) {
+    *meta = META, *hyper = HYPER, *state = STATE, *history = HISTORY;
+    return 0;
+}
