@@ -474,9 +474,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         return self._proba_from_outputs(self._outputs(X))
 
     def predict_log_proba(self, X):
-        """Log of the class probabilities (log-softmax of the outputs, exact
-        where the probabilities underflow; log-sigmoid per label for a
-        multilabel model), as ``MLPClassifier``.
+        """Log of the class probabilities: the log-softmax of the outputs,
+        exact where the probabilities underflow; for a multilabel model the
+        log of :meth:`predict_proba`, as ``MLPClassifier``.
 
         Parameters
         ----------

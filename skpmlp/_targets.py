@@ -6,7 +6,7 @@ their own orchestration.
 """
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
+from scipy.special import expit, log_softmax, softmax
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
@@ -149,7 +149,13 @@ class ClassifierTargetsMixin:
         return expit(logits) if self._multilabel() else softmax(logits, axis=1)
 
     def _log_proba_from_outputs(self, logits):
-        return log_expit(logits) if self._multilabel() else log_softmax(logits, axis=1)
+        # multilabel: the log of predict_proba, as MLPClassifier (so a label
+        # whose probability rounds to 1 has log-probability 0, and ties where
+        # predict_proba ties); one label per row: the exact log-softmax,
+        # finite where the probabilities underflow
+        if self._multilabel():
+            return np.log(self._proba_from_outputs(logits))
+        return log_softmax(logits, axis=1)
 
 
 class RegressorTargetsMixin:

@@ -88,16 +88,6 @@ LBFGS_PLATEAU = (
     "starts on a plateau where its largest gradient entry is <= tol=1e-3 after 8 iterations (R^2 0.81 "
     "< 0.98); scikit-learn's lbfgs started from the same weights stops at the same iteration and score"
 )
-MULTILABEL_LOG_PROBA = (
-    "predict_log_proba of a multilabel model is the exact log-sigmoid, not scikit-learn's "
-    "log(predict_proba): where a probability rounds to 1.0 (41 of 250 here, float32 or float64) the "
-    "two differ by up to 1e-16 and so can their argmax (skpmlp/_single.py, not lbfgs)"
-)
-ATTRS = (
-    "the fitted MLP's attributes (coefs_, intercepts_, best_loss_, "
-    "best_validation_score_, t_, n_layers_, ...) are not on the estimator (branch contract)"
-)
-
 ACTIVATION_TYPES = ["identity", "logistic", "tanh", "relu"]
 
 X_digits, y_digits = load_digits(n_class=3, return_X_y=True)
@@ -334,7 +324,6 @@ def test_predict_proba_multiclass():
     assert_allclose(y_log_proba, np.log(y_proba))
 
 
-@pytest.mark.xfail(strict=True, reason=MULTILABEL_LOG_PROBA)
 def test_predict_proba_multilabel():
     # Test that predict_proba works as expected for multilabel.
     # Multilabel should not use softmax which makes probabilities sum to 1

@@ -72,7 +72,7 @@ from types import GeneratorType
 
 import numpy as np
 import pytest
-from scipy.stats import expon, uniform
+from scipy.stats import expon
 from sklearn.datasets import make_blobs, make_classification, make_multilabel_classification
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.metrics import (
