@@ -10,8 +10,7 @@ import ctypes
 import numpy as np
 import torch
 
-from ._build import load_library
-from ._step import HYPER_WIDTH, LOSS_CODES, META_WIDTH
+from ._step import HYPER_WIDTH, LOSS_CODES, META_WIDTH, kernel_entry
 
 #: Curvature pairs each model keeps (scipy's ``maxcor`` under
 #: scikit-learn); must match HISTORY in C++.
@@ -92,13 +91,8 @@ def lbfgs_step(op, rows, meta, hyper, batches, state, packed, buffers, curves, *
     max_iter, max_fun, max_ls, max_evals : int
     n_threads : int
     """
-    library = load_library()
-    assert library is not None, "the native kernel is not available"
     params = buffers["params"]
-    entry = getattr(library, _ENTRY[params.dtype])
-    if entry.argtypes is None:
-        _checked_layout(library)
-        entry.argtypes, entry.restype = _ARGTYPES, ctypes.c_int
+    entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     names = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
     X, Y, W = batches["X"], batches["Y"], batches["W"]
     n_steps, K, F, bp = X.shape

@@ -48,6 +48,19 @@ def lanes(dtype):
     return 64 // torch.empty((), dtype=dtype).element_size()
 
 
+def kernel_entry(name, argtypes, check_layout):
+    """The native library's function ``name``, its argument types declared
+    (after ``check_layout(library)`` confirmed the library's table layout
+    is the one these bindings write) on first use."""
+    library = load_library()
+    assert library is not None, "the native kernel is not available"
+    entry = getattr(library, name)
+    if entry.argtypes is None:
+        check_layout(library)
+        entry.argtypes, entry.restype = argtypes, ctypes.c_int
+    return entry
+
+
 def _checked_layout(library):
     max_depth, meta, hyper = _i(), _i(), _i()
     library.skp_layout(ctypes.byref(max_depth), ctypes.byref(meta), ctypes.byref(hyper))
@@ -83,13 +96,8 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
     """
-    library = load_library()
-    assert library is not None, "the native kernel is not available"
     params = buffers["params"]
-    entry = getattr(library, _ENTRY[params.dtype])
-    if entry.argtypes is None:
-        _checked_layout(library)
-        entry.argtypes, entry.restype = _ARGTYPES, ctypes.c_int
+    entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     X, Y, W = batches["X"], batches["Y"], batches["W"]
     n_steps, K, F, bp = X.shape
     for t in (X, Y, W, *buffers.values()):
