@@ -16,6 +16,9 @@ from sklearn.metrics import check_scoring, get_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import check_array
 
+from ._adaptive import (
+    SpaceRefills, adaptive_columns, adaptive_population, check_refill, hyperparameter_schedules,
+)
 from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
 from ._engine import local_device, population_outputs, prepare_kernel
@@ -217,6 +220,8 @@ class SearchRun:
     test_loss: np.ndarray = None
     #: whether the models started from the previous fit's weights (warm_start)
     warm_started: bool = False
+    #: with ``refill``: every row's per-epoch hyperparameters (see _adaptive)
+    schedules: list = None
 
 
 def check_warm_start(estimator, n_models):
@@ -287,6 +292,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models)
+    check_refill(estimator, population.n_models)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
@@ -304,10 +310,14 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(estimator.batch_size, max(train_sizes))
+    # refill: the run adds models, drawn or perturbed from this space
+    source = SpaceRefills(space, population, seed) if config.refill else None
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline,
+        monitor=engine_folds[0][1] is not None, deadline=deadline, refill_source=source,
     )
+    if source is not None:  # every model trained is a row
+        population, spec = adaptive_population(result, population), result.extra["spec"]
     warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
@@ -326,10 +336,17 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         pruned=None if config.pruning is None else result.pruned.any(axis=1),
         failed=failed.any(axis=1), held_out=held_out,
     )
+    schedules = None
+    if source is not None:
+        cv_results = adaptive_columns(cv_results, result)
+        schedules = hyperparameter_schedules(
+            population, result.extra["parent"], result.extra["start_iter"], result.n_iter.max(axis=1),
+            source.perturbed,
+        )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
-        warm is not None,
+        warm is not None, schedules,
     )
 
 

@@ -30,6 +30,7 @@ from ._device import resolve_device
 from ._init import population_initial_weights
 from ._lbfgs import train_lbfgs
 from ._native import choose_trainer
+from ._refill import run_adaptive
 from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
 )
@@ -41,7 +42,7 @@ from ._threads import torch_threads
 
 def train_population(
     spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, deadline=None, always_start=True,
+    max_memory=None, deadline=None, always_start=True, refill_source=None,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
@@ -92,6 +93,10 @@ def train_population(
         past ``deadline``, so that a fit always has a trained model. The
         shards of a split search other than the first pass False: one that
         was queued past the deadline trains nothing.
+    refill_source : RefillSource, optional
+        Needed with ``config.refill``: the new models of freed slots (see
+        :mod:`._refill`). An adaptive run is one fused run, never chunked,
+        and its result holds every model it trained.
 
     Returns
     -------
@@ -110,7 +115,8 @@ def train_population(
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
-    pending = _plan_chunks(spec, config, X, folds, monitor, max_memory)
+    # an adaptive run refills its own slots: one run, never chunked
+    pending = [np.arange(spec.n_models)] if config.refill else _plan_chunks(spec, config, X, folds, monitor, max_memory)
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
@@ -122,11 +128,11 @@ def train_population(
             continue
         try:
             result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
-                            epoch_callback, deadline)
+                            epoch_callback, deadline, refill_source)
         except Exception as error:
             if not is_out_of_memory(error) or len(chunk) == 1:
                 raise
-            if config.pruning is not None:  # halving's ranks would depend on the split
+            if config.pruning is not None or config.refill:  # halving's ranks would depend on the split
                 raise _halving_out_of_memory(len(chunk), config.device) from error
             result = None
         if result is None:
@@ -242,7 +248,7 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     )
 
 
-def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline):
+def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, refill_source=None):
     """One fused run of every model of ``spec`` on every fold.
 
     On the native kernel the epochs run on the kernel's own threads (as many
@@ -256,6 +262,9 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
         trainer.n_threads = torch.get_num_threads()
         glue_threads = torch_threads(1)
     with glue_threads:
+        if config.refill:
+            return run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback,
+                                deadline, refill_source)
         return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
 
 
