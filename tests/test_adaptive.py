@@ -47,11 +47,11 @@ def _config(refill, backend, **kw):
     return TrainConfig(**{**base, **kw})
 
 
-def _run(data, refill, backend, **kw):
+def _run(data, refill, backend, solver="adam", **kw):
     """An adaptive (or plain, ``refill=None``) run of the 16 models of SPACE;
     ``(result, population of every model trained)``."""
     X, y = data
-    space = SearchSpace.from_params(SPACE)
+    space = SearchSpace.from_params({**SPACE, "solver": solver})
     first = Population.from_configurations(space.draw(None, random_state=0), 1, space.searched)
     source = SpaceRefills(space, first, seed=0)
     folds = [(np.arange(N_TRAIN), np.arange(N_TRAIN, len(X)))]
@@ -78,11 +78,14 @@ def test_a_refill_changes_no_other_model(data, refill, backend):
             np.testing.assert_array_equal(a, b)
 
 
-def _lineage_reference(data, result, population, row, cfg):
-    """Row ``row`` trained alone as a plain nn.Sequential with torch.optim.Adam:
-    its oldest ancestor's initial weights, then each epoch of its lineage
-    with that epoch's learning rate and alpha, on the run's batches of that
-    epoch (the run's permutation stream, from epoch 0)."""
+def _lineage_reference(data, result, population, row, cfg, solver="adam"):
+    """Row ``row`` trained alone as a plain nn.Sequential with torch.optim
+    (Adam, or SGD with Nesterov momentum 0.9): its oldest ancestor's initial
+    weights, then each epoch of its lineage with that epoch's learning rate
+    and alpha, on the run's batches of that epoch (the run's permutation
+    stream, from epoch 0). Where SGD's rate changes, its momentum buffer is
+    scaled by old / new rate: scikit-learn's velocity (``-lr * buffer``)
+    carries over, as the engine's schedules do."""
     X, y = data
     parent, start = result.extra["parent"], result.extra["start_iter"]
     n_iter = result.n_iter.max(axis=1)
@@ -101,7 +104,11 @@ def _lineage_reference(data, result, population, row, cfg):
             linear.bias.copy_(torch.from_numpy(b))
         layers += [linear] + ([TORCH_ACTIVATIONS[act]()] if i < len(coefs) - 1 else [])
     net = torch.nn.Sequential(*layers)
-    optimizer = torch.optim.Adam(net.parameters(), lr=schedule["learning_rate_init"][0])
+    lr0 = schedule["learning_rate_init"][0]
+    if solver == "adam":
+        optimizer = torch.optim.Adam(net.parameters(), lr=lr0)
+    else:
+        optimizer = torch.optim.SGD(net.parameters(), lr=lr0, momentum=0.9, nesterov=True)
     X_t, y_t = torch.from_numpy(X[:N_TRAIN]), torch.from_numpy(y[:N_TRAIN])
     generator = torch.Generator().manual_seed(cfg.shuffle_seed)
     epochs = dict(zip(schedule["iter"], zip(schedule["learning_rate_init"], schedule["alpha"])))
@@ -111,6 +118,10 @@ def _lineage_reference(data, result, population, row, cfg):
             continue
         lr, alpha = epochs[epoch]
         for group in optimizer.param_groups:
+            if solver == "sgd" and group["lr"] != lr:
+                for p in group["params"]:
+                    if "momentum_buffer" in optimizer.state[p]:
+                        optimizer.state[p]["momentum_buffer"].mul_(group["lr"] / lr)
             group["lr"] = lr
         for begin in range(0, N_TRAIN, cfg.batch_size):
             index = order[begin : begin + cfg.batch_size]
@@ -124,10 +135,11 @@ def _lineage_reference(data, result, population, row, cfg):
     return [m.weight.detach().numpy().T for m in linears] + [m.bias.detach().numpy() for m in linears]
 
 
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
 @pytest.mark.parametrize("refill", ["sample", "perturb"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_every_model_equals_plain_torch_along_its_lineage(data, refill, backend):
-    result, population = _run(data, refill, backend)
+def test_every_model_equals_plain_torch_along_its_lineage(data, refill, backend, solver):
+    result, population = _run(data, refill, backend, solver)
     parent, start = result.extra["parent"], result.extra["start_iter"]
     if refill == "perturb":
         children = np.flatnonzero(parent >= 0)
@@ -141,10 +153,57 @@ def test_every_model_equals_plain_torch_along_its_lineage(data, refill, backend)
         assert (parent == -1).all()
         rows = [16, int(np.flatnonzero(start == start.max())[0])]
     for row in rows:
-        expected = _lineage_reference(data, result, population, row, _config(refill, backend))
+        expected = _lineage_reference(data, result, population, row, _config(refill, backend), solver)
         got = result.coefs[0][row] + result.intercepts[0][row]
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, b, atol=1e-9, rtol=0)
+
+
+@pytest.fixture
+def interrupt_epoch(wrap_run_epoch):
+    """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained."""
+
+    def arm(n):
+        calls = [0]
+
+        def interrupting(run_epoch):
+            def interrupted(self, *args, **kwargs):
+                calls[0] += 1
+                if calls[0] == n:
+                    raise KeyboardInterrupt
+                return run_epoch(self, *args, **kwargs)
+
+            return interrupted
+
+        wrap_run_epoch(interrupting)
+
+    return arm
+
+
+@pytest.mark.parametrize("epoch, refilled", [(4, False), (6, True)])
+def test_an_interrupted_adaptive_run_keeps_every_trained_model(data, interrupt_epoch, epoch, refilled):
+    """Interrupted in its 4th epoch, the refills placed after the 3rd (the
+    first rung) never trained: they are no rows. In its 6th, they are."""
+    interrupt_epoch(epoch)
+    result, population = _run(data, "sample", "native")
+    assert result.halted == "interrupted"
+    assert (population.n_models > 16) == refilled and len(result.coefs[0]) == population.n_models
+    assert (result.n_iter[:, 0] >= 1).all()
+    assert (result.extra["start_iter"] + result.n_iter[:, 0] <= epoch - 1).all()
+
+
+@pytest.mark.parametrize("epochs, refilled", [(3, False), (4, True)])
+def test_no_refill_once_out_of_time(data, monkeypatch, epochs, refilled):
+    """The clock, read once at the end of each epoch, runs out after
+    ``epochs`` epochs: the rung at the end of the 3rd frees seats, which
+    are refilled only if time is left (and then train one epoch)."""
+    import skpmlp._engine._refill as refill_module
+
+    ticks = iter(range(1000))
+    monkeypatch.setattr(refill_module, "_past", lambda deadline: next(ticks) >= epochs - 1)
+    result, population = _run(data, "sample", "native")
+    assert result.halted == "max_time" and (population.n_models > 16) == refilled
+    assert (result.n_iter[:, 0] >= 1).all() and result.loss_curves.shape[2] == epochs
 
 
 def test_the_network_stays_full_and_max_models_caps(data):

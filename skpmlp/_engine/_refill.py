@@ -412,9 +412,11 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
         if finished.any():
             status.retire(finished)
             trainer.freeze(finished[trainer.net.slot_models])
+        # one reading of the clock: a model placed now trains at least one epoch
+        out_of_time = _past(deadline)
         if refilling:
             free = seats.free_seats(status.active)
-            if free and not _past(deadline):
+            if free and not out_of_time:
                 # the leaving models' weights first: their slots are overwritten
                 leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
                 kept.update(trainer.kept_weights(leaving))
@@ -430,7 +432,7 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
             trainer.compact()
         if not status.active.any():
             break
-        if _past(deadline):
+        if out_of_time:
             halted = "max_time"
             break
     kept.update(trainer.kept_weights())
@@ -475,9 +477,12 @@ def _own_epochs(rows, start, n_iter, n):
 
 def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train_time):
     """The :class:`TrainResult` of every model the run trained."""
-    K, C, n = seats.K, seats.capacity, seats.n_models
+    K, C = seats.K, seats.capacity
+    # refills placed just before an interruption never trained: no rows
+    trained = np.flatnonzero(status.n_iter.reshape(K, C).max(0) > np.r_[seats.start_iter, [0] * (C - seats.n_models)])
+    n = max(seats.M, int(trained.max()) + 1 if len(trained) else 0)
     per_model = lambda a: a.reshape(K, C)[:, :n].T.copy()  # noqa: E731
-    start = np.asarray(seats.start_iter)
+    start = np.asarray(seats.start_iter[:n])
     # the stopping rule counts the run's epochs; a model's own start after its start
     n_iter = np.where(per_model(status.n_iter) > 0, per_model(status.n_iter) - start[:, None], 0)
     loss = _own_epochs(loss_rows, start, n_iter, n)
@@ -491,8 +496,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
         n_iter=n_iter, converged=per_model(status.converged), diverged=per_model(status.diverged),
         pruned=per_model(status.pruned), train_time=train_time, halted=halted,
         extra={
-            "spec": seats.all_specs(), "rows": list(seats.rows), "start_iter": start,
-            "parent": np.asarray(seats.parent), "occupancy": occupancy, "n_seats": seats.M,
+            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]), "start_iter": start,
+            "parent": np.asarray(seats.parent[:n]), "occupancy": occupancy, "n_seats": seats.M,
             "rejected": seats.rejected,
         },
     )
