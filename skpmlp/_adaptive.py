@@ -150,9 +150,12 @@ def hyperparameter_schedules(population, parent, start_iter, n_iter, names):
 
 
 def adaptive_columns(cv_results, result):
-    """Add the ``parent`` and ``start_iter`` columns to ``cv_results``."""
+    """Add the ``parent``, ``start_iter`` and ``slot`` (the fused network's
+    slot, fold replicas together, that trained the row) columns to
+    ``cv_results``."""
     cv_results["parent"] = np.asarray(result.extra["parent"], dtype=int)
     cv_results["start_iter"] = np.asarray(result.extra["start_iter"], dtype=int)
+    cv_results["slot"] = np.asarray(result.extra["seat"], dtype=int)
     return cv_results
 
 

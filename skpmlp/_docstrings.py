@@ -386,8 +386,9 @@ ATTRIBUTES = """
         (the run's epochs, 0-based) and one array per searched continuous
         hyperparameter. ``cv_results_`` then also has ``parent`` (the row
         whose weights and optimizer state a ``"perturb"`` refill copied,
-        else -1) and ``start_iter`` (the run's epoch a row started
-        training at).
+        else -1), ``start_iter`` (the run's epoch a row started
+        training at) and ``slot`` (the slot of the fused network, its fold
+        replicas together, that trained it, 0 to ``n_models - 1``).
     ensemble_indices_ : ndarray of int
         Rows of the models in ``best_estimator_``, best first (one row
         unless ``ensemble_size > 1``). Only with ``refit``.

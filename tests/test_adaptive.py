@@ -282,3 +282,31 @@ def test_bad_refill_settings_are_refused(iris, params, match):
     search = ParallelMLPClassifier(hidden_layer_sizes=[(4,), (8,)], max_iter=5, **params)
     with pytest.raises((ValueError, InvalidParameterError), match=match):
         search.fit(X, y)
+
+
+@pytest.mark.parametrize("refill", ["sample", "perturb"])
+def test_lineage_display_and_search_results_display(iris, refill):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skpmlp.plotting import LineageDisplay, SearchResultsDisplay
+
+    X, y = iris
+    search = ParallelMLPClassifier(**SEARCH, refill=refill).fit(X, y)
+    results = search.cv_results_
+    n = len(results["params"])
+    assert set(results["slot"]) == set(range(16)) and (results["slot"][:16] == np.arange(16)).all()
+    display = LineageDisplay.from_estimator(search)
+    assert len(display.bars_) == n and len(display.lines_) == n
+    assert len(display.links_) == (results["parent"] >= 0).sum()
+    # a bar per row: from its start, as long as it trained
+    widths = [bar.get_width() for bar in display.bars_]
+    np.testing.assert_array_equal(widths, results["n_iter"])
+    assert SearchResultsDisplay.from_estimator(search).ax_ is not None
+    plain = ParallelMLPClassifier(**SEARCH).fit(X, y)
+    with pytest.raises(ValueError, match="refill=None"):
+        LineageDisplay.from_estimator(plain)
+    plt.close("all")

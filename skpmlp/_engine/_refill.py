@@ -137,6 +137,7 @@ class Seats:
         self.n_models = M
         self.start_iter = [0] * M
         self.parent = [-1] * M
+        self.seat = list(range(M))  # the seat every model trained in
         self.seat_model = np.arange(M)
         self.rejected = 0
         self._rng = np.random.default_rng([int(config.shuffle_seed), 16])
@@ -318,6 +319,7 @@ class Seats:
         self.rows.append(row)
         self.start_iter.append(epoch + 1)
         self.parent.append(-1 if parent is None else int(parent))
+        self.seat.append(int(seat))
         self.seat_model[seat] = j
         self.n_models += 1
         return j
@@ -371,7 +373,8 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
         One entry per model trained (first population, then refills in
         order); curves start at each model's own first epoch. ``extra``
         holds ``spec`` (every model's :class:`PopulationSpec`), ``rows`` (the
-        source's records), ``start_iter``, ``parent``, ``occupancy`` (active
+        source's records), ``start_iter``, ``parent``, ``seat`` (the seat
+        each model trained in, 0 to ``n_models - 1``), ``occupancy`` (active
         seats per epoch run), ``n_seats`` and ``rejected`` (draws that fit
         no free seat).
     """
@@ -497,7 +500,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
         pruned=per_model(status.pruned), train_time=train_time, halted=halted,
         extra={
             "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]), "start_iter": start,
-            "parent": np.asarray(seats.parent[:n]), "occupancy": occupancy, "n_seats": seats.M,
+            "parent": np.asarray(seats.parent[:n]), "seat": np.asarray(seats.seat[:n]),
+            "occupancy": occupancy, "n_seats": seats.M,
             "rejected": seats.rejected,
         },
     )
