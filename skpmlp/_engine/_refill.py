@@ -482,7 +482,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
     """The :class:`TrainResult` of every model the run trained."""
     K, C = seats.K, seats.capacity
     # refills placed just before an interruption never trained: no rows
-    trained = np.flatnonzero(status.n_iter.reshape(K, C).max(0) > np.r_[seats.start_iter, [0] * (C - seats.n_models)])
+    born = np.r_[seats.start_iter, np.zeros(C - seats.n_models, dtype=int)]
+    trained = np.flatnonzero(status.n_iter.reshape(K, C).max(0) > born)
     n = max(seats.M, int(trained.max()) + 1 if len(trained) else 0)
     per_model = lambda a: a.reshape(K, C)[:, :n].T.copy()  # noqa: E731
     start = np.asarray(seats.start_iter[:n])

@@ -115,8 +115,10 @@ def train_population(
     has_eval = all(e is not None and len(e) > 0 for _, e in folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
-    # an adaptive run refills its own slots: one run, never chunked
-    pending = [np.arange(spec.n_models)] if config.refill else _plan_chunks(spec, config, X, folds, monitor, max_memory)
+    if config.refill:  # an adaptive run refills its own slots: one run, never chunked
+        pending = [np.arange(spec.n_models)]
+    else:
+        pending = _plan_chunks(spec, config, X, folds, monitor, max_memory)
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
