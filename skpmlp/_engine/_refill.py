@@ -212,6 +212,7 @@ class Seats:
         new model indices (the caller admits them to the stopping rule)."""
         seats = list(seats)
         born = []
+        views = self._views()  # once per refill: building them costs more than a copy
         if self.config.refill == "perturb":
             for seat in list(seats):
                 if self.n_models >= self.capacity:
@@ -220,7 +221,7 @@ class Seats:
                 if parent is None:
                     continue
                 spec, row = self.source.perturb(self.rows[parent])
-                born.append(self._place(seat, spec, row, epoch, parent=parent))
+                born.append(self._place(seat, spec, row, epoch, views, parent=parent))
                 seats.remove(seat)
         draws = 0
         while seats and self.n_models < self.capacity and draws < MAX_DRAWS_PER_SEAT * len(seats):
@@ -230,7 +231,7 @@ class Seats:
             if seat is None:
                 self.rejected += 1
                 continue
-            born.append(self._place(seat, spec, row, epoch))
+            born.append(self._place(seat, spec, row, epoch, views))
             seats.remove(seat)
         if born:
             self.trainer._update_partitions()
@@ -261,9 +262,22 @@ class Seats:
         return self.specs[0]
 
     # ------------------------------------------------------------- slots
-    def _place(self, seat, spec, row, epoch, *, parent=None):
+    def _views(self):
+        """Per group, the layer views of the parameters, of every optimizer
+        state buffer and of the best weights (None without early
+        stopping), and every fold's optimizer steps."""
+        t, net = self.trainer, self.trainer.net
+        return {
+            "params": net.layer_views(net.flat.detach()),
+            "states": [net.layer_views(s) for s in t.optimizer.state],
+            "best": None if t.best_flat is None else net.layer_views(t.best_flat),
+            "step_counts": t.optimizer.step_counts.cpu().numpy(),
+        }
+
+    def _place(self, seat, spec, row, epoch, views, *, parent=None):
         """Model ``spec`` (one model) takes ``seat`` after ``epoch``: fresh
-        weights and optimizer state, or ``parent``'s copied."""
+        weights and optimizer state, or ``parent``'s copied (``views``: from
+        :meth:`_views`)."""
         t, net, C = self.trainer, self.trainer.net, self.capacity
         j = self.n_models
         arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
@@ -277,10 +291,8 @@ class Seats:
                 for pair in zip(coefs[0], intercepts[0]) for a in pair
             ]
         slots = self.seat_slots[seat]
-        params = net.layer_views(net.flat.detach())
-        states = [net.layer_views(s) for s in t.optimizer.state]
-        best = None if t.best_flat is None else net.layer_views(t.best_flat)
-        step_counts = t.optimizer.step_counts.cpu().numpy()
+        params, states, best = views["params"], views["states"], views["best"]
+        step_counts = views["step_counts"]
         with torch.no_grad():
             for k, slot in enumerate(slots):
                 r = k * C + j
