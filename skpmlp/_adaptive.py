@@ -62,7 +62,10 @@ class SpaceRefills:
     def __init__(self, space, population, seed):
         self.space, self.seed = space, int(seed)
         self.shown = population.shown
-        self.initial_rows = [dict(p) for p in population.params]
+        # a row: the model's parameters, and those its param_grid subspace
+        # left to the estimator (masked in cv_results_)
+        unset = list(population.unset) or [frozenset()] * population.n_models
+        self.initial_rows = [(dict(p), names) for p, names in zip(population.params, unset)]
         # a stream of its own: the first population's draws are unchanged
         self._rng = check_random_state(np.random.SeedSequence([self.seed, 16]).generate_state(1)[0])
         self._draws = 0
@@ -80,14 +83,15 @@ class SpaceRefills:
 
     def sample(self):
         """A configuration drawn from the space: ``(spec, row)``."""
-        row = self.space.draw(1, random_state=self._rng)[0]
-        return self._spec(row), row
+        configurations, unset = self.space.draw_unset(1, random_state=self._rng)
+        return self._spec(configurations[0]), (configurations[0], unset[0])
 
     def perturb(self, row):
         """A copy of ``row`` with every searched continuous hyperparameter
         multiplied by a factor of :data:`PERTURB_FACTORS` (a momentum or
         beta: its distance to 1), or drawn afresh with probability
         :data:`RESAMPLE_PROBABILITY`: ``(spec, row)``."""
+        row, unset = row
         child = dict(row)
         fresh = None
         for name in self.perturbed:
@@ -103,7 +107,8 @@ class SpaceRefills:
                 else:
                     value = max(0.0, 1.0 - (1.0 - value) * factor)
             child[name] = PARAMETERS[name].check(value, name)
-        return self._spec(child), child
+        # a perturbed value is the model's own: no longer left unset
+        return self._spec(child), (child, unset - set(self.perturbed))
 
 
 def adaptive_population(result, first):
@@ -111,7 +116,9 @@ def adaptive_population(result, first):
     first population's rows, then the refills' in order (repeat 0)."""
     rows = result.extra["rows"]
     repeats = np.r_[first.repeats, np.zeros(len(rows) - first.n_models, dtype=int)]
-    return Population(params=[dict(r) for r in rows], repeats=repeats.astype(int), shown=first.shown)
+    unset = tuple(names for _, names in rows) if any(names for _, names in rows) else ()
+    return Population(params=[dict(params) for params, _ in rows], repeats=repeats.astype(int),
+                      shown=first.shown, unset=unset)
 
 
 def hyperparameter_schedules(population, parent, start_iter, n_iter, names):
@@ -159,7 +166,7 @@ def adaptive_columns(cv_results, result):
     return cv_results
 
 
-def check_refill(estimator, n_models):
+def check_refill(estimator, n_models, space):
     """Refuse ``refill`` and ``max_models`` settings that cannot work.
 
     Raises
@@ -167,8 +174,10 @@ def check_refill(estimator, n_models):
     ValueError
         If ``refill`` is set without ``pruning`` or ``early_stopping``
         (nothing frees a slot early), with ``n_jobs`` (an adaptive search is
-        one fused run), or with ``max_models`` below the first population's
-        ``n_models`` models; or if ``max_models`` is set without ``refill``.
+        one fused run), with a searched ``batch_size`` (models of different
+        batch sizes train as separate runs), or with ``max_models`` below
+        the first population's ``n_models`` models; or if ``max_models`` is
+        set without ``refill``.
     """
     refill, max_models = estimator.refill, estimator.max_models
     if refill is None:
@@ -187,6 +196,11 @@ def check_refill(estimator, n_models):
         raise ValueError(
             f"refill={refill!r} trains the whole search as one fused run, which refills its own "
             f"slots; it cannot be split into n_jobs={estimator.n_jobs!r} shards. Set n_jobs=None."
+        )
+    if "batch_size" in space.subspaces[0] and varied(space, "batch_size"):
+        raise ValueError(
+            f"refill={refill!r} trains the whole search as one fused run; a searched batch_size "
+            f"trains one run per batch size. Give batch_size one value, or set refill=None."
         )
     if max_models is not None and max_models < n_models:
         raise ValueError(

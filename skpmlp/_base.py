@@ -29,15 +29,21 @@ from ._search import fitted_scorers, run_search, train_fused
 from ._splits import validation_split
 
 
-def _refitted(search):
-    """``available_if`` check: prediction needs ``refit=True``, as GridSearchCV."""
-    if not search.refit:
-        raise AttributeError(
-            f"This {type(search).__name__} instance was initialized with refit=False; "
-            f"prediction is available only with refit=True. Use export_model(i) to get "
-            f"any trained model."
-        )
-    return True
+def _needs_refit(method):
+    """``available_if`` check of ``method``: prediction needs ``refit``, with
+    GridSearchCV's message (whose ``_check_refit`` it follows)."""
+
+    def check(search):
+        if not search.refit:
+            raise AttributeError(
+                f"This {type(search).__name__} instance was initialized with `refit=False`. "
+                f"{method} is available only after refitting on the best parameters. You can "
+                f"refit an estimator manually using the `best_params_` attribute, or get any "
+                f"trained model with export_model(i)."
+            )
+        return True
+
+    return check
 
 
 class SearchScoreMixin:
@@ -47,7 +53,7 @@ class SearchScoreMixin:
     (accuracy / R^2 whatever ``scoring`` says) it replaces.
     """
 
-    @available_if(_refitted)
+    @available_if(_needs_refit("score"))
     def score(self, X, y, sample_weight=None):
         """Score the best model (or ensemble) with the search's ``scoring``.
 
@@ -261,7 +267,9 @@ class BaseParallelMLP(BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in every model's loss (and L2 divisor, as
-            scikit-learn's MLP) and in the scorers.
+            scikit-learn's MLP) and in the scorers that take
+            ``sample_weight`` (the others score unweighted, with
+            GridSearchCV's warning).
         groups : array-like of shape (n_samples,), default=None
             Group labels of the rows, passed to the ``cv`` splitter's
             ``split`` as GridSearchCV does (``GroupKFold``,
@@ -279,8 +287,6 @@ class BaseParallelMLP(BaseEstimator):
         """
         if isinstance(self.scoring, (list, tuple, set, dict)):  # fail before training
             self._check_refit(self.scoring)
-        elif isinstance(self.refit, str) and not callable(self.scoring):
-            self._check_single_refit([self.scoring or "score", "score"])
         if one_value(self.solver) == "lbfgs" and self.pruning is not None:
             raise ValueError(
                 f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
@@ -294,8 +300,6 @@ class BaseParallelMLP(BaseEstimator):
             run = run_search(self, X, y, sample_weight, groups)
             if run.multimetric:  # a callable scoring may turn out multi-metric
                 self._check_refit(run.cv_results)
-            elif isinstance(self.refit, str) and callable(self.scoring):
-                self._check_single_refit(["score"])
             fitted = self._search_attributes(run)
             if self.refit:
                 fitted.update(self._refit_attributes(run, fitted))
@@ -322,9 +326,11 @@ class BaseParallelMLP(BaseEstimator):
         return self
 
     def _check_refit(self, scorers):
-        """GridSearchCV's rule for multi-metric scoring: ``refit`` names one
-        of the scorers (``scorers``: their names, or ``cv_results_`` with
-        ``mean_test_<name>`` columns), is a callable, or is False."""
+        """GridSearchCV's rule (and message) for multi-metric scoring:
+        ``refit`` names one of the scorers (``scorers``: their names, or
+        ``cv_results_`` with ``mean_test_<name>`` columns), is a callable, or
+        is False. With one metric any string refits as True does, as
+        GridSearchCV."""
         if isinstance(scorers, dict) and "params" in scorers:  # cv_results_
             names = [key[len("mean_test_"):] for key in scorers if key.startswith("mean_test_")]
         else:
@@ -332,21 +338,12 @@ class BaseParallelMLP(BaseEstimator):
         if self.refit is False or callable(self.refit) or (isinstance(self.refit, str) and self.refit in names):
             return
         raise ValueError(
-            f"For multi-metric scoring, refit must be the name of the scorer that picks the best "
-            f"model (one of {sorted(names)}), a callable taking cv_results_ and returning "
-            f"best_index_, or False; {self.refit!r} was passed."
+            "For multi-metric scoring, the parameter refit must be set to a scorer key or a "
+            "callable to refit an estimator with the best parameter setting on the whole data and "
+            "make the best_* attributes available for that metric. If this is not needed, refit "
+            f"should be set to False explicitly. {self.refit!r} was passed (scorer keys: "
+            f"{sorted(names)})."
         )
-
-    def _check_single_refit(self, names):
-        """With one metric, a string ``refit`` must name it (its scoring
-        string, or "score"): it then refits as True does, as GridSearchCV;
-        any other string is refused, to catch a mistyped name."""
-        if self.refit not in names:
-            raise ValueError(
-                f"refit={self.refit!r} must name one of the scorers given in scoring; "
-                f"scoring={self.scoring!r} (with one metric, refit may be True, False, a callable "
-                f"or one of {sorted(set(names))})."
-            )
 
     @staticmethod
     def _ranking_metric(run, refit):
@@ -367,8 +364,6 @@ class BaseParallelMLP(BaseEstimator):
         TypeError, IndexError
             With GridSearchCV's messages, for a callable returning a
             non-integer or an index out of range.
-        ValueError
-            If every model failed (diverged or could not be scored).
         """
         results = run.cv_results
         if callable(self.refit):
@@ -378,12 +373,7 @@ class BaseParallelMLP(BaseEstimator):
             if best < 0 or best >= len(results["params"]):
                 raise IndexError("best_index_ index out of range")
             return int(best)
-        means = results[f"mean_test_{metric}"]
-        if run.failed.all() or (run.held_out and np.isnan(means).all()):
-            raise ValueError(
-                f"All {run.population.n_models} models failed (diverged or could not be scored); try "
-                f"smaller learning rates or scale the input features."
-            )
+        # (every fit failing raised already, as GridSearchCV)
         # by the held-out loss or the score (selection), then by row order
         return int(np.argmin(self._selection_order(run, metric)))
 
@@ -664,7 +654,7 @@ class BaseParallelMLP(BaseEstimator):
             model.classes_ = state["_classes"]
         return model
 
-    @available_if(_refitted)
+    @available_if(_needs_refit("predict"))
     def predict(self, X):
         """Predict with the best model.
 

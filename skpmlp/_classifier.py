@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseParallelMLP, SearchScoreMixin, _refitted
+from ._base import BaseParallelMLP, SearchScoreMixin, _needs_refit
 from ._docstrings import ATTRIBUTES, PARAMETERS
 from ._ensemble import MLPEnsembleClassifier
 from ._single import SingleMLPClassifier
@@ -140,7 +140,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         )
         self.class_weight = class_weight
 
-    @available_if(_refitted)
+    @available_if(_needs_refit("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of the best model (or ensemble); each label's
         probability for a multilabel ``y``.
@@ -156,7 +156,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
-    @available_if(_refitted)
+    @available_if(_needs_refit("predict_log_proba"))
     def predict_log_proba(self, X):
         """Log of the class probabilities of the best model (or ensemble), as
         ``MLPClassifier.predict_log_proba``.

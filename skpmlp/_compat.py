@@ -6,6 +6,8 @@ scikit-learn's internals is mended in this file alone
 scikit-learn module or name, or touches the private attributes below).
 """
 
+from inspect import signature
+
 import numpy as np
 from sklearn.base import _fit_context  # noqa: F401  (sklearn >= 1.3)
 from sklearn.preprocessing import LabelBinarizer
@@ -18,6 +20,16 @@ def get_param_names(estimator_class):
     """The constructor parameter names of an estimator class, sorted
     (``BaseEstimator._get_param_names``)."""
     return estimator_class._get_param_names()
+
+
+def scorer_accepts_sample_weight(scorer):
+    """Whether GridSearchCV would pass ``sample_weight`` to ``scorer``: a
+    scikit-learn scorer says so (``_accept_sample_weight``, from its metric's
+    signature), any other callable by its own signature."""
+    accept = getattr(scorer, "_accept_sample_weight", None)
+    if callable(accept):
+        return bool(accept())
+    return "sample_weight" in signature(scorer).parameters
 
 
 def validate_params(estimator):

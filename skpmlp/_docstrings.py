@@ -38,10 +38,14 @@ PARAMETERS = """
     alpha : float, array-like of float or distribution, default=0.0001
         L2 penalties to try (a tuple, a list, an array or a distribution),
         as scikit-learn's MLP applies them.
-    batch_size : int or "auto", default="auto"
-        Minibatch size; ``"auto"`` is ``min(200, n_samples)``. Every model
-        sees the same batches. An int larger than the training rows is
-        clipped to them, with scikit-learn's warning.
+    batch_size : int, "auto", list of them or distribution, default="auto"
+        Minibatch size; ``"auto"`` is ``min(200, n_samples)``. An int larger
+        than the training rows is clipped to them, with scikit-learn's
+        warning. A list (or an int-valued distribution) searches it per
+        model: the models of each batch size train as one fused run, the
+        runs one after another in the same ``fit`` (about 1.1x the cost of
+        one run, see ``benchmarks/batch_size_cost.py``); halving then ranks
+        models within their batch size.
     shuffle : bool, default=True
         Shuffle the training rows every epoch, as scikit-learn's MLP; with
         False every epoch takes them in the same order.
@@ -75,6 +79,11 @@ PARAMETERS = """
         picks a dict at random, as ParameterSampler). E.g.
         ``param_grid=[{"activation": ["relu"], "alpha": [1e-4, 1e-2]},
         {"activation": ["tanh"], "hidden_layer_sizes": [(32, 32)]}]``.
+        As GridSearchCV, ``cv_results_["param_<name>"]`` is masked where a
+        model's dict leaves out a parameter another dict sets (and this
+        estimator gives it one value, which the model trains with);
+        ``cv_results_["params"]`` holds every value, so it rebuilds the
+        model. A value listed twice is two (identical) candidates.
     early_stopping : bool, default=False
         Stop each model when its validation score has not improved by
         ``tol`` for more than ``n_iter_no_change`` epochs, and keep its best
@@ -216,8 +225,7 @@ PARAMETERS = """
         (with multi-metric scoring, the name of the scorer that picks it).
         As GridSearchCV, a callable takes ``cv_results_`` and returns
         ``best_index_``; ``best_score_`` is then not set. With one metric
-        a string naming it (the ``scoring`` string, or "score") refits as
-        True does.
+        any string refits as True does, as GridSearchCV.
         With ``cv`` the best configuration is retrained on all the data, as
         GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
         ``refit=False`` leaves ``best_estimator_`` unset and prediction
@@ -251,8 +259,10 @@ PARAMETERS = """
         validation set) are ordered: "loss" prefers the lower mean
         validation loss, None takes the first row, as GridSearchCV.
     error_score : "raise" or float, default=np.nan
-        Score of a model that diverged or whose scoring raised; "raise"
-        raises instead.
+        Score of a fit (a model on a fold) that diverged or whose scoring
+        raised; "raise" raises instead. As GridSearchCV, failed fits warn
+        with :class:`~sklearn.exceptions.FitFailedWarning` and, if every
+        fit failed, ``fit`` raises ``ValueError``.
     return_train_score : bool, default=False
         Also score every replica on its training rows.
     dtype : {"float32", "float64"}, default="float32"
@@ -295,10 +305,14 @@ PARAMETERS = """
         Seeds the validation split, the minibatch order and, with each
         model's own hyperparameters and repeat index, its initial weights.
     verbose : int, default=0
-        1 shows a progress bar per fused run (epochs, models still
-        training, best validation score so far; needs tqdm, else a line
-        every few epochs); 2 also prints a line per epoch; 0 prints
-        nothing.
+        1 prints GridSearchCV's "Fitting K folds for each of N
+        candidates" and shows a progress bar per fused run (epochs, models
+        still training, best validation score so far; needs tqdm, else a
+        line every few epochs); 2 also prints a line per epoch and, once
+        the models are scored, GridSearchCV's ``[CV] END ...`` line per fit
+        (a model on a fold: its parameters and time); 3 adds the fold and
+        its scores to those lines (``[CV k/n] END ...; score=...``); 0
+        prints nothing.
 """
 
 ATTRIBUTES = """
@@ -318,7 +332,9 @@ ATTRIBUTES = """
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
         ``mean_fit_time``, ...). Models are trained together, so each row's
-        fit time is an equal share of the fused run's wall time.
+        fit time is an equal share of the fused run's wall time; its score
+        time is its share of each fold's scoring (0 for a failed fit, as
+        GridSearchCV's).
         ``pandas.DataFrame(cv_results_)`` gives a table.
     best_index_ : int
         Row of the best model (set unless multi-metric with

@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 
 from ._compat import Interval, Options, StrOptions
 from ._engine import TrainConfig, check_device
+from ._population import resolve_batch_size
 
 #: Parameters that say how each model trains (not what it is); an exported
 #: model carries the values of the search it came from.
@@ -127,17 +128,17 @@ def train_config(estimator, *, task, n_outputs, seed):
 
     ``solver="lbfgs"`` ignores ``early_stopping`` (as scikit-learn's MLP)
     and the minibatch settings. ``batch_size="auto"`` is 200; the engine clips the batch to the training
-    rows of each run, so "auto" means ``min(200, n_samples)``. Estimators
+    rows of each run, so "auto" means ``min(200, n_samples)``. A searched
+    ``batch_size`` goes to the engine per model, in the population's spec. Estimators
     without a ``pruning`` parameter (single models) never prune.
     """
-    batch_size = 200 if estimator.batch_size == "auto" else estimator.batch_size
     return TrainConfig(
         task=task,
         n_outputs=n_outputs,
         # each model's optimizer is in the population spec; these are the
         # estimator's single values (the defaults where searched)
         solver=_scalar(estimator, "solver", "adam"),
-        batch_size=batch_size,
+        batch_size=resolve_batch_size(_scalar(estimator, "batch_size", "auto")),
         max_iter=estimator.max_iter,
         max_fun=estimator.max_fun,
         tol=estimator.tol,
@@ -167,10 +168,12 @@ def train_config(estimator, *, task, n_outputs, seed):
     )
 
 
-def warn_batch_size(batch_size, n_train):
-    """scikit-learn MLP's warning when an int ``batch_size`` exceeds the
+def warn_batch_size(batch_sizes, n_train):
+    """scikit-learn MLP's warning when an int batch size (one of
+    ``batch_sizes``: the models' values, or one value) exceeds the
     ``n_train`` rows a model trains on; the batch is then clipped to them."""
-    if batch_size != "auto" and batch_size > n_train:
+    sizes = [batch_sizes] if isinstance(batch_sizes, (str, Integral)) else list(batch_sizes)
+    if any(size != "auto" and size > n_train for size in sizes):
         warnings.warn(
             "Got `batch_size` less than 1 or larger than sample size. It is going to be clipped",
             UserWarning,

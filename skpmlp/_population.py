@@ -13,6 +13,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from dataclasses import fields
+
 from ._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
 
 #: Architectures trained when ``hidden_layer_sizes=None``.
@@ -21,8 +23,9 @@ DEFAULT_HIDDEN_LAYER_SIZES = ((32,), (64,), (128,), (64, 64))
 #: What a model is: always ``cv_results_`` columns, searched or not.
 MODEL_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
 
-#: How a model's optimizer steps, with scikit-learn's MLP defaults: each may
-#: vary per model; ``cv_results_`` shows them only where searched.
+#: How a model's optimizer steps (and on how many rows), with scikit-learn's
+#: MLP defaults: each may vary per model; ``cv_results_`` shows them only
+#: where searched.
 OPTIMIZER_DEFAULTS = {
     "solver": "adam",
     "momentum": 0.9,
@@ -32,6 +35,7 @@ OPTIMIZER_DEFAULTS = {
     "epsilon": 1e-8,
     "learning_rate": "constant",
     "power_t": 0.5,
+    "batch_size": "auto",
 }
 OPTIMIZER_PARAMS = tuple(OPTIMIZER_DEFAULTS)
 
@@ -134,15 +138,6 @@ def _activations(value):
     return names
 
 
-def _unique(values, name):
-    seen = []
-    for v in values:
-        if v in seen:
-            raise ValueError(f"{name} lists {v!r} more than once.")
-        seen.append(v)
-    return values
-
-
 @dataclass(frozen=True)
 class Population:
     """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i.
@@ -151,32 +146,41 @@ class Population:
     (:data:`SEARCHED_PARAMS`; optimizer parameters it lacks take
     :data:`OPTIMIZER_DEFAULTS`); ``shown`` names those ``cv_results_``
     shows (:meth:`shown_params`): the model parameters, and the optimizer
-    parameters that were searched.
+    parameters that were searched. ``unset[i]`` names those model i's
+    ``param_grid`` subspace left to the estimator's value (masked in
+    ``param_*``, as GridSearchCV's; empty when none).
     """
 
     params: list
     repeats: np.ndarray
     shown: tuple = MODEL_PARAMS
+    unset: tuple = ()
 
     @property
     def n_models(self):
         return len(self.params)
 
     @classmethod
-    def from_configurations(cls, configurations, n_repeats, shown=MODEL_PARAMS):
+    def from_configurations(cls, configurations, n_repeats, shown=MODEL_PARAMS, unset=None):
         """The population of ``n_repeats`` models of each configuration (a
-        dict of valid values per searched parameter), repeats innermost."""
+        dict of valid values per searched parameter), repeats innermost;
+        ``unset`` (one set of names per configuration) gives :attr:`unset`."""
         params, repeats = [], []
         for configuration in configurations:
             for repeat in range(n_repeats):
                 params.append({name: configuration[name] for name in SEARCHED_PARAMS if name in configuration})
                 repeats.append(repeat)
         shown = tuple(name for name in SEARCHED_PARAMS if name in shown)
-        return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown)
+        unset = () if unset is None else tuple(names for names in unset for _ in range(n_repeats))
+        return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown, unset=unset)
 
     def column(self, name):
         default = OPTIMIZER_DEFAULTS.get(name)
         return [p.get(name, default) for p in self.params]
+
+    def masked(self, name):
+        """Whether each model's ``param_<name>`` entry is masked (see :attr:`unset`)."""
+        return [name in names for names in self.unset] if self.unset else [False] * self.n_models
 
     def shown_params(self):
         """Every model's ``cv_results_["params"]`` entry: its ``shown`` values."""
@@ -200,10 +204,22 @@ class Population:
                 for arch, act, repeat in zip(archs, acts, self.repeats)
             ],
             optimizers=[
-                OptimizerSettings(**dict(zip(OPTIMIZER_PARAMS, values)))
-                for values in zip(*(self.column(name) for name in OPTIMIZER_PARAMS))
+                OptimizerSettings(**dict(zip(_SETTINGS, values)))
+                for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
+            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")], dtype=np.int64),
         )
+
+
+#: The optimizer parameters an :class:`OptimizerSettings` holds (all but batch_size).
+_SETTINGS = tuple(f.name for f in fields(OptimizerSettings))
+
+
+def resolve_batch_size(batch_size):
+    """An int batch size: ``"auto"`` is 200, as scikit-learn's MLP (whose
+    ``min(200, n_samples)`` the engine gets by clipping the batch to the
+    training rows)."""
+    return 200 if batch_size == "auto" else int(batch_size)
 
 
 def model_seed(seed, hidden_layer_sizes, activation, repeat):

@@ -23,20 +23,22 @@ def rank_scores(means, demoted=None):
     return rankdata(-filled, method="min").astype(np.int32)
 
 
-def _param_column(values):
+def _param_column(values, masked=None):
     """A ``param_<name>`` column as GridSearchCV builds it: a masked array
     with the values' own dtype when they are numbers (float for learning
-    rates, int for repeats), object for strings and tuples."""
+    rates, int for repeats), object for strings and tuples. Entries where
+    ``masked`` is True stay masked (a ``param_grid`` subspace left the
+    parameter to the estimator's value); their data is that value still."""
     try:
         inferred = np.array(values)
     except ValueError:  # tuples of different lengths
         dtype = np.dtype(object)
     else:
         dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else np.dtype(object)
-    column = np.ma.MaskedArray(np.empty(len(values), dtype=dtype), mask=True)
+    data = np.empty(len(values), dtype=dtype)
     for i, value in enumerate(values):
-        column[i] = value  # unmasks the entry
-    return column
+        data[i] = value  # one by one: a tuple stays one object
+    return np.ma.MaskedArray(data, mask=np.zeros(len(values), dtype=bool) if masked is None else masked)
 
 
 def warn_non_finite(key, means):
@@ -78,9 +80,12 @@ def build_cv_results(
         One entry per scorer; the single-metric entry is named ``"score"``.
     train_scores : dict like ``test_scores``, optional
         Adds the ``*_train_<name>`` columns (``return_train_score=True``).
-    fit_time, score_time : float
-        Total seconds of the fused run and of scoring; each model and split
-        is charged an equal share (the fused run trains them together).
+    fit_time : float
+        Total seconds of the fused run; each model and split is charged an
+        equal share (the fused run trains them together).
+    score_time : ndarray of shape (n_models, n_splits)
+        Seconds each model spent being scored on each split (0 for a failed
+        fit, as GridSearchCV's).
     multimetric : bool
         Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
     n_iter : ndarray of shape (n_models,), optional
@@ -111,9 +116,9 @@ def build_cv_results(
     share = n * n_splits
     results = {}
     _store(results, "fit_time", np.full((n, n_splits), fit_time / share), splits=False)
-    _store(results, "score_time", np.full((n, n_splits), score_time / share), splits=False)
+    _store(results, "score_time", score_time, splits=False)
     for name in population.shown:
-        results[f"param_{name}"] = _param_column(population.column(name))
+        results[f"param_{name}"] = _param_column(population.column(name), population.masked(name))
     results["param_repeat"] = _param_column(list(population.repeats))
     results["params"] = population.shown_params()
     if n_iter is not None:

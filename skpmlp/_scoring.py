@@ -14,6 +14,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import FitFailedWarning
 
+from ._compat import scorer_accepts_sample_weight
 from ._engine import MONITOR_SCORES, negated_loss, training_loss
 from ._targets import ClassifierTargetsMixin
 
@@ -204,18 +205,110 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     return np.where(bad, np.nan, loss)
 
 
-def warn_failed(failed, n_models):
-    """Warn that ``failed.sum()`` models diverged and were scored
-    ``error_score``, with GridSearchCV's category for failed fits
-    (:class:`~sklearn.exceptions.FitFailedWarning`, a RuntimeWarning)."""
-    n_failed = int(np.sum(failed))
-    if n_failed:
+def weighted_scorers(estimator, scorers, multimetric):
+    """The names of the ``scorers`` that take ``sample_weight``, warning as
+    GridSearchCV does for each one that does not (it is then called
+    without it, as GridSearchCV calls it).
+
+    Parameters
+    ----------
+    estimator : the search being fitted with ``sample_weight``
+    scorers : dict of str to scorer or None
+        None (the fused default score) takes ``sample_weight``.
+    multimetric : bool
+        Name each scorer in the warning (``scoring`` was a list or dict).
+
+    Returns
+    -------
+    set of str
+    """
+    accepting = set()
+    for name, scorer in scorers.items():
+        if scorer is None or scorer_accepts_sample_weight(scorer):
+            accepting.add(name)
+            continue
+        which = f"{name}={scorer}" if multimetric else f"{scorer}"
         warnings.warn(
-            f"{n_failed} of {n_models} models diverged on some fold (their loss became NaN or "
-            f"infinite); they were frozen and scored error_score (NaN by default, so never selected).",
-            FitFailedWarning,
-            stacklevel=3,
+            f"The scoring {which} does not support sample_weight, which may lead to "
+            f"statistically incorrect results when fitting {estimator} with sample_weight. ",
+            UserWarning,
+            stacklevel=4,
         )
+    return accepting
+
+
+#: Why a fit failed, as the "error" of GridSearchCV's failure summary.
+FIT_ERRORS = {
+    "diverged": (
+        "The model diverged: its training loss became NaN or infinite, so it was frozen. Try "
+        "smaller learning rates or scale the input features."
+    ),
+    "untrained": (
+        "Training ended (interrupted, or max_time reached) before the model trained an epoch."
+    ),
+}
+
+
+def _rows(mask):
+    """The rows of ``mask`` that are True, as a short list for a message."""
+    rows = np.flatnonzero(mask).tolist()
+    return str(rows) if len(rows) <= 10 else f"{rows[:10]} and {len(rows) - 10} more"
+
+
+def warn_or_raise_about_fit_failures(diverged, untrained, error_score):
+    """GridSearchCV's handling of failed fits, a fit being one model on one fold.
+
+    Parameters
+    ----------
+    diverged, untrained : ndarray of bool of shape (n_models, n_folds)
+        Fits whose loss became NaN or infinite, and fits a halt (Ctrl-C or
+        ``max_time``) left untrained.
+    error_score : "raise" or float
+
+    Raises
+    ------
+    ValueError
+        With ``error_score="raise"`` when some fit failed; with
+        GridSearchCV's "All the N fits failed" message when every fit did.
+
+    Warns
+    -----
+    FitFailedWarning
+        With GridSearchCV's "N fits failed out of a total of M" message when
+        some fits failed, naming why and the ``cv_results_`` rows.
+    """
+    failed = diverged | untrained
+    num_failed, num_fits = int(failed.sum()), failed.size
+    if not num_failed:
+        return
+    delimiter = "-" * 80 + "\n"
+    summary = "\n".join(
+        f"{delimiter}{int(mask.sum())} fits failed with the following error:\n{FIT_ERRORS[why]} "
+        f"(rows of cv_results_: {_rows(mask.any(axis=1))})"
+        for why, mask in (("diverged", diverged), ("untrained", untrained & ~diverged))
+        if mask.any()
+    )
+    if error_score == "raise":
+        raise ValueError(
+            f"{num_failed} of {num_fits} fits failed and error_score='raise':\n{summary}"
+        )
+    if num_failed == num_fits:
+        raise ValueError(
+            f"\nAll the {num_fits} fits failed.\n"
+            "It is very likely that your model is misconfigured.\n"
+            "You can try to debug the error by setting error_score='raise'.\n\n"
+            f"Below are more details about the failures:\n{summary}"
+        )
+    warnings.warn(
+        f"\n{num_failed} fits failed out of a total of {num_fits}.\n"
+        "The score on these train-test partitions for these parameters will be set to "
+        f"{error_score}.\n"
+        "If these failures are not expected, you can try to debug them by setting "
+        "error_score='raise'.\n\n"
+        f"Below are more details about the failures:\n{summary}",
+        FitFailedWarning,
+        stacklevel=3,
+    )
 
 
 def warn_halted(result, what="the search"):

@@ -25,9 +25,11 @@ from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
 from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import Population
-from ._progress import SearchProgress
+from ._progress import SearchProgress, announce_fits, report_fits
 from ._results import build_cv_results
-from ._scoring import population_loss, score_population, warn_failed, warn_halted
+from ._scoring import (
+    population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
+)
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
 from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
@@ -60,7 +62,8 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
     Raises
     ------
     ValueError
-        With GridSearchCV's message when ``cv`` yields no split; when a
+        With GridSearchCV's messages when ``cv`` yields no split or not
+        as many as its ``get_n_splits`` says; when a
         split has no training or no test rows; when the early-stopping
         validation part would hold fewer than 2 rows (scikit-learn MLP's
         message) or a class is too small for it (see :func:`holdout_split`).
@@ -76,8 +79,14 @@ def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
         return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
                               early_stopping=estimator.early_stopping)]
     splitter = check_cv(estimator.cv, y, classifier=classifier)
+    n_splits = splitter.get_n_splits(X, y, groups)
     # a cv iterable may give boolean masks, as scikit-learn's splits accept
     folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
+    if len(folds) != n_splits:
+        raise ValueError(
+            f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
+            f"splits, got {len(folds)}"
+        )
     if not folds:
         raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
     for k, (train, test) in enumerate(folds):
@@ -287,13 +296,14 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
-    population = Population.from_configurations(
-        space.draw(estimator.n_models, random_state=seed), estimator.n_repeats, space.searched
-    )
+    configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
+    population = Population.from_configurations(configurations, estimator.n_repeats, space.searched, unset)
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models)
-    check_refill(estimator, population.n_models)
+    check_refill(estimator, population.n_models, space)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
+    # as GridSearchCV: sample_weight goes only to the scorers that take it
+    weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
     folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's
@@ -309,7 +319,8 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         spec = dataclasses.replace(spec, initial_weights=[warm])
     engine_folds = training_folds(estimator, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
-    warn_batch_size(estimator.batch_size, max(train_sizes))
+    warn_batch_size(set(population.column("batch_size")), max(train_sizes))
+    announce_fits(len(folds), population.n_models, estimator.verbose)
     # refill: the run adds models, drawn or perturbed from this space
     source = SpaceRefills(space, population, seed) if config.refill else None
     result, shards = train_fused(
@@ -318,15 +329,16 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     )
     if source is not None:  # every model trained is a row
         population, spec = adaptive_population(result, population), result.extra["spec"]
-    warn_failed(result.diverged.any(axis=1), population.n_models)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
     # (a warm-started L-BFGS model already at a minimum converges in 0)
-    failed = result.diverged | ((result.n_iter == 0) & ~result.converged)
+    untrained = (result.n_iter == 0) & ~result.converged
+    warn_or_raise_about_fit_failures(result.diverged, untrained, estimator.error_score)
+    failed = result.diverged | untrained
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
-        loss_weight=train_weight,
+        loss_weight=train_weight, weighted=weighted,
     )
     multimetric = multimetric or set(scores["test"]) != {"score"}
     held_out = folds[0][1] is not None
@@ -343,6 +355,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
             population, result.extra["parent"], result.extra["start_iter"], result.n_iter.max(axis=1),
             source.perturbed,
         )
+    n_fits = failed.size
+    report_fits(
+        cv_results, fit_time=np.full(failed.shape, result.train_time / n_fits), score_time=score_time,
+        verbose=estimator.verbose, multimetric=multimetric,
+        return_train_score=bool(getattr(estimator, "return_train_score", False)),
+    )
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
@@ -351,12 +369,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
 
 
 def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed, *,
-                 loss_weight=None):
+                 loss_weight=None, weighted=()):
     """Score every replica on its fold's test (and, with
-    ``return_train_score``, training) rows with every scorer (weighted by
-    ``sample_weight``, as GridSearchCV's), and its loss on the test rows
-    (weighted by ``loss_weight``, what the models trained with: class
-    weights included).
+    ``return_train_score``, training) rows with every scorer (those named in
+    ``weighted`` weighted by ``sample_weight``, as GridSearchCV's), and its
+    loss on the test rows (weighted by ``loss_weight``, what the models
+    trained with: class weights included).
 
     Returns
     -------
@@ -364,7 +382,9 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
         ``{"test": {name: (n_models, n_folds)}, "train": ...}``; a callable
         scorer returning a dict gives one name per key. Test scores are NaN
         where a fold has no test rows (a lone model trained on all rows).
-    seconds : float
+    seconds : ndarray of shape (n_models, n_folds)
+        Each fold's scoring time, shared equally by the models scored on it;
+        0 for a failed fit, as GridSearchCV's (it scores nothing).
     test_loss : ndarray of shape (n_models,)
         Mean loss over the folds' test rows (NaN without test rows, or for
         a model that failed on some fold).
@@ -376,7 +396,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     n_models = spec.n_models
     scores = {part: {} for part in parts}
     test_loss = np.full((n_models, len(folds)), np.nan)
-    score_time = 0.0
+    score_time = np.zeros((n_models, len(folds)))
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
@@ -389,11 +409,13 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                     outputs, y_encoded[rows], config=config, failed=failed[:, k],
                     sample_weight=None if loss_weight is None else loss_weight[rows],
                 )
+            if failed[:, k].all():  # nothing to score: error_score below
+                continue
             for name, scorer in scorers.items():
                 values, seconds = score_population(
                     outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
-                    sample_weight=None if sample_weight is None else sample_weight[rows],
+                    sample_weight=None if sample_weight is None or name not in weighted else sample_weight[rows],
                     error_score=estimator.error_score,
                 )
                 # a callable returning a dict of metrics names its own columns
@@ -401,8 +423,13 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                 for column, column_values in named:
                     table = scores[part].setdefault(column, np.full((n_models, len(folds)), np.nan))
                     table[:, k] = column_values
-                score_time += seconds
+                score_time[~failed[:, k], k] += seconds / np.sum(~failed[:, k])
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
+        elif folds[0][1] is not None:
+            # failed fits score error_score in every column, those of a
+            # callable's dict of metrics included (as GridSearchCV inserts them)
+            for table in scores[part].values():
+                table[failed] = estimator.error_score
     return scores, score_time, test_loss.mean(axis=1)

@@ -38,7 +38,6 @@ from ._population import (
     _as_list,
     _is_width,
     _positive_numbers,
-    _unique,
     architectures,
 )
 
@@ -105,9 +104,23 @@ def _interval(low, high, *, low_closed, high_closed):
     return check
 
 
+def _batch_size(value, name):
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (str, np.str_)) and value == "auto":
+        return "auto"
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} values must be 'auto' or positive ints; got {value!r}.")
+    return int(value)
+
+
 def _each(check):
-    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value, no duplicates."""
-    return lambda value, name: _unique([check(v, name) for v in _as_list(value, name)], name)
+    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value.
+
+    A value listed twice is two candidates, as in GridSearchCV (identical
+    models, trained and scored alike).
+    """
+    return lambda value, name: [check(v, name) for v in _as_list(value, name)]
 
 
 @dataclass(frozen=True)
@@ -126,19 +139,19 @@ class _Parameter:
 #: Searchable parameters, in ``cv_results_`` column order.
 PARAMETERS = {
     "hidden_layer_sizes": _Parameter(
-        candidates=lambda value, name: _unique(architectures(value), name),
+        candidates=lambda value, name: architectures(value),
         check=_drawn_architecture,
     ),
     "activation": _Parameter(
-        candidates=lambda value, name: _unique(_activations(value), name),
+        candidates=lambda value, name: _activations(value),
         check=_drawn_activation,
     ),
     "learning_rate_init": _Parameter(
-        candidates=lambda value, name: _unique(_positive_numbers(value, name, allow_zero=False), name),
+        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=False),
         check=lambda value, name: _drawn_number(value, name, allow_zero=False),
     ),
     "alpha": _Parameter(
-        candidates=lambda value, name: _unique(_positive_numbers(value, name, allow_zero=True), name),
+        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=True),
         check=lambda value, name: _drawn_number(value, name, allow_zero=True),
     ),
     # the optimizer, per model (scikit-learn's MLP names and ranges)
@@ -153,6 +166,7 @@ PARAMETERS = {
             "epsilon": _interval(0, None, low_closed=False, high_closed=False),
             "learning_rate": _option({"constant", "invscaling", "adaptive"}),
             "power_t": _interval(0, None, low_closed=True, high_closed=False),
+            "batch_size": _batch_size,
         }.items()
     },
 }
@@ -160,6 +174,10 @@ assert tuple(PARAMETERS) == SEARCHED_PARAMS
 
 
 # ------------------------------------------------------------------- space
+#: The key that marks a configuration with its subspace (see ``draw_unset``).
+_SUBSPACE = "_subspace"
+
+
 class SearchSpace:
     """A grid, sampled or conditional space of model configurations.
 
@@ -172,12 +190,17 @@ class SearchSpace:
     searched : tuple of str, default=MODEL_PARAMS
         The parameters ``cv_results_`` shows (``Population.shown``): the
         model parameters, and the optimizer parameters that are searched.
+    unset : list of frozenset, default=None
+        Per subspace, the parameters it leaves to the estimator's one value
+        while another subspace sets them: the entries GridSearchCV leaves
+        masked in ``param_*``. None: none.
     """
 
-    def __init__(self, subspaces, searched=MODEL_PARAMS):
+    def __init__(self, subspaces, searched=MODEL_PARAMS, unset=None):
         assert subspaces and all(set(s) == set(PARAMETERS) for s in subspaces)
         self.subspaces = subspaces
         self.searched = tuple(name for name in PARAMETERS if name in searched)
+        self.unset = list(unset) if unset is not None else [frozenset()] * len(subspaces)
 
     @classmethod
     def from_params(cls, params, param_grid=None):
@@ -246,7 +269,16 @@ class SearchSpace:
             if any(name in o for o in overrides)
             or any(is_distribution(s[name]) or len(s[name]) > 1 for s in subspaces)
         }
-        return cls(subspaces, searched)
+        # a subspace that leaves out a parameter another one sets trains with
+        # the estimator's value: masked in param_* where that is one value
+        # (GridSearchCV's candidate did not set it); a list it leaves out is
+        # searched there, so shown
+        named = {name for o in overrides for name in o}
+        unset = [
+            frozenset(name for name in named if name not in o and not is_distribution(s[name]) and len(s[name]) == 1)
+            for o, s in zip(overrides, subspaces)
+        ]
+        return cls(subspaces, searched, unset)
 
     @property
     def is_sampled(self):
@@ -288,6 +320,27 @@ class SearchSpace:
             If ``n_models`` is None and the space holds distributions, or a
             distribution draws an invalid value.
         """
+        return [self._checked(config) for config in self._draw(self.subspaces, n_models, random_state)]
+
+    def draw_unset(self, n_models=None, random_state=None):
+        """:meth:`draw`'s configurations, and what each left unset.
+
+        Returns
+        -------
+        configurations : list of dict
+            The same as :meth:`draw`'s.
+        unset : list of frozenset
+            The :attr:`unset` of each configuration's subspace.
+        """
+        # each subspace carries its index as a one-valued parameter, which
+        # takes no randomness: the draws are those of draw()
+        marked = [{**subspace, _SUBSPACE: [i]} for i, subspace in enumerate(self.subspaces)]
+        drawn = self._draw(marked, n_models, random_state)
+        return [self._checked(config) for config in drawn], [self.unset[config[_SUBSPACE]] for config in drawn]
+
+    def _draw(self, subspaces, n_models, random_state):
+        """The configurations of ``subspaces`` (this space's, possibly
+        marked) that :meth:`draw` describes, unchecked."""
         if n_models is None:
             if self.is_sampled:
                 raise ValueError(
@@ -295,7 +348,7 @@ class SearchSpace:
                     f"({self._distribution_names()}): it is the number of configurations to "
                     f"draw."
                 )
-            drawn = ParameterGrid(self.subspaces)
+            drawn = ParameterGrid(subspaces)
         else:
             size = self.n_configurations
             if size is not None and n_models > size:
@@ -303,11 +356,11 @@ class SearchSpace:
                     f"n_models={n_models} is more than the {size} configurations of the grid; "
                     f"training each of them once.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 n_models = size
-            drawn = ParameterSampler(self.subspaces, n_models, random_state=check_random_state(random_state))
-        return [self._checked(config) for config in drawn]
+            drawn = ParameterSampler(subspaces, n_models, random_state=check_random_state(random_state))
+        return list(drawn)
 
     def _checked(self, config):
         # list candidates were checked up front; this checks draws (and
@@ -341,7 +394,7 @@ def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, 
     Raises
     ------
     ValueError
-        On an empty list, a duplicated value, an unknown activation (the
+        On an empty list, an unknown activation (the
         message lists the allowed ones), a non-positive width or learning
         rate, a negative alpha (listed or drawn), or distributions without
         ``n_models``.

@@ -51,7 +51,8 @@ def _run(data, refill, backend, solver="adam", **kw):
     """An adaptive (or plain, ``refill=None``) run of the 16 models of SPACE;
     ``(result, population of every model trained)``."""
     X, y = data
-    space = SearchSpace.from_params({**SPACE, "solver": solver})
+    # the spec's per-model batch size is the config's
+    space = SearchSpace.from_params({**SPACE, "solver": solver, "batch_size": 32})
     first = Population.from_configurations(space.draw(None, random_state=0), 1, space.searched)
     source = SpaceRefills(space, first, seed=0)
     folds = [(np.arange(N_TRAIN), np.arange(N_TRAIN, len(X)))]
@@ -276,6 +277,7 @@ def test_early_stopping_refill_and_max_models(iris):
     ({"refill": "sample", "pruning": "halving", "n_jobs": 2}, "n_jobs"),
     ({"refill": "sample", "pruning": "halving", "max_models": 3}, "max_models=3 is less than"),
     ({"max_models": 30}, "needs refill"),
+    ({"refill": "sample", "pruning": "halving", "batch_size": [16, 32]}, "batch_size"),
 ])
 def test_bad_refill_settings_are_refused(iris, params, match):
     X, y = iris
@@ -310,3 +312,30 @@ def test_lineage_display_and_search_results_display(iris, refill):
     with pytest.raises(ValueError, match="refill=None"):
         LineageDisplay.from_estimator(plain)
     plt.close("all")
+
+
+@pytest.mark.parametrize("refill", ["sample", "perturb"])
+def test_param_grid_subspaces_keep_their_masks(iris, refill):
+    """A refill drawn from a param_grid subspace has that subspace's
+    param_* entries masked, as the first population's rows."""
+    X, y = iris
+    grid = [{"hidden_layer_sizes": [(4,), (8,)], "learning_rate_init": [3e-3, 3e-2]},
+            {"hidden_layer_sizes": [(4,), (8,)], "alpha": [1e-4, 1e-2]}]
+    search = ParallelMLPClassifier(
+        activation="relu", learning_rate_init=0.01, alpha=1e-4, param_grid=grid, pruning="halving",
+        refill=refill, min_iter=3, max_iter=12,
+        random_state=0,
+    ).fit(X, y)
+    results = search.cv_results_
+    n = len(results["params"])
+    assert n > 8
+    lr, alpha = results["param_learning_rate_init"], results["param_alpha"]
+    assert len(lr) == len(alpha) == n and lr.mask[:8].sum() == alpha.mask[:8].sum() == 4
+    # a row masks what its subspace left to the estimator (a sampled refill
+    # too; a perturbed copy's values are its own)
+    assert not (lr.mask & alpha.mask).any()
+    if refill == "sample":
+        assert (lr.mask | alpha.mask).all()
+    else:
+        children = results["parent"] >= 0
+        assert children.any() and not (lr.mask | alpha.mask)[children].any()

@@ -125,9 +125,9 @@ def test_multimetric_scoring_and_refit_by_name(iris):
 
 def test_multimetric_refit_rules(iris):
     X, y = iris
-    with pytest.raises(ValueError, match="multi-metric scoring, refit must be the name"):
+    with pytest.raises(ValueError, match="multi-metric scoring, the parameter refit must be set to a scorer key"):
         ParallelMLPClassifier(cv=3, scoring=["accuracy", "f1_macro"], **SMALL).fit(X, y)
-    with pytest.raises(ValueError, match="refit must be the name of the scorer"):
+    with pytest.raises(ValueError, match="the parameter refit must be set to a scorer key"):
         ParallelMLPClassifier(cv=3, scoring=["accuracy"], refit="r2", **SMALL).fit(X, y)
     search = ParallelMLPClassifier(cv=3, scoring=["accuracy", "f1_macro"], refit=False, **SMALL).fit(X, y)
     assert not hasattr(search, "best_index_") and not hasattr(search, "best_estimator_")

@@ -235,6 +235,29 @@ def test_verbose_2_adds_a_line_per_epoch(iris, capsys):
     assert "best validation score" in out
 
 
+@pytest.mark.parametrize("verbose", [1, 2, 3])
+def test_verbose_prints_gridsearchcv_lines_per_fit(iris, capsys, verbose):
+    """As GridSearchCV: how many fits at verbose 1; from 2 a "[CV] END" line
+    per model and fold (after the fused run), with the fold and score from 3."""
+    X, y = iris
+    search = ParallelMLPClassifier((8,), "relu", alpha=[1e-4, 1e-2], cv=2, verbose=verbose, max_iter=3,
+                                   random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert "Fitting 2 folds for each of 6 candidates, totalling 12 fits" in lines
+    ends = [line for line in lines if "] END " in line]
+    assert len(ends) == (12 if verbose > 1 else 0)
+    if verbose == 2:
+        assert all(line.startswith("[CV] END ") and "score=" not in line for line in ends)
+    if verbose == 3:
+        # model after model, fold after fold, each with its own split score
+        results = search.cv_results_
+        expected = [f"[CV {k + 1}/2] END " for _ in range(6) for k in range(2)]
+        assert [line[:len(e)] for line, e in zip(ends, expected)] == expected
+        scores = [results[f"split{k}_test_score"][i] for i in range(6) for k in range(2)]
+        assert all(f"score={score:.3f} total time=" in line for line, score in zip(ends, scores))
+        assert "activation=relu, alpha=0.0001, hidden_layer_sizes=(8,), learning_rate_init=0.001;" in ends[0]
+
+
 def test_verbose_reports_the_cv_refit_too(iris, capsys):
     X, y = iris
     ParallelMLPClassifier((8,), "relu", cv=2, verbose=1, max_iter=3, random_state=0).fit(X, y)
@@ -266,7 +289,6 @@ def test_sparse_input_is_densified(iris):
         (dict(activation=("relu", "swish")), "Unknown activation 'swish'; allowed activations are"),
         (dict(learning_rate_init=(0.01, -1.0)), "learning_rate_init values must be finite positive"),
         (dict(alpha=[-1.0]), "alpha values must be finite non-negative"),
-        (dict(activation=["relu", "relu"]), "activation lists 'relu' more than once"),
         (dict(device="tpu"), "device='tpu'"),
     ],
 )

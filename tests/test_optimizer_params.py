@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import uniform
+from scipy.stats import randint, uniform
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
@@ -40,7 +40,8 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
     params = estimator_class().get_params()
     assert {name: params[name] for name in OPTIMIZER_PARAMS} == OPTIMIZER_DEFAULTS
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
-                                      beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5)
+                                      beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
+                                      batch_size="auto")
 
 
 def test_a_default_search_shows_no_optimizer_columns():
@@ -109,8 +110,11 @@ def test_distributions_and_a_budget():
     (dict(nesterovs_momentum=[True, 1]), "nesterovs_momentum values must be booleans"),
     (dict(power_t=[-1.0]), "power_t values must be numbers in"),
     (dict(beta_1=uniform(0.5, 1.0), n_models=20), r"beta_1 values must be numbers in \[0, 1\)"),
-    (dict(momentum=[0.9, 0.9]), "momentum lists 0.9 more than once"),
-], ids=["solver", "momentum", "beta_2", "epsilon", "learning_rate", "nesterov", "power_t", "drawn", "duplicate"])
+    (dict(batch_size=[16, 0]), "batch_size"),
+    (dict(batch_size=[16, "big"]), "batch_size"),
+    (dict(batch_size=randint(-5, 0), n_models=2), "batch_size values must be 'auto' or positive ints"),
+], ids=["solver", "momentum", "beta_2", "epsilon", "learning_rate", "nesterov", "power_t", "drawn",
+        "batch_size", "batch_size-string", "batch_size-drawn"])
 def test_bad_optimizer_values_are_named(params, message):
     X, y = _classification()
     with pytest.raises(ValueError, match=message):
@@ -162,6 +166,8 @@ SETTINGS = {
     "solvers-schedules": dict(solver=["sgd", "adam"], learning_rate=["constant", "invscaling"]),
     "distributions": dict(solver=["sgd", "adam"], momentum=uniform(0.1, 0.8), beta_1=uniform(0.5, 0.4),
                           n_models=5),
+    "batch-sizes": dict(solver=["sgd", "adam"], batch_size=[16, "auto", 50]),
+    "batch-size-distribution": dict(batch_size=randint(8, 64), n_models=4),
     "conditional": dict(param_grid=[{"solver": ["sgd"], "momentum": [0.3, 0.9],
                                      "learning_rate": ["invscaling"]},
                                     {"solver": ["adam"], "beta_2": [0.95]}]),
@@ -193,3 +199,40 @@ def test_best_estimator_refit_on_all_rows_carries_the_models_settings(setting):
     alone = _fit(clone(best), X, y)
     for ours, theirs in zip(best.coefs_ + best.intercepts_, alone.coefs_ + alone.intercepts_):
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)
+
+
+# ------------------------------------------------------- per-model batch_size
+@pytest.mark.parametrize("options", [
+    dict(cv=3, early_stopping=True, n_iter_no_change=2),
+    dict(pruning="halving", min_iter=2, halving_factor=2.0),
+    dict(n_jobs=2),
+], ids=["cv-early-stopping", "halving", "shards"])
+def test_models_of_each_batch_size_train_as_a_search_of_that_batch_size(options):
+    """Models of different batch sizes train as one fused run per batch size:
+    each model's weights, epochs and scores are those of a search given that
+    batch size alone (halving ranks within a batch size)."""
+    X, y = _classification()
+    params = dict(BASE, hidden_layer_sizes=[(5,), (4, 3)], activation=["tanh", "relu"], dtype="float64",
+                  holdout_refit=False, **options)
+    mixed = _fit(ParallelMLPClassifier(**params, batch_size=[16, 40]), X, y)
+    rows = mixed.cv_results_["params"]
+    for size in (16, 40):
+        alone = _fit(ParallelMLPClassifier(**params, batch_size=size), X, y)
+        mine = [i for i, p in enumerate(rows) if p["batch_size"] == size]
+        assert len(mine) == alone.n_models_
+        for j, i in enumerate(mine):
+            folds = range(mixed.n_splits_)
+            np.testing.assert_array_equal(mixed.n_iter_per_model_[i], alone.n_iter_per_model_[j])
+            for k in folds:
+                ours = mixed.export_model(i, fold=k if mixed.cv is not None else None)
+                theirs = alone.export_model(j, fold=k if alone.cv is not None else None)
+                for a, b in zip(ours.coefs_ + ours.intercepts_, theirs.coefs_ + theirs.intercepts_):
+                    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(mixed.cv_results_["mean_test_score"][mine],
+                                   alone.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+
+
+def test_batch_size_larger_than_the_training_rows_warns_once():
+    X, y = _classification()
+    with pytest.warns(UserWarning, match="larger than sample size"):
+        _fit(ParallelMLPClassifier(**BASE, batch_size=[16, 500]), X, y)

@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.exceptions import FitFailedWarning
-from sklearn.metrics import accuracy_score, f1_score, r2_score
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.metrics import accuracy_score, f1_score, make_scorer, r2_score
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.neural_network import MLPClassifier
 
@@ -95,7 +95,7 @@ def test_callable_multimetric_without_refit_keeps_scores(iris):
 @pytest.mark.parametrize("refit", [True, "nope"])
 def test_callable_multimetric_needs_a_refit_naming_a_key(iris, refit):
     X, y = iris
-    with pytest.raises(ValueError, match="For multi-metric scoring, refit must be the name"):
+    with pytest.raises(ValueError, match="For multi-metric scoring, the parameter refit must be set to a scorer key"):
         _quiet_fit(ParallelMLPClassifier(cv=2, scoring=_two_metrics, refit=refit, **SMALL), X, y)
 
 
@@ -198,14 +198,53 @@ def test_regressor_default_score_is_r2_of_predictions(iris):
 
 
 @pytest.mark.parametrize("scoring, refit", [("accuracy", "f1"), (None, "accuracy"), (_two_metrics, "acc")])
-def test_a_string_refit_naming_no_single_scorer_is_refused(iris, scoring, refit):
-    """A callable returning a dict is multi-metric (its keys are the names);
-    one returning a float is not, and only "score" names it."""
+def test_any_string_refit_with_one_metric_refits_as_true(iris, scoring, refit):
+    """As GridSearchCV: with one metric (a string, None, or a callable
+    returning a float) any string ``refit`` refits as True does; only a
+    callable returning a dict is multi-metric (its keys are the names)."""
     X, y = iris
 
     def one_metric(estimator, X, y):
         return accuracy_score(y, estimator.predict(X))
 
     scoring = one_metric if scoring is _two_metrics else scoring
-    with pytest.raises(ValueError, match=f"refit='{refit}' must name one of the scorers"):
-        _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
+    reference = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=True, **SMALL), X, y)
+    assert not search.multimetric_ and search.best_index_ == reference.best_index_
+    np.testing.assert_array_equal(search.predict(X), reference.predict(X))
+    assert search.score(X, y) == reference.score(X, y)
+
+
+def _unweighted_accuracy(y_true, y_pred):
+    """A metric without sample_weight."""
+    return accuracy_score(y_true, y_pred)
+
+
+@pytest.mark.parametrize("multimetric", [False, True])
+def test_a_scorer_without_sample_weight_warns_and_scores_unweighted(iris, multimetric):
+    """As GridSearchCV: a warning naming the scorer, which then scores
+    without the weights (it is never called with them, so never fails)."""
+    X, y = iris
+    weights = np.random.RandomState(0).uniform(0.5, 2, len(y))
+    unweighted = make_scorer(_unweighted_accuracy)
+    scoring = {"plain": unweighted, "acc": "accuracy"} if multimetric else unweighted
+    refit = "plain" if multimetric else True
+    search = ParallelMLPClassifier(cv=3, scoring=scoring, refit=refit, **SMALL)
+    match = "The scoring plain=.* does not support sample_weight" if multimetric else "does not support sample_weight"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(UserWarning, match=match):
+            search.fit(X, y, sample_weight=weights)
+    column = "mean_test_plain" if multimetric else "mean_test_score"
+    # the same models scored by a callable that takes the weights and ignores them
+    def ignoring_weights(estimator, X, y, sample_weight=None):
+        return accuracy_score(y, estimator.predict(X))
+
+    reference = ParallelMLPClassifier(cv=3, scoring=ignoring_weights, **SMALL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # it takes sample_weight: no warning
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference.fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(search.cv_results_[column], reference.cv_results_["mean_test_score"])
+    if multimetric:
+        assert not np.allclose(search.cv_results_["mean_test_acc"], search.cv_results_["mean_test_plain"])

@@ -1,5 +1,6 @@
 """The search space: grids, distributions, conditional spaces and a model budget (issue 14, item 1)."""
 
+import collections
 import warnings
 
 import numpy as np
@@ -34,6 +35,25 @@ class _Constant:
 
 
 # --------------------------------------------------------------- grids
+def test_a_value_listed_twice_is_two_identical_candidates():
+    """As GridSearchCV: a duplicated value is kept, and its two models train
+    and score alike (same seed, same hyperparameters)."""
+    drawn = _space(activation=["relu", "relu"]).draw()
+    counts = collections.Counter(map(repr, drawn))
+    assert len(drawn) == 2 * GRID_SIZE // 3 and set(counts.values()) == {2}
+    X, y = np.random.RandomState(0).normal(size=(40, 3)), np.arange(40) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search = ParallelMLPClassifier((4,), "relu", learning_rate_init=0.01, alpha=[1e-3, 1e-3], max_iter=5, cv=2,
+                                       dtype="float64",
+                                       random_state=0).fit(X, y)
+    for fold in range(2):
+        first, second = search.export_model(0, fold=fold), search.export_model(1, fold=fold)
+        for a, b in zip(first.coefs_, second.coefs_):
+            np.testing.assert_array_equal(a, b)
+    assert search.cv_results_["mean_test_score"][0] == search.cv_results_["mean_test_score"][1]
+
+
 def test_grid_is_the_cross_product_in_parameter_grid_order():
     drawn = _space().draw()
     grid = {"hidden_layer_sizes": [(4,), (8, 4)], "activation": ["relu", "tanh", "elu"],
@@ -113,6 +133,13 @@ def test_param_grid_subspaces_override_the_estimator_parameters():
     assert {c["activation"] for c in first} == {"relu"}
     # parameters a subspace leaves out keep the estimator's values
     assert {c["activation"] for c in second} == {"relu", "tanh", "elu"} and {c["alpha"] for c in second} == {0.0}
+    # GridSearchCV masks what a subspace leaves out and another sets: here the
+    # second's alpha (the estimator's one value); its activations are a list
+    # the estimator searches, and the first's architectures too: shown
+    configurations, unset = space.draw_unset()
+    assert configurations == drawn
+    assert unset == [frozenset() if c in first else frozenset({"alpha"}) for c in drawn]
+    assert space.draw_unset(7, random_state=0)[0] == space.draw(7, random_state=0)
 
 
 def test_sampled_conditional_space_draws_from_each_subspace():
@@ -129,10 +156,9 @@ def test_sampled_conditional_space_draws_from_each_subspace():
     ([], "param_grid must be a dict or a non-empty list of dicts"),
     ([{"activation": ["relu"]}, 5], r"param_grid\[1\] must be a dict; got 5"),
     ([{"max_iter": [5]}], r"param_grid\[0\] has keys \['max_iter'\] that cannot be searched"),
-    ({"batch_size": [16]}, r"param_grid has keys \['batch_size'\] that cannot be searched"),
+    ({"max_iter": [16]}, r"param_grid has keys \['max_iter'\] that cannot be searched"),
     ([{"alpha": [0.1]}, {"alpha": [1.0, -1.0]}],
      r"param_grid\[1\]\['alpha'\] values must be finite non-negative numbers; got -1.0"),
-    ([{"activation": ["relu", "relu"]}], r"param_grid\[0\]\['activation'\] lists 'relu' more than once"),
 ])
 def test_bad_param_grid_is_named(param_grid, message):
     with pytest.raises(ValueError, match=message):
@@ -280,6 +306,14 @@ def test_conditional_search(iris):
             for p in search.cv_results_["params"]] == [
         ("relu", (6,), 0.01), ("relu", (6,), 0.03), ("tanh", (3,), 0.003),
     ]
+    # as GridSearchCV: param_* masks what a row's subspace left to the
+    # estimator (its one value, still the data under the mask and in params)
+    results = search.cv_results_
+    np.testing.assert_array_equal(results["param_learning_rate_init"].mask, [False, False, True])
+    np.testing.assert_array_equal(results["param_hidden_layer_sizes"].mask, [True, True, False])
+    assert not results["param_activation"].mask.any() and not results["param_alpha"].mask.any()
+    assert results["param_learning_rate_init"].data[2] == 0.003
+    assert search.export_model(2).learning_rate_init == 0.003
 
 
 @pytest.mark.parametrize("display", ["SearchResultsDisplay", "LearningCurvesDisplay", "SearchHeatmapDisplay"])

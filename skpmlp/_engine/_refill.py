@@ -97,16 +97,18 @@ def capacity(config, n_models):
 
 
 def concat_specs(specs):
-    """One :class:`PopulationSpec` of the models of ``specs``, in order."""
-    optimizers = [o for s in specs for o in s.optimizers]
-    return PopulationSpec(
-        hidden_layer_sizes=[a for s in specs for a in s.hidden_layer_sizes],
-        activations=[a for s in specs for a in s.activations],
-        learning_rates=np.concatenate([np.asarray(s.learning_rates, float) for s in specs]),
-        alphas=np.concatenate([np.asarray(s.alphas, float) for s in specs]),
-        init_seeds=[seed for s in specs for seed in s.init_seeds],
-        optimizers=optimizers,
-    )
+    """One :class:`PopulationSpec` of the models of ``specs``, in order
+    (every per-model field: a field some spec leaves None is None)."""
+    merged = {}
+    for f in dataclasses.fields(PopulationSpec):
+        values = [getattr(s, f.name) for s in specs]
+        if any(v is None for v in values):
+            merged[f.name] = None
+        elif isinstance(values[0], np.ndarray):
+            merged[f.name] = np.concatenate(values)
+        else:
+            merged[f.name] = [item for v in values for item in v]
+    return PopulationSpec(**merged)
 
 
 class Seats:

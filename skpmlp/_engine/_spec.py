@@ -70,6 +70,11 @@ class PopulationSpec:
     initial_weights : list of (list of ndarray, list of ndarray), optional
         Every model's own initial ``(coefs, intercepts)`` (a warm start:
         a previous fit's weights); by default drawn from ``init_seeds``.
+    batch_sizes : ndarray of int of shape (n_models,), optional
+        Every model's own minibatch size; by default ``config.batch_size``
+        for all. Models of different batch sizes step through different
+        batch plans, so they train as separate fused runs (see
+        :func:`~._train.train_population`).
     """
 
     hidden_layer_sizes: list
@@ -79,6 +84,7 @@ class PopulationSpec:
     init_seeds: list
     optimizers: list = None
     initial_weights: list = None
+    batch_sizes: np.ndarray = None
 
     def __post_init__(self):
         n = len(self.hidden_layer_sizes)
@@ -87,6 +93,7 @@ class PopulationSpec:
         assert len(self.init_seeds) == n
         assert self.optimizers is None or len(self.optimizers) == n
         assert self.initial_weights is None or len(self.initial_weights) == n
+        assert self.batch_sizes is None or len(self.batch_sizes) == n
 
     def optimizers_of(self, config):
         """Every model's :class:`OptimizerSettings` (``config``'s where the
@@ -94,6 +101,13 @@ class PopulationSpec:
         if self.optimizers is None:
             return [config.optimizer_settings()] * self.n_models
         return list(self.optimizers)
+
+    def batch_sizes_of(self, config):
+        """Every model's batch size, an int array (``config``'s where the
+        spec gives none)."""
+        if self.batch_sizes is None:
+            return np.full(self.n_models, config.batch_size, dtype=np.int64)
+        return np.asarray(self.batch_sizes, dtype=np.int64)
 
     @property
     def n_models(self):
@@ -118,6 +132,7 @@ class PopulationSpec:
             initial_weights=(
                 None if self.initial_weights is None else [self.initial_weights[i] for i in indices]
             ),
+            batch_sizes=None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices],
         )
 
 

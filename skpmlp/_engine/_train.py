@@ -105,14 +105,18 @@ def train_population(
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
+    kwargs = dict(sample_weight=sample_weight, monitor=monitor, epoch_callback=epoch_callback,
+                  max_memory=max_memory, deadline=deadline)
     lbfgs = np.array([o.solver == "lbfgs" for o in spec.optimizers_of(config)], dtype=bool)
     if lbfgs.any():
-        return _train_lbfgs_apart(
-            spec, config, X, y, folds, lbfgs, sample_weight=sample_weight, monitor=monitor,
-            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline,
-            always_start=always_start,
-        )
-    has_eval = all(e is not None and len(e) > 0 for _, e in folds)
+        return _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, always_start=always_start, **kwargs)
+    batch_sizes = spec.batch_sizes_of(config)
+    if len(np.unique(batch_sizes)) > 1:
+        return _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, always_start=always_start,
+                                        **kwargs)
+    if batch_sizes[0] != config.batch_size:
+        config = dataclasses.replace(config, batch_size=int(batch_sizes[0]))
+    has_eval = _has_eval(folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
     if config.refill:  # an adaptive run refills its own slots: one run, never chunked
@@ -155,6 +159,30 @@ def train_population(
     return merge_results(parts, spec.n_models)
 
 
+def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, monitor):
+    """Train the groups of ``spec``, one after another, and merge their results.
+
+    ``groups`` is a list of ``(model indices, train)``, where
+    ``train(sub_spec, always_start)`` trains those models as one fused run
+    (or several chunks) and returns its :class:`TrainResult`. A group that
+    would start past ``deadline``, or after a group was interrupted, is not
+    trained (initial weights, ``n_iter=0``), as a chunk would not be.
+    """
+    parts, halted = [], None
+    for index, train in groups:
+        sub = spec.subset(index)
+        if halted is None and _past(deadline) and (parts or not always_start):
+            halted = "max_time"
+        if halted is not None:
+            result = _untrained(sub, config, X.shape[1], len(folds), monitor, halted)
+        else:
+            result = train(sub, always_start and not parts)
+            halted = result.halted
+        parts.append((index, result))
+    parts.sort(key=lambda part: part[0][0])
+    return merge_results(parts, spec.n_models)
+
+
 def _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, *, sample_weight, monitor, epoch_callback,
                        max_memory, deadline, always_start):
     """Train the L-BFGS models of ``spec`` (where ``lbfgs``) as their own
@@ -166,26 +194,45 @@ def _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, *, sample_weight, monit
     never monitored (scikit-learn ignores ``early_stopping`` for lbfgs),
     never pruned, and train as one run (no memory chunks).
     """
-    parts = []
-    others = np.flatnonzero(~lbfgs)
-    if len(others):
-        result = train_population(
-            spec.subset(others), config, X, y, folds, sample_weight=sample_weight, monitor=monitor,
-            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline,
-            always_start=always_start,
+    def minibatch(sub, start):
+        return train_population(
+            sub, config, X, y, folds, sample_weight=sample_weight, monitor=monitor,
+            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline, always_start=start,
         )
-        parts.append((others, result))
-        always_start = False
-    chosen = np.flatnonzero(lbfgs)
-    sub = spec.subset(chosen)
-    if _past(deadline) and not always_start:
-        result = _untrained(sub, config, X.shape[1], len(folds), False, "max_time")
-    else:
-        result = train_lbfgs(sub, config, X, y, folds, sample_weight=sample_weight,
-                             epoch_callback=epoch_callback, deadline=deadline)
-    parts.append((chosen, result))
-    parts.sort(key=lambda part: part[0][0])
-    return merge_results(parts, spec.n_models)
+
+    def full_batch(sub, start):
+        return train_lbfgs(sub, config, X, y, folds, sample_weight=sample_weight,
+                           epoch_callback=epoch_callback, deadline=deadline)
+
+    groups = [(np.flatnonzero(~lbfgs), minibatch), (np.flatnonzero(lbfgs), full_batch)]
+    groups = [(index, train) for index, train in groups if len(index)]
+    # the minibatch part is monitored; an untrained L-BFGS part is not
+    return _train_apart(spec, config, X, y, folds, groups, deadline=deadline, always_start=always_start,
+                        monitor=False)
+
+
+def _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, *, always_start, **kwargs):
+    """Train the models of each batch size as their own fused run.
+
+    Models of different batch sizes take different numbers of steps per
+    epoch over different row groupings, so they cannot share a step; each
+    batch size is one fused run (chunked for memory as usual), the runs one
+    after another, smallest batch first. Within a run nothing changes, so a
+    model's result is the one it gets trained alone. Successive halving,
+    which ranks the models of a run, ranks them within their batch size
+    (as it ranks within a memory chunk).
+    """
+    def train_with(size):
+        sized = dataclasses.replace(config, batch_size=int(size))
+        return lambda sub, start: train_population(sub, sized, X, y, folds, always_start=start, **kwargs)
+
+    groups = [(np.flatnonzero(batch_sizes == size), train_with(size)) for size in np.unique(batch_sizes)]
+    return _train_apart(spec, config, X, y, folds, groups, deadline=kwargs["deadline"],
+                        always_start=always_start, monitor=kwargs["monitor"] and _has_eval(folds))
+
+
+def _has_eval(folds):
+    return all(e is not None and len(e) > 0 for _, e in folds)
 
 
 def _plan_chunks(spec, config, X, folds, monitor, max_memory):

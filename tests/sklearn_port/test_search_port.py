@@ -62,8 +62,7 @@ estimator's contract, or another estimator's feature):
 ``test_cv_results_multi_size_array`` (array-valued parameters of different
 sizes stored as objects) are ported with ``hidden_layer_sizes``, the MLP's
 tuple-valued parameter. ``test_grid_search_cv_splits_consistency``'s last
-part (duplicated candidates) is a case of its own, since skpmlp refuses a
-value listed twice.
+part (duplicated candidates) is a case of its own.
 """
 
 import pickle
@@ -116,16 +115,6 @@ BASE = {
 
 #: A learning rate at which the MLP diverges: skpmlp's failed fit.
 DIVERGING = 1e10
-
-# ------------------------------------------------------------ xfail reasons
-MASKS = (
-    "by design (branch space): every row holds a value of every searched parameter (those a "
-    "param_grid subspace leaves out take the estimator's values), so param_* are not masked there"
-)
-ONE_METRIC_REFIT = "a string refit with one metric must name it (refit='accuracy' with scoring='recall' raises)"
-REFIT_CALLABLE = "refit=callable is refused ('refit must be bool or str') (branch contract)"
-DICT_SCORING = "a callable scoring returning a dict of metrics is not supported (branch contract)"
-FIT_FAILED = "failed (diverged) fits warn RuntimeWarning, not FitFailedWarning with GridSearchCV's wording (branch contract)"
 
 
 def _search(Estimator, kind="grid", n_iter=None, **params):
@@ -253,13 +242,6 @@ def test_trivial_cv_results_attr(kind):
     assert hasattr(search, "cv_results_")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="messages differ: refit=False prediction's AttributeError cause says 'initialized with "
-    "refit=False; prediction is available only with refit=True' (not '`refit=False`. predict is "
-    "available only after refitting on the best parameters'); a multi-metric refit error says 'refit "
-    "must be the name of the scorer' (not 'the parameter refit must be set to a scorer key')",
-)
 def test_no_refit():
     # Test that GSCV can be used for model selection alone without refitting
     for scoring in [None, ["accuracy", "precision"]]:
@@ -633,7 +615,6 @@ def _check_masks(cv_results, n_candidates, n_tanh):
     return len(tanh_results), len(relu_results)
 
 
-@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_grid_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -660,7 +641,6 @@ def test_grid_search_cv_results():
     assert _check_masks(search.cv_results_, n_candidates, 2) == (2, 4)
 
 
-@pytest.mark.xfail(strict=True, reason=MASKS)
 def test_random_search_cv_results():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -749,7 +729,6 @@ def test_grid_search_cv_results_multimetric():
     compare_cv_results_multimetric_with_single(*grid_searches)
 
 
-@pytest.mark.xfail(strict=True, reason=ONE_METRIC_REFIT)
 def test_random_search_cv_results_multimetric():
     X, y = make_classification(n_samples=50, n_features=4, random_state=42)
 
@@ -824,10 +803,6 @@ def compare_refit_methods_when_refit_with_acc(search_multi, search_acc, refit):
         assert getattr(search_multi, key) == getattr(search_acc, key)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no warning that a scorer does not support sample_weight (skpmlp warns only that scoring failed)",
-)
 def test_unsupported_sample_weight_scorer():
     """Checks that fitting with sample_weight raises a warning if the scorer does not
     support sample_weight"""
@@ -947,9 +922,6 @@ def test_search_cv_results_rank_tie_breaking(kind):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 # both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
-@pytest.mark.xfail(
-    strict=True, reason="a failed (diverged) row's mean_score_time is its share of the fused scoring, not 0.0",
-)
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_search_cv_timing(kind):
     # LinearSVC's C=[0, 1] (C=0 fails) as a diverging learning rate and a sane one
@@ -1060,7 +1032,6 @@ FAILING_GRID = {"solver": "sgd", "learning_rate_init": [0.001, 0.01, DIVERGING]}
 FAILING_PARAMETER = 2
 
 
-@pytest.mark.xfail(strict=True, reason=FIT_FAILED)
 def test_grid_search_failing_classifier():
     # GridSearchCV with on_error != 'raise'
     # Ensures that a warning is raised and score reset where appropriate.
@@ -1112,17 +1083,12 @@ def test_grid_search_failing_classifier():
     assert gs.best_index_ != FAILING_PARAMETER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="every fit failed: skpmlp's message is 'All 3 models failed (diverged or could not be "
-    "scored)...', not GridSearchCV's 'All the 15 fits failed'",
-)
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_grid_search_classifier_all_fits_fail():
     X, y = make_classification(n_samples=20, n_features=10, random_state=0)
 
-    # [FAILING_PARAMETER] * 3: skpmlp refuses duplicates, so three diverging rates
-    gs = grid(solver="sgd", learning_rate_init=[DIVERGING, 2 * DIVERGING, 3 * DIVERGING], cv=5, error_score=0.0)
+    # [FAILING_PARAMETER] * 3
+    gs = grid(solver="sgd", learning_rate_init=[DIVERGING] * 3, cv=5, error_score=0.0)
 
     warning_message = re.compile("All the 15 fits failed", flags=re.DOTALL)
     with pytest.raises(ValueError, match=warning_message):
@@ -1204,7 +1170,6 @@ def test_grid_search_cv_splits_consistency():
     )
 
 
-@pytest.mark.xfail(strict=True, reason="by design: a value listed twice is refused ('alpha lists 0.1 more than once')")
 def test_grid_search_cv_splits_consistency_duplicate_candidates():
     # The last part of scikit-learn's test_grid_search_cv_splits_consistency.
     n_samples = 100
@@ -1257,7 +1222,6 @@ def test_empty_cv_iterator_error(kind):
 
 
 # both kinds: RandomizedSearchCV's case (n_models) differs as GridSearchCV's does
-@pytest.mark.xfail(strict=True, reason="cv.split is not checked against cv.get_n_splits: no error")
 @pytest.mark.parametrize("kind", ["grid", "random"])
 def test_random_search_bad_cv(kind):
     # (the original is RandomizedSearchCV(Ridge(), {"alpha": [...]}) only)
@@ -1395,7 +1359,6 @@ def test_callable_single_metric_same_as_single_string():
     assert search_list_str.score(X, y) == pytest.approx(search_str.score(X, y))
 
 
-@pytest.mark.xfail(strict=True, reason=DICT_SCORING)
 def test_callable_multimetric_error_on_invalid_key():
     # Raises when the callable scorer does not return a dict with `refit` key.
     def bad_scorer(est, X, y):
@@ -1409,7 +1372,6 @@ def test_callable_multimetric_error_on_invalid_key():
         clf.fit(X, y)
 
 
-@pytest.mark.xfail(strict=True, reason=f"{DICT_SCORING}; {FIT_FAILED}")
 def test_callable_multimetric_error_failing_clf():
     # Warns when there is an estimator the fails to fit with a float
     # error_score
@@ -1430,7 +1392,6 @@ def test_callable_multimetric_error_failing_clf():
     assert_allclose(gs.cv_results_["mean_test_acc"], [1, 1, 0.1])
 
 
-@pytest.mark.xfail(strict=True, reason=f"{DICT_SCORING}; all-failed message differs")
 def test_callable_multimetric_clf_all_fits_fail():
     # Warns and raises when all estimator fails to fit.
     def custom_scorer(est, X, y):
@@ -1438,10 +1399,10 @@ def test_callable_multimetric_clf_all_fits_fail():
 
     X, y = make_classification(n_samples=20, n_features=10, random_state=0)
 
-    # [FAILING_PARAMETER] * 3: skpmlp refuses duplicates, so three diverging rates
+    # [FAILING_PARAMETER] * 3
     gs = grid(
         solver="sgd",
-        learning_rate_init=[DIVERGING, 2 * DIVERGING, 3 * DIVERGING],
+        learning_rate_init=[DIVERGING] * 3,
         cv=5,
         scoring=custom_scorer,
         refit=False,
@@ -1467,10 +1428,6 @@ def test_n_features_in(kind):
     assert search.n_features_in_ == n_features
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verbose prints per fused-run epoch lines, not one '[CV k/n] ... score=...' line per fit",
-)
 @pytest.mark.parametrize("return_train_score", [True, False])
 def test_search_cv_verbose_3(capsys, return_train_score):
     """Check that search cv with verbose>2 shows the score for single
