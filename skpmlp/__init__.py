@@ -10,6 +10,7 @@ from ._torch_version import check_torch_version
 check_torch_version()  # before anything that trains: a clear error for an old torch
 
 from ._classifier import ParallelMLPClassifier  # noqa: E402
+from ._engine import DataParallelError, data_parallel  # noqa: E402
 from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor  # noqa: E402
 from ._regressor import ParallelMLPRegressor  # noqa: E402
 from ._single import SingleMLPClassifier, SingleMLPRegressor  # noqa: E402
@@ -18,6 +19,7 @@ from ._space import LayerSizesDistribution  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
+    "DataParallelError",
     "LayerSizesDistribution",
     "MLPEnsembleClassifier",
     "MLPEnsembleRegressor",
@@ -26,4 +28,5 @@ __all__ = [
     "SingleMLPClassifier",
     "SingleMLPRegressor",
     "__version__",
+    "data_parallel",
 ]

@@ -16,6 +16,13 @@ MLP_ATTRIBUTES = (
 )
 
 
+def _best(curve, pick, start):
+    """The best finite-or-infinite value of ``curve`` by ``pick`` (min or
+    max), ``start`` if none: NaN never counts, as scikit-learn's MLP only
+    records a value that compares better than its best so far."""
+    return pick((v for v in curve if not np.isnan(v)), default=start)
+
+
 def mlp_attributes(coefs, intercepts, *, loss_curve, validation_curve, n_train, out_activation,
                    early_stopping):
     """The fitted attributes of one trained model, as scikit-learn's MLP.
@@ -53,10 +60,10 @@ def mlp_attributes(coefs, intercepts, *, loss_curve, validation_curve, n_train, 
         "n_iter_": n_iter,
         "loss_": loss_curve[-1] if loss_curve else None,
         "loss_curve_": loss_curve,
-        "best_loss_": None if early_stopping else min(loss_curve, default=np.inf),
+        "best_loss_": None if early_stopping else _best(loss_curve, min, np.inf),
         "t_": int(n_iter * n_train),
         "validation_scores_": validation,
-        "best_validation_score_": None if validation is None else max(validation, default=-np.inf),
+        "best_validation_score_": None if validation is None else _best(validation, max, -np.inf),
         "n_layers_": len(coefs) + 1,
         "n_outputs_": int(np.shape(coefs[-1])[1]),
         "out_activation_": out_activation,
@@ -98,11 +105,11 @@ def continued_attributes(previous, attributes):
     loss_curve = list(previous.get("loss_curve_") or []) + list(attributes["loss_curve_"])
     attributes["loss_curve_"] = loss_curve
     if attributes.get("best_loss_") is not None:
-        attributes["best_loss_"] = min(loss_curve, default=np.inf)
+        attributes["best_loss_"] = _best(loss_curve, min, np.inf)
     if attributes.get("validation_scores_") is not None:
         validation = list(previous.get("validation_scores_") or []) + list(attributes["validation_scores_"])
         attributes["validation_scores_"] = validation
-        attributes["best_validation_score_"] = max(validation, default=-np.inf)
+        attributes["best_validation_score_"] = _best(validation, max, -np.inf)
     if attributes["loss_"] is None:  # no epoch (L-BFGS at a minimum): the weights did not move
         attributes["loss_"] = previous.get("loss_")
     attributes["t_"] = int(previous.get("t_") or 0) + int(attributes["t_"])

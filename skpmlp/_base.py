@@ -26,7 +26,7 @@ from ._params import TRAINING_CONSTRAINTS, TRAINING_PARAMS, one_value, uses_earl
 from ._population import OPTIMIZER_PARAMS
 from ._scoring import warn_halted
 from ._search import fitted_scorers, run_search, train_fused
-from ._splits import validation_split
+from ._splits import SplitSettings, validation_split
 
 
 def _needs_refit(method):
@@ -258,7 +258,11 @@ class BaseParallelMLP(BaseEstimator):
         scikit-learn's MLP: the one model trains on every row, nothing is
         held out, and its test scores (``best_score_``) are NaN. With
         ``early_stopping`` it trains on the rows scikit-learn's MLP would
-        train on, the rest being its validation set.
+        train on, the rest being its validation set. With ``cv=None`` a
+        lone model also fails and talks as scikit-learn's MLP: non-finite
+        weights raise its ``ValueError`` (in a search, a diverged model is
+        a failed fit instead), and ``verbose`` prints its
+        ``Iteration N, loss = ...`` lines.
 
         Parameters
         ----------
@@ -414,7 +418,11 @@ class BaseParallelMLP(BaseEstimator):
         result, n_models = run.result, run.population.n_models
         not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
         if not_converged and result.halted is None:
+            lone_minibatch = SplitSettings.of(self).is_lone(n_models) and one_value(self.solver) != "lbfgs"
             warnings.warn(
+                # a lone model is scikit-learn's MLP: its words
+                f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) reached and the "
+                f"optimization hasn't converged yet." if lone_minibatch else
                 f"{not_converged} of {result.converged.size} trained models reached "
                 f"max_iter={self.max_iter} without converging; consider increasing max_iter.",
                 ConvergenceWarning,
@@ -475,7 +483,7 @@ class BaseParallelMLP(BaseEstimator):
         elif self.cv is not None:
             rows = np.arange(run.X.shape[0])
             early = uses_early_stopping(self)
-            folds = [validation_split(self, rows, run.y_encoded, run.seed) if early else (rows, None)]
+            folds = [validation_split(SplitSettings.of(self), rows, run.y_encoded, run.seed) if early else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
             config = dataclasses.replace(run.config, pruning=None, refill=None)
             # the same path as the search: n_jobs, device and verbose apply

@@ -265,8 +265,13 @@ PARAMETERS = """
         fit failed, ``fit`` raises ``ValueError``.
     return_train_score : bool, default=False
         Also score every replica on its training rows.
-    dtype : {"float32", "float64"}, default="float32"
-        Training precision.
+    dtype : {"float32", "float64", "auto"}, default="float32"
+        Training precision, and the dtype of the trained weights
+        (``coefs_``, ``intercepts_``). ``"auto"`` is X's dtype (float32 or
+        float64), as scikit-learn's MLP; the default is float32 whatever X's,
+        because it trains about twice as fast as float64. Predictions are
+        computed in the wider of X's and the weights' dtypes, as
+        scikit-learn's MLP: float32 only for float32 X with float32 weights.
     device : str, default="auto"
         Torch device; ``"auto"`` uses CUDA when available. Resolved where
         each fused run trains: with ``n_jobs``, on the worker running the
@@ -411,7 +416,10 @@ ATTRIBUTES = """
     shards_ : list of dict
         One entry per fused run: ``shard``, ``models``, ``device``,
         ``host``, ``pid``, ``worker`` (Dask address, or None), ``threads``,
-        ``seconds``.
+        ``seconds``; a fit whose rows were split over the ranks of a
+        ``torch.distributed`` process group (:func:`skpmlp.data_parallel`)
+        has one entry with ``world_size`` and ``rows_per_rank`` (rows of
+        every step's batch on each rank) too.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.

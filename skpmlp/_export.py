@@ -26,7 +26,8 @@ UNMAPPED_PARAMS = ("hidden_layer_sizes", "activation", "random_state")
 
 
 def _weights(model):
-    """The model's layers as float64 copies (predictions are float64 anyway)."""
+    """The model's layers as float64 copies: scikit-learn's MLP then
+    predicts in float64 (its own dtype for float64 X) whatever X's dtype."""
     coefs = [np.array(W, dtype=np.float64) for W in model.coefs_]
     intercepts = [np.array(b, dtype=np.float64) for b in model.intercepts_]
     return coefs, intercepts
@@ -35,6 +36,13 @@ def _weights(model):
 def _binary_output_layer(W, b):
     """Two softmax units as one logistic unit: ``sigmoid(z1 - z0) == softmax(z)[1]``."""
     return (W[:, 1] - W[:, 0])[:, None], np.array([b[1] - b[0]])
+
+
+def _one_class_output_layer(W, b):
+    """A one-class softmax (probability 1) as scikit-learn's one-class MLP
+    has it: one logistic unit for the absent "other" label, whose
+    probability is 0 (``predict_proba`` is then ``[[1, 0], ...]``)."""
+    return np.zeros((W.shape[0], 1)), np.array([-np.inf])
 
 
 def to_sklearn(model):
@@ -52,7 +60,10 @@ def to_sklearn(model):
         With the model's hyperparameters where scikit-learn has them and
         its trained weights (as float64). A binary classifier gets one
         logistic output unit, as scikit-learn's, whose probability equals
-        the model's softmax; a multilabel one keeps its logistic unit per
+        the model's softmax (a one-class classifier, scikit-learn's
+        one-class layout: a logistic unit of probability 0 for the absent
+        label, so ``predict_proba``'s first column is the model's 1); a
+        multilabel one keeps its logistic unit per
         label. The training record (``n_iter_``, ``loss_curve_``, ``loss_``,
         ``best_loss_``, ``t_``, ``validation_scores_``,
         ``best_validation_score_``) is the model's.
@@ -92,6 +103,8 @@ def to_sklearn(model):
         sk_model.classes_ = np.asarray(model.classes_)
         if len(model.classes_) == 2:
             coefs[-1], intercepts[-1] = _binary_output_layer(coefs[-1], intercepts[-1])
+        elif len(model.classes_) == 1:
+            coefs[-1], intercepts[-1] = _one_class_output_layer(coefs[-1], intercepts[-1])
         sk_model.out_activation_ = "softmax" if len(model.classes_) > 2 else "logistic"
     else:
         if model.out_activation_ == "exp" and "loss" not in shared:

@@ -19,7 +19,10 @@ import torch
 from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
-from ._engine import merge_results, resolve_device, split_models, torch_threads, train_population
+from ._engine import (
+    current_data_parallel, merge_results, resolve_device, split_models, torch_threads, train_data_parallel,
+    train_population,
+)
 
 
 def shard_device(device, shard):
@@ -94,8 +97,15 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None,
     result : TrainResult
         In population order.
     shards : list of dict
-        One entry per fused run (see :func:`train_shard`).
+        One entry per fused run (see :func:`train_shard`); a data-parallel
+        run's also has ``world_size`` and ``rows_per_rank``.
     """
+    data_parallel = current_data_parallel()
+    if data_parallel is not None:
+        return _train_data_parallel(
+            data_parallel, spec, config, X, y, folds, n_jobs=n_jobs, epoch_callback=epoch_callback,
+            **train_kwargs,
+        )
     if n_jobs is None:
         config = dataclasses.replace(config, device=resolve_device(config.device))
         start = time.perf_counter()
@@ -113,3 +123,21 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None,
     )
     result = merge_results([(part, r) for part, (r, _) in zip(parts, outputs)], spec.n_models)
     return result, [info for _, info in outputs]
+
+
+def _train_data_parallel(dp, spec, config, X, y, folds, *, n_jobs, **train_kwargs):
+    """The population trained once by every rank of ``dp``, each on its
+    share of every step's rows: one ``shards_`` entry, the same on every
+    rank but for ``host`` and ``pid`` (this rank's)."""
+    if n_jobs is not None:
+        raise ValueError(
+            f"n_jobs={n_jobs!r} shards the models over joblib workers, but this fit runs in a "
+            f"torch.distributed process group of {dp.world_size} ranks, which split the rows "
+            f"instead. Use n_jobs=None, or fit inside skpmlp.data_parallel(False) to shard models."
+        )
+    start = time.perf_counter()
+    result = train_data_parallel(dp, spec, config, X, y, folds, **train_kwargs)
+    device = dp.device(resolve_device(config.device))
+    info = _shard_info(0, spec, device, torch.get_num_threads(), start)
+    info.update(world_size=dp.world_size, rows_per_rank=dp.rows_per_rank)
+    return result, [info]

@@ -54,7 +54,8 @@ TRAINING_CONSTRAINTS = {
     "warm_start": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "monitor": [StrOptions({"score", "loss"})],
-    "dtype": [StrOptions({"float32", "float64"})],
+    # "auto": X's dtype, as scikit-learn's MLP
+    "dtype": [StrOptions({"float32", "float64", "auto"})],
     "device": [str],
     "random_state": ["random_state"],
 }
@@ -123,8 +124,17 @@ def _scalar(estimator, name, default):
     return default if value is None else value
 
 
-def train_config(estimator, *, task, n_outputs, seed):
+def training_dtype(dtype, X_dtype):
+    """The dtype a fit trains in: ``dtype`` itself, or X's (float32 or
+    float64 after validation) for ``"auto"``, as scikit-learn's MLP."""
+    return np.dtype(X_dtype).name if dtype == "auto" else dtype
+
+
+def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
     """The engine's :class:`TrainConfig` from an estimator's parameters.
+
+    ``X_dtype`` (the validated X's) is the training dtype where the
+    estimator's ``dtype`` is ``"auto"``.
 
     ``solver="lbfgs"`` ignores ``early_stopping`` (as scikit-learn's MLP)
     and the minibatch settings. ``batch_size="auto"`` is 200; the engine clips the batch to the training
@@ -153,7 +163,7 @@ def train_config(estimator, *, task, n_outputs, seed):
         power_t=float(_scalar(estimator, "power_t", 0.5)),
         shuffle=estimator.shuffle,
         shuffle_seed=seed,
-        dtype=estimator.dtype,
+        dtype=training_dtype(estimator.dtype, X_dtype),
         # only checked here: each run resolves it where it trains, which
         # may be a worker with GPUs that this machine lacks
         device=check_device(estimator.device),

@@ -1,9 +1,11 @@
-"""Progress of a search for ``verbose``: a tqdm bar per fused run, at
-``verbose >= 2`` a line per epoch and, after the run, GridSearchCV's line
-per fit."""
+"""Progress for ``verbose``: a search's tqdm bar per fused run (at
+``verbose >= 2`` also a line per epoch) and, after the run, GridSearchCV's
+line per fit; or a lone model's lines in scikit-learn MLP's words."""
 
 import numpy as np
 from joblib.logger import short_format_time
+
+from ._params import one_value
 
 
 def _tqdm():
@@ -126,3 +128,60 @@ def report_fits(cv_results, *, fit_time, score_time, verbose, multimetric, retur
             result += f" total time={short_format_time(fit_time[i, k] + score_time[i, k])}"
             line = f"[CV{progress}] END "
             print(line + "." * (80 - len(line) - len(result)) + result)
+
+
+class MLPProgress:
+    """The engine's ``epoch_callback`` for a lone model (one configuration,
+    ``cv=None``): scikit-learn MLP's ``verbose`` lines.
+
+    Each epoch prints ``Iteration N, loss = ...`` and, with early stopping,
+    ``Validation score: ...``; the epoch the stopping rule ends training
+    (or an adaptive learning rate drops) prints scikit-learn's reason.
+
+    Parameters
+    ----------
+    tol : float
+    n_iter_no_change : int or float
+    early_stopping : bool
+        Whether the rule watched the validation score (else the training loss).
+    adaptive : bool
+        Whether the model's SGD learning rate is ``"adaptive"``.
+    """
+
+    def __init__(self, tol, n_iter_no_change, early_stopping, adaptive):
+        self.early_stopping, self.adaptive = early_stopping, adaptive
+        watched = "Validation score" if early_stopping else "Training loss"
+        # scikit-learn's format, %d included (an inf patience never stops)
+        self.reason = f"{watched} did not improve more than tol={tol:f} for {n_iter_no_change:.0f} consecutive epochs."
+        self.rate = None
+
+    def __call__(self, epoch, info):
+        print(f"Iteration {epoch + 1}, loss = {info['loss'][0]:.8f}")
+        if self.early_stopping and info["val_score"] is not None:
+            print(f"Validation score: {info['val_score'][0]:f}")
+        rate = info.get("learning_rate")
+        if info.get("converged", [False])[0]:
+            print(f"{self.reason}{' Learning rate too small.' if self.adaptive else ''} Stopping.")
+        elif self.adaptive and rate is not None and self.rate is not None and rate[0] < self.rate:
+            print(f"{self.reason} Setting learning rate to {rate[0]:f}")
+        self.rate = None if rate is None else rate[0]
+
+    def close(self):
+        """Nothing to close: lines only."""
+
+
+def progress_for(estimator, lone, max_iter, name):
+    """The ``epoch_callback`` reporting a run with ``estimator``'s
+    ``verbose`` (None when quiet): scikit-learn MLP's lines for a ``lone``
+    minibatch model (the fit is one model, see :meth:`~._splits.SplitSettings.is_lone`),
+    else :class:`SearchProgress`. A lone L-BFGS model keeps the run's lines
+    (scikit-learn prints scipy's own L-BFGS-B report there)."""
+    if not estimator.verbose:
+        return None
+    solver = one_value(estimator.solver)
+    if lone and solver in ("adam", "sgd"):
+        return MLPProgress(
+            estimator.tol, estimator.n_iter_no_change, bool(estimator.early_stopping),
+            adaptive=solver == "sgd" and one_value(estimator.learning_rate) == "adaptive",
+        )
+    return SearchProgress(estimator.verbose, max_iter, name=name)

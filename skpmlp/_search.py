@@ -13,7 +13,6 @@ import time
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
-from sklearn.model_selection import check_cv
 from sklearn.utils import check_array
 
 from ._adaptive import (
@@ -21,102 +20,19 @@ from ._adaptive import (
 )
 from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
+from ._divergence import lone_model_divergence
 from ._engine import local_device, population_outputs, prepare_kernel
 from ._parallel import train_search
-from ._params import check_solvers, resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._params import check_solvers, resolve_seed, train_config, warn_batch_size
 from ._population import Population
-from ._progress import SearchProgress, announce_fits, report_fits
+from ._progress import announce_fits, progress_for, report_fits
 from ._results import build_cv_results
 from ._scoring import (
     population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
 )
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
-from ._splits import group_holdout_split, holdout_split, stratifies, validation_split
-
-
-def _row_indices(split):
-    """Row indices of one side of a split: index arrays as given, boolean
-    masks turned into the indices of their True rows."""
-    split = np.asarray(split)
-    return np.flatnonzero(split) if split.dtype == bool else split
-
-
-def trains_alone(estimator, n_models):
-    """Whether a fit is one model trained as scikit-learn's MLP would train
-    it: a single configuration, ``cv=None``, nothing monitored. It then
-    trains on every row (nothing is held out, so nothing scores it)."""
-    return n_models == 1 and estimator.cv is None and not needs_monitoring(estimator)
-
-
-def plan_folds(estimator, X, y, y_encoded, seed, groups=None, n_models=2):
-    """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
-    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
-
-    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
-    (splitters that take no groups ignore them); with ``cv=None`` they make
-    the holdout split group-aware (whole groups held out, not stratified).
-    A lone model (:func:`trains_alone`) gets ``[(all_rows, None)]``: no test
-    rows.
-
-    Raises
-    ------
-    ValueError
-        With GridSearchCV's messages when ``cv`` yields no split or not
-        as many as its ``get_n_splits`` says; when a
-        split has no training or no test rows; when the early-stopping
-        validation part would hold fewer than 2 rows (scikit-learn MLP's
-        message) or a class is too small for it (see :func:`holdout_split`).
-    """
-    classifier = is_classifier(estimator)
-    if trains_alone(estimator, n_models):
-        return [(np.arange(len(y)), None)]
-    if estimator.cv is None:
-        if groups is not None:
-            return [group_holdout_split(groups, estimator.validation_fraction, seed)]
-        stratify = stratifies(estimator, y_encoded)
-        labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
-        return [holdout_split(labels, estimator.validation_fraction, seed, stratify=stratify,
-                              early_stopping=estimator.early_stopping)]
-    splitter = check_cv(estimator.cv, y, classifier=classifier)
-    n_splits = splitter.get_n_splits(X, y, groups)
-    # a cv iterable may give boolean masks, as scikit-learn's splits accept
-    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
-    if len(folds) != n_splits:
-        raise ValueError(
-            f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
-            f"splits, got {len(folds)}"
-        )
-    if not folds:
-        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
-    for k, (train, test) in enumerate(folds):
-        if len(train) == 0 or len(test) == 0:
-            raise ValueError(
-                f"cv split {k} has {len(train)} training and {len(test)} test samples; "
-                f"every split needs at least one of each (n_samples={len(y)})."
-            )
-    return folds
-
-
-def needs_monitoring(estimator):
-    """Whether training watches validation scores (early stopping, pruning)."""
-    return uses_early_stopping(estimator) or getattr(estimator, "pruning", None) is not None
-
-
-def training_folds(estimator, folds, y_encoded, seed):
-    """``[(train_rows, monitor_rows or None)]``: what the engine trains and
-    monitors on in each fold.
-
-    With ``cv=None`` the held-out validation rows are monitored (and later
-    score the models). With ``cv``, a fold's test rows only score: early
-    stopping and pruning watch a validation part of the fold's training rows,
-    as scikit-learn's MLP does inside each fold of GridSearchCV.
-    """
-    if estimator.cv is None:
-        return folds
-    if not needs_monitoring(estimator):
-        return [(train, None) for train, _ in folds]
-    return [validation_split(estimator, np.asarray(train), y_encoded, seed) for train, _ in folds]
+from ._splits import SplitSettings, plan_folds, training_folds
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
@@ -126,12 +42,13 @@ def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
     Raises
     ------
     ValueError
-        If fewer than two classes have positive weight (classifiers), or a
-        fold's training or held-out rows weigh zero in total.
+        If fewer than two classes have positive weight (classifiers whose
+        ``y`` has two or more), or a fold's training or held-out
+        rows weigh zero in total.
     """
     if is_classifier(estimator) and y_encoded.ndim == 1:
         weighted = np.unique(y_encoded[sample_weight > 0])
-        if len(weighted) < 2:
+        if len(weighted) < min(2, len(np.unique(y_encoded))):
             raise ValueError(
                 f"sample_weight is positive for {len(weighted)} class only; "
                 f"{type(estimator).__name__} needs at least 2 classes with positive weight."
@@ -173,11 +90,13 @@ def fitted_scorers(estimator, scorers):
     return {name: default if scorer is None else scorer for name, scorer in scorers.items()}
 
 
-def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **train_kwargs):
+def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", lone=False, **train_kwargs):
     """Train a population as ``estimator`` asks: in shards with its
     ``n_jobs``, within its ``max_memory``, reporting progress with its
-    ``verbose``, on ``config.device`` (resolved where each run trains). The
-    search and the cv refit both train through here.
+    ``verbose`` (scikit-learn MLP's lines where ``lone``: the fit is one
+    model, see :meth:`~._splits.SplitSettings.is_lone`), on ``config.device`` (resolved
+    where each run trains). The search and the cv refit both train through
+    here.
 
     Returns
     -------
@@ -187,9 +106,7 @@ def train_fused(estimator, spec, config, X, y, folds, *, name="fused run", **tra
     if estimator.verbose:
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
-    progress = None
-    if estimator.verbose:
-        progress = SearchProgress(estimator.verbose, config.max_iter, name=name)
+    progress = progress_for(estimator, lone, config.max_iter, name)
     try:
         return train_search(
             spec, config, X, y, folds, n_jobs=estimator.n_jobs, epoch_callback=progress,
@@ -304,37 +221,45 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
     weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
-    folds = plan_folds(estimator, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
+    splits = SplitSettings.of(estimator)
+    folds = plan_folds(splits, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     # the models train (and early stopping watches) with the class weights;
     # the scorers see sample_weight alone, as GridSearchCV's
     train_weight = estimator._training_weight(y, sample_weight)
     if train_weight is not None:
         check_weighted_folds(estimator, y_encoded, train_weight, folds)
-    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
     spec = population.spec(seed)
     # warm_start (one configuration): every replica, on every fold, and the
     # refit start from the previous fit's coefs_ / intercepts_
     warm = warm_start_weights(estimator, spec.hidden_layer_sizes[0], X.shape[1], n_outputs)
     if warm is not None:
         spec = dataclasses.replace(spec, initial_weights=[warm])
-    engine_folds = training_folds(estimator, folds, y_encoded, seed)
+    engine_folds = training_folds(splits, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(set(population.column("batch_size")), max(train_sizes))
-    announce_fits(len(folds), population.n_models, estimator.verbose)
+    lone = splits.is_lone(population.n_models)
+    # a lone model talks as scikit-learn's MLP (its own lines), a search as GridSearchCV
+    verbose = 0 if lone else estimator.verbose
+    announce_fits(len(folds), population.n_models, verbose)
     # refill: the run adds models, drawn or perturbed from this space
     source = SpaceRefills(space, population, seed) if config.refill else None
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline, refill_source=source,
+        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone, refill_source=source,
     )
     if source is not None:  # every model trained is a row
         population, spec = adaptive_population(result, population), result.extra["spec"]
+    diverged = result.diverged
+    if lone:
+        # a lone model is scikit-learn's MLP: its weights decide (an error)
+        diverged = lone_model_divergence(result)
     warn_halted(result)
     # untrained models (a halt before their chunk ran) are failures too
     # (a warm-started L-BFGS model already at a minimum converges in 0)
     untrained = (result.n_iter == 0) & ~result.converged
-    warn_or_raise_about_fit_failures(result.diverged, untrained, estimator.error_score)
-    failed = result.diverged | untrained
+    warn_or_raise_about_fit_failures(diverged, untrained, estimator.error_score)
+    failed = diverged | untrained
 
     scores, score_time, test_loss = _score_folds(
         estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
@@ -358,7 +283,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     n_fits = failed.size
     report_fits(
         cv_results, fit_time=np.full(failed.shape, result.train_time / n_fits), score_time=score_time,
-        verbose=estimator.verbose, multimetric=multimetric,
+        verbose=verbose, multimetric=multimetric,
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
     )
     return SearchRun(

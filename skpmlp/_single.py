@@ -18,11 +18,12 @@ from sklearn.utils.validation import check_is_fitted
 from . import _export
 from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes, warm_start_weights
 from ._compat import Interval, StrOptions, _fit_context, check_sample_weight, validate_data
+from ._divergence import lone_model_divergence
 from ._engine import ACTIVATION_NAMES, canonical_activation, mlp_forward, train_population
 from ._params import TRAINING_CONSTRAINTS, resolve_seed, train_config, uses_early_stopping, warn_batch_size
 from ._population import OPTIMIZER_PARAMS, Population, architectures
 from ._scoring import warn_halted
-from ._splits import validation_split
+from ._splits import SplitSettings, validation_split
 from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin, RegressorTargetsMixin
 
 _SPARSE = ["csr", "csc", "coo"]
@@ -172,11 +173,11 @@ class _BaseSingleMLP(BaseEstimator):
             }],
             repeats=np.array([self.repeat]),
         )
-        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed)
+        config = train_config(self, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         early = uses_early_stopping(self)
-        folds = [validation_split(self, rows, y_encoded, seed) if early else (rows, None)]
+        folds = [validation_split(SplitSettings.of(self), rows, y_encoded, seed) if early else (rows, None)]
         warn_batch_size(self.batch_size, len(folds[0][0]))
         spec = population.spec(seed)
         # warm_start: the previous fit's weights instead of fresh ones; the
@@ -188,6 +189,7 @@ class _BaseSingleMLP(BaseEstimator):
             spec, config, X, y_encoded, folds, sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
+        lone_model_divergence(result)  # as scikit-learn's MLP: non-finite weights raise
         n_iter = int(result.n_iter[0, 0])
         scores = result.validation_scores
         fitted = mlp_attributes(
@@ -352,8 +354,10 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         validation loss.
     repeat : int, default=0
         Repeat index; with ``random_state`` it selects the initial weights.
-    dtype : {"float32", "float64"}, default="float32"
-        Training precision (predictions are computed in float64).
+    dtype : {"float32", "float64", "auto"}, default="float32"
+        Training precision and the dtype of the trained weights; ``"auto"``
+        is X's dtype, as scikit-learn's MLP. Predictions are computed in
+        the wider of X's and the weights' dtypes, as scikit-learn's MLP.
     device : str, default="auto"
         Torch device for training; ``"auto"`` picks CUDA when available.
     random_state : int, RandomState instance or None, default=None

@@ -1,16 +1,20 @@
-"""Train / validation splits of rows (pure numpy and scikit-learn).
+"""Train / validation splits of rows and the folds of a fit (numpy and scikit-learn).
 
 They depend only on the seed and the labels (and the groups, when given),
 never on the models, so a model's split is the same in any population and
-when it trains alone.
+when it trains alone. What decides them comes from the estimator once, as
+a :class:`SplitSettings` of plain values, at the top of a fit.
 """
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.model_selection import GroupShuffleSplit, train_test_split
+from sklearn.model_selection import GroupShuffleSplit, check_cv, train_test_split
+
+from ._params import uses_early_stopping
 
 
 #: scikit-learn MLP's words when early stopping would watch fewer than two rows.
@@ -50,18 +54,13 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
     """
     n = len(y_encoded)
     n_val = math.ceil(fraction * n)
-    if early_stopping and n_val < 2:
-        raise ValueError(VALIDATION_TOO_SMALL)
-    if n_val < 1 or n - n_val < 1:
-        raise ValueError(
-            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
-            f"and {n_val} validation samples; at least one of each is needed."
-        )
     strata = None
     if stratify:
         counts = np.bincount(y_encoded)
         n_classes = np.count_nonzero(counts)
-        if early_stopping or (counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes):
+        if early_stopping:
+            strata = _mlp_strata(y_encoded, n_classes)
+        elif counts[counts > 0].min() >= 2 and min(n_val, n - n_val) >= n_classes:
             strata = y_encoded
         else:
             warnings.warn(
@@ -71,7 +70,32 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
                 UserWarning,
                 stacklevel=4,
             )
+    if n_val < 1 or n - n_val < 1:
+        raise ValueError(
+            f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
+            f"and {n_val} validation samples; at least one of each is needed."
+        )
+    if early_stopping:
+        # as scikit-learn's MLP: split first (a class too small to stratify
+        # raises train_test_split's own error), then check the size
+        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+        if len(val) < 2:
+            raise ValueError(VALIDATION_TOO_SMALL)
+        return train, val
     return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+
+
+def _mlp_strata(y_encoded, n_classes):
+    """What scikit-learn's MLP stratifies its early-stopping split on, where
+    it gives the same split as the class indices: for two classes its
+    binarized labels (a column: is the row of the second class), so a class too small
+    to stratify is named as scikit-learn names it (``['True']``). With more
+    classes scikit-learn stratifies on one-hot rows, whose order differs
+    from the classes': the class indices keep the split independent of
+    that artefact."""
+    if n_classes == 2:  # LabelBinarizer's column, (n_samples, 1)
+        return (y_encoded == y_encoded.max())[:, None]
+    return y_encoded
 
 
 def group_holdout_split(groups, fraction, seed):
@@ -96,21 +120,142 @@ def group_holdout_split(groups, fraction, seed):
     return next(splitter.split(np.zeros((len(groups), 1)), groups=groups))
 
 
-def validation_split(estimator, rows, y_encoded, seed):
-    """Split ``rows`` into (training, validation) rows with the estimator's
+@dataclass(frozen=True)
+class SplitSettings:
+    """The parameters that decide a fit's rows, as values.
+
+    Parameters
+    ----------
+    classifier : bool
+        Splits of single-label class targets are stratified.
+    cv : int, cross-validation generator, iterable or None, default=None
+        The estimator's ``cv`` (None: one holdout split).
+    validation_fraction : float, default=0.1
+    early_stopping : bool, default=False
+        Whether the models early-stop (minibatch solvers only, see
+        :func:`~._params.uses_early_stopping`).
+    pruning : {None, "halving"}, default=None
+    """
+
+    classifier: bool
+    cv: object = None
+    validation_fraction: float = 0.1
+    early_stopping: bool = False
+    pruning: object = None
+
+    @classmethod
+    def of(cls, estimator):
+        """The settings of ``estimator``'s current parameters."""
+        return cls(
+            classifier=is_classifier(estimator), cv=getattr(estimator, "cv", None),
+            validation_fraction=estimator.validation_fraction,
+            early_stopping=uses_early_stopping(estimator), pruning=getattr(estimator, "pruning", None),
+        )
+
+    @property
+    def monitored(self):
+        """Whether training watches validation scores (early stopping, pruning)."""
+        return self.early_stopping or self.pruning is not None
+
+    def stratifies(self, y_encoded):
+        """Whether splits of ``y_encoded`` are stratified: for classifiers
+        with one label per row (class indices), as scikit-learn's MLP;
+        multilabel and regression targets are split at random."""
+        return self.classifier and np.ndim(y_encoded) == 1
+
+    def trains_alone(self, n_models):
+        """Whether a fit of ``n_models`` is one model trained as
+        scikit-learn's MLP would train it: a single configuration,
+        ``cv=None``, nothing monitored. It then trains on every row (nothing
+        is held out, so nothing scores it)."""
+        return n_models == 1 and self.cv is None and not self.monitored
+
+    def is_lone(self, n_models):
+        """Whether a fit of ``n_models`` models is scikit-learn's MLP itself:
+        one model and ``cv=None`` (else it is a search, GridSearchCV's
+        contract). A lone model fails, and talks, as scikit-learn's MLP."""
+        return n_models == 1 and self.cv is None
+
+
+def validation_split(settings, rows, y_encoded, seed):
+    """Split ``rows`` into (training, validation) rows with the settings'
     ``validation_fraction`` (stratified for single-label classifiers): what early
     stopping and pruning monitor when the held-out rows are for scoring."""
-    stratify = stratifies(estimator, y_encoded)
+    stratify = settings.stratifies(y_encoded)
     labels = y_encoded[rows] if stratify else np.zeros(len(rows), dtype=int)
     train, val = holdout_split(
-        labels, estimator.validation_fraction, seed, stratify=stratify,
-        early_stopping=estimator.early_stopping,
+        labels, settings.validation_fraction, seed, stratify=stratify,
+        early_stopping=settings.early_stopping,
     )
     return rows[train], rows[val]
 
 
-def stratifies(estimator, y_encoded):
-    """Whether splits of ``y_encoded`` are stratified: for classifiers with
-    one label per row (class indices), as scikit-learn's MLP; multilabel
-    and regression targets are split at random."""
-    return is_classifier(estimator) and np.ndim(y_encoded) == 1
+def _row_indices(split):
+    """Row indices of one side of a split: index arrays as given, boolean
+    masks turned into the indices of their True rows."""
+    split = np.asarray(split)
+    return np.flatnonzero(split) if split.dtype == bool else split
+
+
+def plan_folds(settings, X, y, y_encoded, seed, groups=None, n_models=2):
+    """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
+    splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
+
+    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
+    (splitters that take no groups ignore them); with ``cv=None`` they make
+    the holdout split group-aware (whole groups held out, not stratified).
+    A lone model (:meth:`SplitSettings.trains_alone`) gets ``[(all_rows, None)]``: no test
+    rows.
+
+    Raises
+    ------
+    ValueError
+        With GridSearchCV's messages when ``cv`` yields no split or not
+        as many as its ``get_n_splits`` says; when a
+        split has no training or no test rows; when the early-stopping
+        validation part would hold fewer than 2 rows (scikit-learn MLP's
+        message) or a class is too small for it (see :func:`holdout_split`).
+    """
+    if settings.trains_alone(n_models):
+        return [(np.arange(len(y)), None)]
+    if settings.cv is None:
+        if groups is not None:
+            return [group_holdout_split(groups, settings.validation_fraction, seed)]
+        stratify = settings.stratifies(y_encoded)
+        labels = y_encoded if stratify else np.zeros(len(y), dtype=int)
+        return [holdout_split(labels, settings.validation_fraction, seed, stratify=stratify,
+                              early_stopping=settings.early_stopping)]
+    splitter = check_cv(settings.cv, y, classifier=settings.classifier)
+    n_splits = splitter.get_n_splits(X, y, groups)
+    # a cv iterable may give boolean masks, as scikit-learn's splits accept
+    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
+    if len(folds) != n_splits:
+        raise ValueError(
+            f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
+            f"splits, got {len(folds)}"
+        )
+    if not folds:
+        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
+    for k, (train, test) in enumerate(folds):
+        if len(train) == 0 or len(test) == 0:
+            raise ValueError(
+                f"cv split {k} has {len(train)} training and {len(test)} test samples; "
+                f"every split needs at least one of each (n_samples={len(y)})."
+            )
+    return folds
+
+
+def training_folds(settings, folds, y_encoded, seed):
+    """``[(train_rows, monitor_rows or None)]``: what the engine trains and
+    monitors on in each fold.
+
+    With ``cv=None`` the held-out validation rows are monitored (and later
+    score the models). With ``cv``, a fold's test rows only score: early
+    stopping and pruning watch a validation part of the fold's training rows,
+    as scikit-learn's MLP does inside each fold of GridSearchCV.
+    """
+    if settings.cv is None:
+        return folds
+    if not settings.monitored:
+        return [(train, None) for train, _ in folds]
+    return [validation_split(settings, np.asarray(train), y_encoded, seed) for train, _ in folds]

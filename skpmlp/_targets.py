@@ -91,8 +91,8 @@ class ClassifierTargetsMixin:
         Raises
         ------
         ValueError
-            For targets that are not classes (continuous), for several
-            multiclass outputs, or for a single class.
+            For targets that are not classes (continuous) or for several
+            multiclass outputs.
         """
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -113,12 +113,9 @@ class ClassifierTargetsMixin:
             )
         classes, y_encoded = np.unique(y, return_inverse=True)
         _check_warm_classes(previous, classes)
+        # a single class trains too, as MLPClassifier: a softmax over one
+        # unit predicts it with probability 1 (the loss is the L2 term alone)
         self.classes_ = classes
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contains only one class: {self.classes_[0]!r}."
-            )
         self.out_activation_ = "softmax"
         return y, y_encoded, len(self.classes_), "classification"
 

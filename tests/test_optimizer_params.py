@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
 from skpmlp._population import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
-from skpmlp._search import holdout_split
+from skpmlp._splits import holdout_split
 
 BASE = dict(hidden_layer_sizes=[(5,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=12,
             random_state=3)

@@ -18,6 +18,7 @@ from ._activations import (
 )
 from ._chunks import merge_results, split_models
 from ._device import check_device, local_device, resolve_device
+from ._distributed import DataParallelError, current_data_parallel, data_parallel, train_data_parallel
 from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
@@ -35,6 +36,10 @@ __all__ = [
     "TrainConfig",
     "TORCH_MODULES",
     "TrainResult",
+    "DataParallelError",
+    "current_data_parallel",
+    "data_parallel",
+    "train_data_parallel",
     "canonical_activation",
     "check_device",
     "local_device",

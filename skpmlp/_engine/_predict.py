@@ -11,7 +11,11 @@ from ._spec import PopulationSpec
 
 @torch.no_grad()
 def mlp_forward(coefs, intercepts, activation, X, *, out_activation="identity"):
-    """Outputs (logits or regression predictions) of one MLP, in float64.
+    """Outputs (logits or regression predictions) of one MLP.
+
+    Computed in the wider of ``X``'s and the weights' dtypes, as
+    scikit-learn's MLP (numpy's promotion): float32 only when both are
+    float32, else float64.
 
     Parameters
     ----------
@@ -26,11 +30,15 @@ def mlp_forward(coefs, intercepts, activation, X, *, out_activation="identity"):
     Returns
     -------
     ndarray of shape (n_samples, n_outputs)
+        Of that dtype.
     """
     act = ACTIVATIONS[activation]
-    h = torch.from_numpy(np.array(X, dtype=np.float64))  # a private, writable copy
+    arrays = [X, *coefs, *intercepts]
+    single = all(np.asarray(a).dtype == np.float32 for a in arrays)
+    dtype = np.float32 if single else np.float64
+    h = torch.from_numpy(np.array(X, dtype=dtype))  # a private, writable copy
     for layer, (W, b) in enumerate(zip(coefs, intercepts)):
-        h = torch.addmm(torch.as_tensor(b, dtype=torch.float64), h, torch.as_tensor(W, dtype=torch.float64))
+        h = torch.addmm(torch.as_tensor(np.asarray(b, dtype=dtype)), h, torch.as_tensor(np.asarray(W, dtype=dtype)))
         if layer < len(coefs) - 1:
             h = act(h)
     return (torch.exp(h) if out_activation == "exp" else h).numpy()

@@ -42,7 +42,7 @@ from ._threads import torch_threads
 
 def train_population(
     spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, deadline=None, always_start=True, refill_source=None,
+    max_memory=None, deadline=None, always_start=True, data_parallel=None, refill_source=None,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
@@ -78,7 +78,9 @@ def train_population(
     epoch_callback : callable, optional
         Called after every epoch as ``epoch_callback(epoch, info)`` with a
         dict of per-replica numpy arrays (``loss``, ``val_score``,
-        ``active``), of shape (n_folds * n_models,), fold-major.
+        ``active``; minibatch runs also ``converged``, the replicas the
+        stopping rule stopped so far, and ``learning_rate``, the rates for
+        the next epoch), of shape (n_folds * n_models,), fold-major.
     max_memory : float, optional
         Bytes the run may use on its device (with halving, the only input
         of the chunk plan).
@@ -93,6 +95,12 @@ def train_population(
         past ``deadline``, so that a fit always has a trained model. The
         shards of a split search other than the first pass False: one that
         was queued past the deadline trains nothing.
+    data_parallel : DataParallel, optional
+        Split every step's rows over its ranks
+        (:mod:`._distributed`); the chunk plan, the deadline and the
+        stopping decisions are then agreed by every rank, and running out
+        of memory fails the run on every rank instead of retrying.
+        L-BFGS models and adaptive runs (``config.refill``) are not supported.
     refill_source : RefillSource, optional
         Needed with ``config.refill``: the new models of freed slots (see
         :mod:`._refill`). An adaptive run is one fused run, never chunked,
@@ -108,6 +116,11 @@ def train_population(
     kwargs = dict(sample_weight=sample_weight, monitor=monitor, epoch_callback=epoch_callback,
                   max_memory=max_memory, deadline=deadline)
     lbfgs = np.array([o.solver == "lbfgs" for o in spec.optimizers_of(config)], dtype=bool)
+    if lbfgs.any() and data_parallel is not None:
+        raise ValueError(
+            "solver='lbfgs' trains full-batch and cannot split its rows over the ranks of a "
+            "data-parallel fit; use 'adam' or 'sgd', or fit inside skpmlp.data_parallel(False)."
+        )
     if lbfgs.any():
         return _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, always_start=always_start, **kwargs)
     batch_sizes = spec.batch_sizes_of(config)
@@ -119,14 +132,22 @@ def train_population(
     has_eval = _has_eval(folds)
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
+    dp = data_parallel
+    if dp is not None and config.refill:
+        raise ValueError(
+            f"refill={config.refill!r} is not supported in a data-parallel fit: its slots are "
+            f"refilled by one process. Fit inside skpmlp.data_parallel(False), or set refill=None."
+        )
+    if dp is not None:
+        dp.plan_rows(min(config.batch_size, max(len(train) for train, _ in folds)))
     if config.refill:  # an adaptive run refills its own slots: one run, never chunked
         pending = [np.arange(spec.n_models)]
     else:
-        pending = _plan_chunks(spec, config, X, folds, monitor, max_memory)
+        pending = _plan_chunks(spec, config, X, folds, monitor, max_memory, dp)
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
-        if halted is None and _past(deadline) and (parts or not always_start):
+        if halted is None and _past(deadline, dp) and (parts or not always_start):
             halted = "max_time"
         if halted is not None:  # nothing more to train: keep the chunk untrained
             untrained = _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor, halted)
@@ -134,9 +155,10 @@ def train_population(
             continue
         try:
             result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
-                            epoch_callback, deadline, refill_source)
+                            epoch_callback, deadline, dp, refill_source)
         except Exception as error:
-            if not is_out_of_memory(error) or len(chunk) == 1:
+            # data-parallel: the other ranks did not run out; all fail
+            if not is_out_of_memory(error) or len(chunk) == 1 or dp is not None:
                 raise
             if config.pruning is not None or config.refill:  # halving's ranks would depend on the split
                 raise _halving_out_of_memory(len(chunk), config.device) from error
@@ -235,14 +257,17 @@ def _has_eval(folds):
     return all(e is not None and len(e) > 0 for _, e in folds)
 
 
-def _plan_chunks(spec, config, X, folds, monitor, max_memory):
+def _plan_chunks(spec, config, X, folds, monitor, max_memory, dp=None):
     """The chunks (model indices) ``spec`` trains as, one after another;
-    a warning when there are several."""
+    a warning when there are several. Data-parallel, every rank plans with
+    the least free memory of any rank."""
     n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
     shared = data_bytes(config, X.shape[0], X.shape[1])
     if config.pruning is None:
         budget = memory_budget(config.device, max_memory)
+        if dp is not None:
+            budget = dp.minimum(budget)
         chunks = plan_chunks(spec, per_model, shared, budget)
     else:  # halving ranks within a chunk: never chunk by the free memory
         budget = max_memory
@@ -276,9 +301,11 @@ def _release_device_memory(device):
         torch.cuda.empty_cache()
 
 
-def _past(deadline):
-    """Whether the wall-clock ``deadline`` (None: none) has passed."""
-    return deadline is not None and time.time() >= deadline
+def _past(deadline, dp=None):
+    """Whether the wall-clock ``deadline`` (None: none) has passed (on any
+    rank of a data-parallel run, so that all stop together)."""
+    past = deadline is not None and time.time() >= deadline
+    return past if dp is None or deadline is None else dp.any(past)
 
 
 def _untrained(spec, config, n_features, K, monitor, halted):
@@ -297,7 +324,8 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     )
 
 
-def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, refill_source=None):
+def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None,
+           refill_source=None):
     """One fused run of every model of ``spec`` on every fold.
 
     On the native kernel the epochs run on the kernel's own threads (as many
@@ -306,6 +334,7 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
     barriers on a busy machine made them cost more than the epochs.
     """
     trainer = choose_trainer(spec, config)(spec, config, X.shape[1], len(folds))
+    trainer.data_parallel = dp
     glue_threads = contextlib.nullcontext()
     if trainer.backend == "native":
         trainer.n_threads = torch.get_num_threads()
@@ -314,10 +343,10 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
         if config.refill:
             return run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback,
                                 deadline, refill_source)
-        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline)
+        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp)
 
 
-def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline):
+def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None):
     """The epoch loop of one fused run."""
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
@@ -329,13 +358,14 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
     halted = None
     for epoch in range(config.max_iter):
         try:
-            trainer.run_epoch(data.X, data.y, data.planner.next_epoch())
+            plan = data.planner.next_epoch()
+            trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
         except KeyboardInterrupt:
-            if epoch == 0:
+            if epoch == 0 or dp is not None:  # the other ranks train on: stop them
                 raise
             halted = "interrupted"
             break
-        loss, score = _epoch_values(trainer, data, K * M, monitor)
+        loss, score = _epoch_values(trainer, data, K * M, monitor, dp)
         curves.record(loss, score, status.active)
         improved, finished = status.end_epoch(epoch, loss, score)
         if rates.scheduled:
@@ -344,13 +374,16 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
         if config.early_stopping and improved.any():
             trainer.keep_best(improved[trainer.net.slot_models])
         if epoch_callback is not None:
-            epoch_callback(epoch, {"loss": loss, "val_score": score, "active": status.active.copy()})
+            epoch_callback(epoch, {
+                "loss": loss, "val_score": score, "active": status.active.copy(),
+                "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
+            })
         if finished.any():
             status.retire(finished)
             _retire_slots(trainer, finished, status.active, kept, config)
         if not status.active.any():
             break
-        if _past(deadline):
+        if _past(deadline, dp):
             halted = "max_time"
             break
     kept.update(trainer.kept_weights())
@@ -359,16 +392,25 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
     return _result(kept, status, curves, K, M, halted, time.perf_counter() - start_time)
 
 
-def _epoch_values(trainer, data, n_replicas, monitor):
+def _epoch_values(trainer, data, n_replicas, monitor, dp=None):
     """Every replica's mean training loss and monitored value (None without
-    monitoring) of the epoch; NaN for replicas no longer in the network."""
+    monitoring) of the epoch; NaN for replicas no longer in the network.
+
+    Data-parallel, the loss sums of the ranks' rows are summed, and every
+    rank scores all evaluation rows (its weights are everyone's) and takes
+    rank 0's scores: one decision on every rank, equal to a single
+    process's."""
     slot_models = trainer.net.slot_models
+    if dp is not None:
+        dp.all_reduce(trainer.loss_sums)
     loss = np.full(n_replicas, np.nan)
     loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
     if not monitor:
         return loss, None
     score = np.full(n_replicas, np.nan)
     score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
+    if dp is not None:
+        score = dp.from_rank0(score)
     return loss, score
 
 

@@ -44,6 +44,10 @@ class PopulationTrainer:
 
     #: how its epochs run (the native subclass says "native")
     backend = "torch"
+    #: a :class:`~._distributed.DataParallel` whose ranks share every
+    #: step's rows (the run sets it): their gradients are summed before
+    #: the update
+    data_parallel = None
 
     def __init__(self, spec, config, n_features, n_folds=1):
         self.config, self.n_folds = config, n_folds
@@ -164,6 +168,8 @@ class PopulationTrainer:
             self.loss_sums[a:b] += losses.detach() * self._per_slot(gi, counts)
             total = total + losses.sum()
         total.backward()
+        if self.data_parallel is not None:
+            self.data_parallel.all_reduce(net.grad)
         self.optimizer.step(weight_sums, stepping)
 
     def run_epoch(self, X, y, plan):

@@ -33,7 +33,8 @@
 //   loss_sums (n_slots)                 += each step's batch loss x counts
 //
 // Modes: 0 trains a whole epoch (every step of the plan); 1 writes the
-// gradients of step 0 (no L2 term) into `grads`; 2 applies L2 and the
+// gradients of step 0 (no L2 term) into `grads` (nothing for a model whose fold
+// sits the step out); 2 applies L2 and the
 // optimizer update of step 0 from `grads` (1 then 2 equals one step of 0).
 //
 // The arithmetic follows torch: softmax cross-entropy / half squared error
@@ -717,7 +718,8 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
             update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
         }
     }
-    if (mode == 1) {  // scatter the dense gradient into the flat buffer
+    if (mode == 1 && P.stepping[m.fold]) {  // scatter the dense gradient into the flat buffer
+        // (a fold that sits the step out computed none: its slots are left as they are)
         for (int l = 0; l <= m.depth; ++l) {
             const Layer& L = m.layers[l];
             for (int r = 0; r < L.n_in; ++r)

@@ -260,7 +260,6 @@ def test_multioutput_regression():
     assert mlp.score(X, y) > 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="every model diverged: skpmlp raises its own 'All 1 models failed (diverged ...)' ValueError, not scikit-learn's 'Solver produced non-finite parameter weights' message")
 def test_nonfinite_params():
     # Check that MLPRegressor throws ValueError when dealing with non-finite
     # parameter values
@@ -402,7 +401,6 @@ def test_tolerance():
     assert clf.max_iter > clf.n_iter_
 
 
-@pytest.mark.xfail(strict=True, reason="verbose output is per fused run ('fused run 1 epoch 1: 1 models training, mean loss ...'), not scikit-learn's 'Iteration N, loss = ...' lines")
 def test_verbose_sgd(capsys):
     # Test verbose.
     X = [[3, 2], [1, 6]]
@@ -542,7 +540,6 @@ def test_n_iter_no_change_inf():
     # (scikit-learn also asserts clf._no_improvement_count == clf.n_iter_ - 1: private)
 
 
-@pytest.mark.xfail(strict=True, reason="a class too small for the stratified validation split only warns (falls back to a random split) where scikit-learn raises (branch contract)")
 def test_early_stopping_stratified():
     # Make sure data splitting for early stopping is stratified
     X = [[1, 2], [2, 3], [3, 4], [4, 5]]
@@ -610,16 +607,14 @@ def test_mlp_regressor_dtypes_casting():
 
 @pytest.mark.parametrize("dtype", [
     np.float32,
-    pytest.param(np.float64, marks=pytest.mark.xfail(
-        strict=True, reason="the network's dtype is the dtype parameter (float32 by default), not X's")),
+    pytest.param(np.float64, marks=pytest.mark.xfail(strict=True, reason=(
+        "by design: the network's dtype is the dtype parameter (float32 by default, about twice "
+        "as fast as float64), not X's; dtype='auto' follows X's dtype as scikit-learn's MLP"))),
 ])
 @pytest.mark.parametrize("Estimator", [MLPClassifier, MLPRegressor])
-def test_mlp_param_dtypes(dtype, Estimator, request):
+def test_mlp_param_dtypes(dtype, Estimator):
     # Checks if input dtype is used for network parameters
     # and predictions
-    if Estimator is MLPRegressor and dtype is np.float32:
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="a regressor's predictions are float64 whatever X's dtype"))
     X, y = X_digits.astype(dtype), y_digits
     mlp = Estimator(alpha=1e-5, hidden_layer_sizes=(5, 3), random_state=1, max_iter=50, tol=1e-1)
     mlp.fit(X[:300], y[:300])
@@ -636,14 +631,7 @@ def test_mlp_param_dtypes(dtype, Estimator, request):
 @pytest.mark.parametrize(
     "Estimator",
     [
-        pytest.param(
-            MLPClassifier,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a y with a single class is refused ('needs samples of at least 2 classes'); "
-                "MLPClassifier trains on it",
-            ),
-        ),
+        MLPClassifier,
         MLPRegressor,
     ],
 )
@@ -707,7 +695,6 @@ def test_mlp_warm_start_no_convergence(MLPEstimator, solver):
     assert model.n_iter_ == 20
 
 
-@pytest.mark.xfail(strict=True, reason="the one model diverges: skpmlp raises its own 'All 1 models failed (diverged ...)' ValueError where scikit-learn keeps NaN validation scores")
 def test_mlp_diverging_loss():
     """Test that a diverging model does not raise errors when early stopping is enabled.
 
