@@ -117,6 +117,8 @@ class BaseParallelMLP(BaseEstimator):
         "pruning": [None, StrOptions({"halving"})],
         "halving_factor": [Interval(Real, 1, None, closed="neither")],
         "min_iter": [Interval(Integral, 1, None, closed="left")],
+        "refill": [None, StrOptions({"sample", "perturb"})],
+        "max_models": [Interval(Integral, 1, None, closed="left"), None],
         "ensemble_size": [Interval(Integral, 1, None, closed="left")],
         # 0 means nothing to joblib: refused here, not deep inside Parallel
         "n_jobs": [Interval(Integral, None, -1, closed="right"),
@@ -162,6 +164,8 @@ class BaseParallelMLP(BaseEstimator):
         pruning=None,
         halving_factor=3,
         min_iter=5,
+        refill=None,
+        max_models=None,
         cv=None,
         scoring=None,
         refit=True,
@@ -207,6 +211,8 @@ class BaseParallelMLP(BaseEstimator):
         self.pruning = pruning
         self.halving_factor = halving_factor
         self.min_iter = min_iter
+        self.refill = refill
+        self.max_models = max_models
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
@@ -446,6 +452,8 @@ class BaseParallelMLP(BaseEstimator):
             "_refitted": {},
             "_seed": run.seed,
         }
+        if run.schedules is not None:  # an adaptive search (refill)
+            fitted["hyperparameter_schedules_"] = run.schedules
         metric = self._ranking_metric(run, self.refit)
         if self.refit or not run.multimetric:
             fitted["best_index_"] = self._select_best_index(run, metric)
@@ -477,7 +485,7 @@ class BaseParallelMLP(BaseEstimator):
             early = uses_early_stopping(self)
             folds = [validation_split(SplitSettings.of(self), rows, run.y_encoded, run.seed) if early else (rows, None)]
             # a refit trains the chosen configurations to completion: no halving
-            config = dataclasses.replace(run.config, pruning=None)
+            config = dataclasses.replace(run.config, pruning=None, refill=None)
             # the same path as the search: n_jobs, device and verbose apply
             result, _ = train_fused(
                 self, run.spec.subset(members), config, run.X, run.y_encoded, folds, name="refit run",
@@ -560,7 +568,7 @@ class BaseParallelMLP(BaseEstimator):
         for n in sorted(set(epochs.values())):
             group = [row for row in members if epochs[row] == n]
             training = {"max_iter": n, "n_iter_no_change": n, "early_stopping": False}
-            config = dataclasses.replace(run.config, pruning=None, **training)
+            config = dataclasses.replace(run.config, pruning=None, refill=None, **training)
             result, _ = train_fused(
                 self, run.spec.subset(group), config, run.X, run.y_encoded, [(rows, None)],
                 name="refit run", sample_weight=run.train_weight, monitor=False,

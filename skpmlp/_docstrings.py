@@ -168,6 +168,35 @@ PARAMETERS = """
         Inverse of the fraction of models kept at each halving.
     min_iter : int, default=5
         Epochs before the first halving.
+    refill : {None, "sample", "perturb"}, default=None
+        An adaptive search that keeps the fused network full. None leaves
+        the slots that ``pruning="halving"`` or ``early_stopping`` free
+        empty. ``"sample"`` gives every freed slot (all fold replicas of a
+        model together) a new configuration drawn from the search space,
+        with fresh weights and optimizer state; its architecture and
+        activation must fit the slot's group (the draws that fit no free
+        slot are skipped). ``"perturb"`` is population-based training: a
+        freed slot copies the weights and optimizer state of a surviving
+        model of the same architecture and activation (drawn among the best
+        quarter by validation score) and trains on with its searched
+        continuous hyperparameters (``learning_rate_init``, ``alpha``,
+        ``momentum``, ``beta_1``, ``beta_2``) multiplied by 0.8 or 1.25 (for
+        a momentum or beta, its distance to 1), or drawn afresh with
+        probability 0.2; where no survivor fits, a draw as ``"sample"``.
+        Slots are refilled at the end of the epoch that freed them, while
+        at least ``min_iter`` of the ``max_iter`` epochs are left. Every
+        model trained is a row of ``cv_results_`` (the first ``n_models``,
+        then refills in order; ``parent``, ``start_iter`` columns) and can
+        be exported; a row's ``n_iter``, curves and exported ``n_iter_``
+        count its own epochs. Needs ``pruning`` or ``early_stopping``, and
+        ``n_jobs=None`` (one fused run). A refit retrains a row's final
+        hyperparameters from fresh weights (a perturbed row's schedule is
+        not replayed; ``refit=False`` and ``export_model`` give the trained
+        model itself).
+    max_models : int or None, default=None
+        With ``refill``: how many models train in all, the first population
+        included (at least its size); None sets no cap beyond ``max_iter``
+        and ``max_time``.
     cv : int, cross-validation generator, iterable or None, default=None
         None holds out ``validation_fraction`` of the rows (of the groups,
         when ``fit`` gets ``groups``). Otherwise, as in GridSearchCV (an int
@@ -371,6 +400,16 @@ ATTRIBUTES = """
         ``tie_breaker="loss"`` compare.
     n_iter_per_model_ : ndarray of shape (n_models,) or (n_models, n_splits)
         Epochs each model (fold replica) trained for.
+    hyperparameter_schedules_ : list of dict
+        Only with ``refill``: per row of ``cv_results_``, the
+        hyperparameters of every epoch along its lineage (its oldest
+        ancestor's epochs, then its parent's, then its own): ``"iter"``
+        (the run's epochs, 0-based) and one array per searched continuous
+        hyperparameter. ``cv_results_`` then also has ``parent`` (the row
+        whose weights and optimizer state a ``"perturb"`` refill copied,
+        else -1), ``start_iter`` (the run's epoch a row started
+        training at) and ``slot`` (the slot of the fused network, its fold
+        replicas together, that trained it, 0 to ``n_models - 1``).
     ensemble_indices_ : ndarray of int
         Rows of the models in ``best_estimator_``, best first (one row
         unless ``ensemble_size > 1``). Only with ``refit``.

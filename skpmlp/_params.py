@@ -170,6 +170,8 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         pruning=getattr(estimator, "pruning", None),
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),
+        refill=getattr(estimator, "refill", None),
+        max_models=getattr(estimator, "max_models", None),
         monitor=estimator.monitor,
         # regressors only (classifiers have no loss parameter)
         loss=getattr(estimator, "loss", "squared_error"),

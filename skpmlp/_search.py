@@ -15,6 +15,9 @@ from sklearn.base import is_classifier
 from sklearn.metrics import check_scoring, get_scorer
 from sklearn.utils import check_array
 
+from ._adaptive import (
+    SpaceRefills, adaptive_columns, adaptive_population, check_refill, hyperparameter_schedules,
+)
 from ._attributes import warm_start_weights
 from ._compat import check_sample_weight, validate_data
 from ._divergence import lone_model_divergence
@@ -143,6 +146,8 @@ class SearchRun:
     test_loss: np.ndarray = None
     #: whether the models started from the previous fit's weights (warm_start)
     warm_started: bool = False
+    #: with ``refill``: every row's per-epoch hyperparameters (see _adaptive)
+    schedules: list = None
 
 
 def check_warm_start(estimator, n_models):
@@ -212,6 +217,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     population = Population.from_configurations(configurations, estimator.n_repeats, space.searched, unset)
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models)
+    check_refill(estimator, population.n_models, space)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
     weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
@@ -236,10 +242,14 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # a lone model talks as scikit-learn's MLP (its own lines), a search as GridSearchCV
     verbose = 0 if lone else estimator.verbose
     announce_fits(len(folds), population.n_models, verbose)
+    # refill: the run adds models, drawn or perturbed from this space
+    source = SpaceRefills(space, population, seed) if config.refill else None
     result, shards = train_fused(
         estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone,
+        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone, refill_source=source,
     )
+    if source is not None:  # every model trained is a row
+        population, spec = adaptive_population(result, population), result.extra["spec"]
     diverged = result.diverged
     if lone:
         # a lone model is scikit-learn's MLP: its weights decide (an error)
@@ -263,6 +273,13 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         pruned=None if config.pruning is None else result.pruned.any(axis=1),
         failed=failed.any(axis=1), held_out=held_out,
     )
+    schedules = None
+    if source is not None:
+        cv_results = adaptive_columns(cv_results, result)
+        schedules = hyperparameter_schedules(
+            population, result.extra["parent"], result.extra["start_iter"], result.n_iter.max(axis=1),
+            source.perturbed,
+        )
     n_fits = failed.size
     report_fits(
         cv_results, fit_time=np.full(failed.shape, result.train_time / n_fits), score_time=score_time,
@@ -272,7 +289,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
-        warm is not None,
+        warm is not None, schedules,
     )
 
 

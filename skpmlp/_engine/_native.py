@@ -36,7 +36,7 @@ def native_supported(config, spec):
     return None
 
 
-def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer):
+def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset=None):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
     Parameters
@@ -46,6 +46,9 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer)
         Slots to train (the frozen ones are left out).
     slot_fold, slot_lr, slot_alpha : ndarray of shape (n_slots,)
     slot_optimizer : sequence of OptimizerSettings, one per slot
+    slot_step_offset : ndarray of shape (n_slots,), optional
+        The fold's optimizer steps each slot's model did not take (it joined
+        the run later); zeros by default.
 
     Returns
     -------
@@ -60,6 +63,8 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer)
     meta[:, fields["slot"]] = slots
     meta[:, fields["fold"]] = slot_fold[slots]
     hyper[:, h["lr"]], hyper[:, h["alpha"]] = slot_lr[slots], slot_alpha[slots]
+    if slot_step_offset is not None:
+        hyper[:, h["step_offset"]] = slot_step_offset[slots]
     settings = [slot_optimizer[s] for s in slots]
     meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
     meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum) for o in settings]
@@ -138,6 +143,7 @@ class NativeTrainer(PopulationTrainer):
             self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
+            slot_step_offset=self._replica_step_offset[replica],
         )
 
     def run_epoch(self, X, y, plan):

@@ -56,11 +56,13 @@ class FusedOptimizer:
         self.partitions = []
 
     def set_partitions(self, partitions):
-        """``partitions``: list of ``(lr, alpha, fold, settings, ranges)``,
-        ranges being flat ``(offset, length, is_weight)`` triples and
-        settings an :class:`~._spec.OptimizerSettings`."""
+        """``partitions``: list of ``(lr, alpha, fold, settings, step_offset,
+        ranges)``, ranges being flat ``(offset, length, is_weight)`` triples,
+        settings an :class:`~._spec.OptimizerSettings` and ``step_offset``
+        the fold's steps the models did not take (they joined the run later:
+        Adam's bias correction counts their own steps)."""
         self.partitions = []
-        for lr, alpha, fold, settings, ranges in partitions:
+        for lr, alpha, fold, settings, step_offset, ranges in partitions:
             n_buffers = 2 + (2 if settings.solver == "adam" else 1)
             buffers = [self.params, self.grads, *self.state][:n_buffers]
             for is_weight in (True, False):
@@ -68,7 +70,7 @@ class FusedOptimizer:
                 if spans:
                     views = [[b[o : o + n] for o, n in spans] for b in buffers]
                     alpha_w = float(alpha) if is_weight else 0.0
-                    self.partitions.append((float(lr), alpha_w, int(fold), settings, views))
+                    self.partitions.append((float(lr), alpha_w, int(fold), settings, float(step_offset), views))
 
     def _increment(self, stepping):
         """``stepping`` as a device tensor, made once per pattern (all folds
@@ -83,15 +85,16 @@ class FusedOptimizer:
     def step(self, weight_sums, stepping):
         """One update of the partitions of the folds that step."""
         self.step_counts += self._increment(stepping)
-        for lr, alpha, fold, settings, views in self.partitions:
+        for lr, alpha, fold, settings, step_offset, views in self.partitions:
             if not stepping[fold]:
                 continue
+            steps = self.step_counts[fold] - step_offset if step_offset else self.step_counts[fold]
             # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
             decay = alpha / weight_sums[fold] if alpha else 0.0
             if settings.solver == "adam":
                 p, g, m, v = views
                 torch._fused_adam_(
-                    p, g, m, v, [], [self.step_counts[fold]] * len(p),
+                    p, g, m, v, [], [steps] * len(p),
                     lr=lr, beta1=settings.beta_1, beta2=settings.beta_2, weight_decay=decay,
                     eps=settings.epsilon, amsgrad=False, maximize=False,
                 )

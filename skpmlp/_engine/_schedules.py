@@ -43,6 +43,8 @@ class LearningRates:
         self.invscaling = sgd & (schedule == "invscaling")
         self.adaptive = sgd & (schedule == "adaptive")
         self.rows = np.repeat(np.asarray(fold_rows, dtype=float), len(self.initial) // n_folds)
+        # the epoch each replica joined the run (refills join late)
+        self.born = np.zeros(len(self.initial))
 
     @property
     def scheduled(self):
@@ -54,7 +56,7 @@ class LearningRates:
         whether any rate changed."""
         if not self.invscaling.any():
             return False
-        seen = (epoch + 1) * self.rows
+        seen = (epoch + 1 - self.born) * self.rows
         self.current = np.where(self.invscaling, self.initial / (seen + 1) ** self.power_t, self.current)
         return True
 
@@ -64,3 +66,16 @@ class LearningRates:
         absorbed = stop & self.adaptive & (self.current > ADAPTIVE_FLOOR)
         self.current = np.where(absorbed, self.current / 5.0, self.current)
         return absorbed
+
+    def admit(self, replicas, initial, settings, epoch):
+        """Replicas that join the run after ``epoch`` (a refill, see
+        ``_refill``), with their own rates and :class:`OptimizerSettings`;
+        their schedules count epochs from their start."""
+        self.initial[replicas] = initial
+        self.current[replicas] = initial
+        self.born[replicas] = epoch + 1
+        sgd = np.array([s.solver == "sgd" for s in settings], dtype=bool)
+        schedule = np.array([s.learning_rate for s in settings])
+        self.power_t[replicas] = [s.power_t for s in settings]
+        self.invscaling[replicas] = sgd & (schedule == "invscaling")
+        self.adaptive[replicas] = sgd & (schedule == "adaptive")

@@ -203,6 +203,14 @@ class TrainConfig:
         Regression loss: half squared error on the raw outputs, or half
         Poisson deviance with an exponential output (log link), as
         scikit-learn's MLPRegressor. Ignored by the other tasks.
+    refill : {None, "sample", "perturb"}
+        What a slot freed by halving or a stopping rule trains next: nothing
+        (None), a new configuration drawn from the search space, or a
+        perturbed copy of a surviving model (population-based training); see
+        :mod:`._refill`. The run then needs a refill source.
+    max_models : int or None
+        With ``refill``, how many models may train in all (first population
+        included); None: no cap.
     backend : {"auto", "native", "torch"}
         How each epoch's steps run: the per-model native kernel
         (``"native"``, CPU only), torch's batched ops (``"torch"``, the
@@ -238,6 +246,8 @@ class TrainConfig:
     monitor: str = "score"
     backend: str = "auto"
     loss: str = "squared_error"
+    refill: str = None
+    max_models: int = None
 
     def __post_init__(self):
         assert self.task in ("classification", "regression", "multilabel")
@@ -246,6 +256,7 @@ class TrainConfig:
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "torch")
         assert self.loss in ("squared_error", "poisson")
+        assert self.refill in (None, "sample", "perturb")
 
     def optimizer_settings(self):
         """The :class:`OptimizerSettings` of models whose spec gives none:

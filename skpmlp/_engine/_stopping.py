@@ -169,3 +169,16 @@ class ReplicaStatus:
     def retire(self, finished):
         """Mark the ``finished`` replicas as no longer training."""
         self.active &= ~finished
+
+    def admit(self, models):
+        """Start the replicas of ``models`` (model indices) afresh: a refill
+        put them in freed slots (see :mod:`._refill`); they train from the
+        next epoch on, with a stopping rule of their own."""
+        K, M = self.n_folds, self.n_models
+        replicas = (np.arange(K)[:, None] * M + np.asarray(models)[None, :]).ravel()
+        self.active[replicas] = True
+        for mask in (self.converged, self.diverged, self.pruned):
+            mask[replicas] = False
+        watched = models if self.early_stopping else replicas
+        self.rule.best[watched] = -np.inf if self.rule.maximize else np.inf
+        self.rule.count[watched] = 0

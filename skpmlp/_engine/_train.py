@@ -30,6 +30,7 @@ from ._device import resolve_device
 from ._init import population_initial_weights
 from ._lbfgs import train_lbfgs
 from ._native import choose_trainer
+from ._refill import run_adaptive
 from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
 )
@@ -41,7 +42,7 @@ from ._threads import torch_threads
 
 def train_population(
     spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, deadline=None, always_start=True, data_parallel=None,
+    max_memory=None, deadline=None, always_start=True, data_parallel=None, refill_source=None,
 ):
     """Train every model of ``spec`` on every fold as one fused network.
 
@@ -99,7 +100,11 @@ def train_population(
         (:mod:`._distributed`); the chunk plan, the deadline and the
         stopping decisions are then agreed by every rank, and running out
         of memory fails the run on every rank instead of retrying.
-        L-BFGS models are not supported.
+        L-BFGS models and adaptive runs (``config.refill``) are not supported.
+    refill_source : RefillSource, optional
+        Needed with ``config.refill``: the new models of freed slots (see
+        :mod:`._refill`). An adaptive run is one fused run, never chunked,
+        and its result holds every model it trained.
 
     Returns
     -------
@@ -128,9 +133,17 @@ def train_population(
     assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
     monitor = monitor and has_eval
     dp = data_parallel
+    if dp is not None and config.refill:
+        raise ValueError(
+            f"refill={config.refill!r} is not supported in a data-parallel fit: its slots are "
+            f"refilled by one process. Fit inside skpmlp.data_parallel(False), or set refill=None."
+        )
     if dp is not None:
         dp.plan_rows(min(config.batch_size, max(len(train) for train, _ in folds)))
-    pending = _plan_chunks(spec, config, X, folds, monitor, max_memory, dp)
+    if config.refill:  # an adaptive run refills its own slots: one run, never chunked
+        pending = [np.arange(spec.n_models)]
+    else:
+        pending = _plan_chunks(spec, config, X, folds, monitor, max_memory, dp)
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
@@ -142,12 +155,12 @@ def train_population(
             continue
         try:
             result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
-                            epoch_callback, deadline, dp)
+                            epoch_callback, deadline, dp, refill_source)
         except Exception as error:
             # data-parallel: the other ranks did not run out; all fail
             if not is_out_of_memory(error) or len(chunk) == 1 or dp is not None:
                 raise
-            if config.pruning is not None:  # halving's ranks would depend on the split
+            if config.pruning is not None or config.refill:  # halving's ranks would depend on the split
                 raise _halving_out_of_memory(len(chunk), config.device) from error
             result = None
         if result is None:
@@ -312,7 +325,8 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     )
 
 
-def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None):
+def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None,
+           refill_source=None):
     """One fused run of every model of ``spec`` on every fold.
 
     On the native kernel the epochs run on the kernel's own threads (as many
@@ -327,6 +341,9 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
         trainer.n_threads = torch.get_num_threads()
         glue_threads = torch_threads(1)
     with glue_threads:
+        if config.refill:
+            return run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback,
+                                deadline, refill_source)
         return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp)
 
 

@@ -57,6 +57,8 @@ class PopulationTrainer:
         self._replica_alpha = np.asarray(replicas.alphas, float)
         self._replica_optimizer = replicas.optimizers_of(config)
         self._replica_sgd = np.array([o.solver == "sgd" for o in self._replica_optimizer])
+        # the fold's optimizer steps a replica did not take (refills, see _refill)
+        self._replica_step_offset = np.zeros(len(self._replica_lr))
         self.initial_learning_rates = self._replica_lr.copy()
         net = build_network(replicas, config, n_features, folds=self._replica_fold)
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
@@ -81,12 +83,12 @@ class PopulationTrainer:
 
     def _update_partitions(self):
         """Partition the active slots by (learning rate, alpha, fold,
-        optimizer) for the fused optimizer; runs of equal keys are contiguous
-        in each group."""
+        optimizer, step offset) for the fused optimizer; runs of equal keys
+        are contiguous in each group."""
         replica = self.net.slot_models
         key_of = lambda s: (  # noqa: E731
             self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s],
-            self._replica_optimizer[replica[s]],
+            self._replica_optimizer[replica[s]], self._replica_step_offset[replica[s]],
         )
         partitions = {}
         for gi in range(len(self.net.groups)):

@@ -26,7 +26,11 @@ META_FIELDS = {
 META_WIDTH = 6 + 4 * MAX_DEPTH + 5
 
 #: Columns of the float64 ``hyper`` table, one row per model.
-HYPER_FIELDS = {"lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "momentum": 5}
+#: ``step_offset``: the fold's optimizer steps a model did not take (it
+#: joined the run later, or took over another model's optimizer state)
+HYPER_FIELDS = {
+    "lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "momentum": 5, "step_offset": 6,
+}
 HYPER_WIDTH = 8
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}

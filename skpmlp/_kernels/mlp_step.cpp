@@ -23,6 +23,7 @@
 //   counts, weight_sums  (n_steps, K)   real rows; sum of sample weights
 //   stepping             (n_steps, K)   whether a fold has a batch
 //   step0                (K)            optimizer steps taken before
+//       (by the fold; a model that joined later took step0 - H_STEP_OFFSET)
 //   params, grads, state1, state2       flat buffers, same layout; model m's
 //       layer l weight (k, j) sits at w_off[l] + k * ld[l] + j, its bias j
 //       at b_off[l] + j. state1 is Adam's first moment or SGD's momentum
@@ -67,7 +68,7 @@ enum Meta {
     M_LD = M_BOFF + MAX_DEPTH + 1,         // weight row strides
     META = M_LD + MAX_DEPTH + 1,
 };
-enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, HYPER = 8 };
+enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, H_STEP_OFFSET, HYPER = 8 };
 enum Loss { LOSS_SOFTMAX = 0, LOSS_SQUARED = 1, LOSS_LOGISTIC = 2 };
 enum Act {
     A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
@@ -516,7 +517,7 @@ struct Layer {
 struct Model {
     int slot, depth, act, fold, solver, nesterov;
     Layer layers[MAX_DEPTH + 1];
-    double lr, alpha, beta1, beta2, eps, momentum;
+    double lr, alpha, beta1, beta2, eps, momentum, step_offset;
 
     Model(const int64_t* m, const double* h) {
         slot = int(m[M_SLOT]), depth = int(m[M_DEPTH]), act = int(m[M_ACT]), fold = int(m[M_FOLD]);
@@ -524,7 +525,7 @@ struct Model {
         for (int l = 0; l <= depth; ++l)
             layers[l] = {int(m[M_SIZES + l]), int(m[M_SIZES + l + 1]), m[M_WOFF + l], m[M_BOFF + l], m[M_LD + l]};
         lr = h[H_LR], alpha = h[H_ALPHA], beta1 = h[H_BETA1], beta2 = h[H_BETA2], eps = h[H_EPS];
-        momentum = h[H_MOMENTUM];
+        momentum = h[H_MOMENTUM], step_offset = h[H_STEP_OFFSET];
     }
     int n_outputs() const { return layers[depth].n_out; }
 };
@@ -773,7 +774,7 @@ void update_model(const Model& m, const Problem<T>& P, const T* grads, const std
 
 template <class T> void run_model(int mode, const Model& m, const Problem<T>& P, Scratch<T>& s) {
     s.prepare(m, P.bp);
-    double t = P.step0[m.fold];
+    double t = P.step0[m.fold] - m.step_offset;  // the model's own optimizer steps
     if (mode == 2) {  // update from the caller's gradient buffer
         // gather the flat gradients into the dense layout
         for (int l = 0; l <= m.depth; ++l) {

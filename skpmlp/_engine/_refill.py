@@ -1,0 +1,522 @@
+"""Adaptive runs: slots freed by halving or a stopping rule take new models.
+
+With ``config.refill`` a fused run never leaves its network half empty.
+Every model of the first population holds a *seat*: its replicas' slots,
+one per fold, in one group of the network. When every replica of a model
+has stopped (pruned, converged or diverged), its seat is free, and at the
+end of that epoch it takes a new model, which trains from the next epoch on
+(all its fold replicas at once, as the search layer ranks configurations by
+their fold mean):
+
+- ``refill="sample"``: a configuration drawn from the search space (by the
+  *refill source*, see :class:`RefillSource`), with fresh initial weights
+  and fresh optimizer state. Its architecture must fit the seat's group
+  (same depth, widths within the group's padded ones, the seat's
+  activation): draws that fit no free seat are rejected, so a refill is a
+  draw from the space conditioned on the shapes freed.
+- ``refill="perturb"`` (population-based training): a copy of the weights
+  and optimizer state of a surviving model that fits the seat, chosen among
+  the best quarter of such survivors by validation score, whose continuous
+  hyperparameters the source perturbs; where no survivor fits, a draw as
+  ``"sample"``.
+
+Nothing of another slot changes when a seat is refilled: the new model's
+parameters, optimizer state and per-slot settings are written into the
+seat's slots only, and Adam's bias correction counts each model's own steps
+(a *step offset* per replica, read by the fused optimizer and the kernel).
+A newcomer sees the batches of the epochs it trains in, so it equals the
+same model trained alone from the same epoch of the run's batch order.
+
+Budget: the run lasts at most ``max_iter`` epochs; a seat is refilled only
+while at least ``min_iter`` epochs are left, and while fewer than
+``config.max_models`` models have trained. Once refilling is over, stopped
+slots are compacted away as in a plain run.
+
+Model numbering: model ``j`` is the j-th model to train (the first
+population, then refills in order); its replica on fold k is
+``k * capacity + j``, ``capacity`` bounding the models a run can train, so
+that the stopping rule's per-model arrays (:class:`~._stopping.ReplicaStatus`)
+keep their fold-major layout.
+"""
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+import torch
+
+from ._build import run_data
+from ._init import population_initial_weights
+from ._schedules import LearningRates
+from ._spec import PopulationSpec, TrainResult
+from ._stopping import ReplicaStatus, fold_mean
+
+#: Draws of a configuration tried per free seat before ``"sample"`` leaves
+#: the remaining free seats empty for this epoch.
+MAX_DRAWS_PER_SEAT = 50
+
+
+class RefillSource:
+    """What an adaptive run asks of the search layer (the interface; the
+    search layer's implementation is ``skpmlp._adaptive.SpaceRefills``).
+
+    Attributes
+    ----------
+    initial_rows : list
+        One opaque record per model of the first population (handed back
+        to :meth:`perturb` when that model is a parent).
+    """
+
+    initial_rows = ()
+
+    def sample(self):
+        """One configuration drawn from the search space.
+
+        Returns
+        -------
+        spec : PopulationSpec
+            One model, with its own initial-weight seed.
+        row : object
+            Its record (the search layer's ``cv_results_`` row).
+        """
+        raise NotImplementedError
+
+    def perturb(self, row):
+        """The configuration of a copy of the model recorded as ``row``,
+        its continuous hyperparameters perturbed; architecture and
+        activation unchanged. Returns ``(spec, row)`` as :meth:`sample`."""
+        raise NotImplementedError
+
+
+def capacity(config, n_models):
+    """Most models a run of ``n_models`` seats can train: ``max_models``,
+    else one refill of every seat at every epoch that may refill."""
+    bound = n_models * (1 + max(0, config.max_iter - config.min_iter + 1))
+    return bound if config.max_models is None else max(n_models, min(bound, config.max_models))
+
+
+def concat_specs(specs):
+    """One :class:`PopulationSpec` of the models of ``specs``, in order
+    (every per-model field: a field some spec leaves None is None)."""
+    merged = {}
+    for f in dataclasses.fields(PopulationSpec):
+        values = [getattr(s, f.name) for s in specs]
+        if any(v is None for v in values):
+            merged[f.name] = None
+        elif isinstance(values[0], np.ndarray):
+            merged[f.name] = np.concatenate(values)
+        else:
+            merged[f.name] = [item for v in values for item in v]
+    return PopulationSpec(**merged)
+
+
+class Seats:
+    """The seats of a run, the models in them and the records of every
+    model trained, and the slot operations of a refill.
+
+    Parameters
+    ----------
+    trainer : PopulationTrainer
+        Built for the first population (replica ``k * n_models + i``); its
+        replicas are renumbered here to ``k * capacity + i``.
+    spec : PopulationSpec
+        The first population, with every model's optimizer settings.
+    config : TrainConfig
+    n_folds : int
+    source : RefillSource
+    """
+
+    def __init__(self, trainer, spec, config, n_folds, source):
+        K, M = n_folds, spec.n_models
+        spec = dataclasses.replace(spec, optimizers=spec.optimizers_of(config), initial_weights=None)
+        self.trainer, self.config, self.source = trainer, config, source
+        self.K, self.M = K, M
+        self.capacity = capacity(config, M)
+        self.specs = [spec]
+        self.rows = list(source.initial_rows)
+        assert len(self.rows) == M
+        self.n_models = M
+        self.start_iter = [0] * M
+        self.parent = [-1] * M
+        self.seat = list(range(M))  # the seat every model trained in
+        self.seat_model = np.arange(M)
+        self.rejected = 0
+        self._rng = np.random.default_rng([int(config.shuffle_seed), 16])
+        self._renumber()
+        net = trainer.net
+        # slots of every seat, fold by fold (replicas of one model share
+        # their architecture and activation, hence their group)
+        slot_of = {int(r): s for s, r in enumerate(net.slot_models)}
+        self.seat_slots = np.array([[slot_of[k * self.capacity + i] for k in range(K)] for i in range(M)])
+        self.seat_group = np.searchsorted(net.group_offsets, self.seat_slots[:, 0], side="right") - 1
+        self.seat_activation = [
+            net.groups[g].activation_of(int(s - net.group_offsets[g]))
+            for g, s in zip(self.seat_group, self.seat_slots[:, 0])
+        ]
+
+    # ------------------------------------------------------------ set up
+    def _renumber(self):
+        """Replica ``k * M + i`` becomes ``k * capacity + i``, and every
+        per-replica array of the trainer grows to ``K * capacity``."""
+        t, K, M, C = self.trainer, self.K, self.M, self.capacity
+        old = np.arange(K * M)
+        new = (old // M) * C + old % M
+        remap = np.zeros(K * M, dtype=np.int64)
+        remap[old] = new
+
+        def grown(array, fill):
+            out = np.full(K * C, fill, dtype=np.asarray(array).dtype)
+            out[new] = array
+            return out
+
+        t._replica_fold = np.repeat(np.arange(K), C)
+        t._replica_lr = grown(t._replica_lr, 1.0)
+        t._replica_alpha = grown(t._replica_alpha, 0.0)
+        t._replica_sgd = grown(t._replica_sgd, False)
+        t._replica_step_offset = grown(t._replica_step_offset, 0.0)
+        t.initial_learning_rates = grown(t.initial_learning_rates, 1.0)
+        settings = [self.config.optimizer_settings()] * (K * C)
+        for o, n in zip(old, new):
+            settings[n] = t._replica_optimizer[o]
+        t._replica_optimizer = settings
+        net = t.net
+        for group in net.groups:
+            group.models[:] = remap[group.models]
+        net.slot_models = remap[net.slot_models]
+        net.archs = {int(remap[m]): arch for m, arch in net.archs.items()}
+        if len(t.optimizer.state) == 1:  # an Adam refill needs Adam's second moment
+            t.optimizer.state.append(torch.zeros_like(net.flat))
+        t._update_partitions()
+
+    # ------------------------------------------------------------- seats
+    def free_seats(self, active):
+        """Seats whose model has no replica training any more."""
+        alive = active.reshape(self.K, self.capacity).any(0)
+        return [s for s in range(self.M) if not alive[self.seat_model[s]]]
+
+    def can_refill(self, epoch):
+        """Whether a seat freed after ``epoch`` may take a new model."""
+        left = self.config.max_iter - (epoch + 1)
+        return left >= self.config.min_iter and self.n_models < self.capacity
+
+    def fits(self, seat, arch, activation):
+        """Whether a model of ``arch`` and ``activation`` fits ``seat``'s slots."""
+        widths = self.trainer.net.groups[self.seat_group[seat]].widths
+        return (
+            activation == self.seat_activation[seat]
+            and len(arch) == len(widths)
+            and all(a <= w for a, w in zip(arch, widths))
+        )
+
+    def refill(self, seats, epoch, active, score):
+        """Put new models in the free ``seats`` after ``epoch``; return the
+        new model indices (the caller admits them to the stopping rule)."""
+        seats = list(seats)
+        born = []
+        views = self._views()  # once per refill: building them costs more than a copy
+        if self.config.refill == "perturb":
+            for seat in list(seats):
+                if self.n_models >= self.capacity:
+                    break
+                parent = self._parent(seat, active, score)
+                if parent is None:
+                    continue
+                spec, row = self.source.perturb(self.rows[parent])
+                born.append(self._place(seat, spec, row, epoch, views, parent=parent))
+                seats.remove(seat)
+        draws = 0
+        while seats and self.n_models < self.capacity and draws < MAX_DRAWS_PER_SEAT * len(seats):
+            spec, row = self.source.sample()
+            draws += 1
+            seat = next((s for s in seats if self.fits(s, spec.hidden_layer_sizes[0], spec.activations[0])), None)
+            if seat is None:
+                self.rejected += 1
+                continue
+            born.append(self._place(seat, spec, row, epoch, views))
+            seats.remove(seat)
+        if born:
+            self.trainer._update_partitions()
+        return born
+
+    def _parent(self, seat, active, score):
+        """A surviving model whose architecture and activation fit ``seat``,
+        drawn among the best quarter of such models by their fold mean
+        score (None if none fits)."""
+        alive = active.reshape(self.K, self.capacity).any(0)
+        spec = self.all_specs()
+        candidates = [
+            m for m in self.seat_model
+            if alive[m] and self.fits(seat, spec.hidden_layer_sizes[m], spec.activations[m])
+        ]
+        if not candidates:
+            return None
+        if score is not None:
+            means = fold_mean(score, active, self.K)[candidates]
+            order = np.argsort(-np.where(np.isnan(means), -np.inf, means), kind="stable")
+            candidates = [candidates[i] for i in order[: max(1, math.ceil(len(candidates) / 4))]]
+        return int(candidates[self._rng.integers(len(candidates))])
+
+    def all_specs(self):
+        """The :class:`PopulationSpec` of every model trained so far."""
+        if len(self.specs) > 1:
+            self.specs = [concat_specs(self.specs)]
+        return self.specs[0]
+
+    # ------------------------------------------------------------- slots
+    def _views(self):
+        """Per group, the layer views of the parameters, of every optimizer
+        state buffer and of the best weights (None without early
+        stopping), and every fold's optimizer steps."""
+        t, net = self.trainer, self.trainer.net
+        return {
+            "params": net.layer_views(net.flat.detach()),
+            "states": [net.layer_views(s) for s in t.optimizer.state],
+            "best": None if t.best_flat is None else net.layer_views(t.best_flat),
+            "step_counts": t.optimizer.step_counts.cpu().numpy(),
+        }
+
+    def _place(self, seat, spec, row, epoch, views, *, parent=None):
+        """Model ``spec`` (one model) takes ``seat`` after ``epoch``: fresh
+        weights and optimizer state, or ``parent``'s copied (``views``: from
+        :meth:`_views`)."""
+        t, net, C = self.trainer, self.trainer.net, self.capacity
+        j = self.n_models
+        arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
+        assert self.fits(seat, arch, activation)
+        settings = spec.optimizers[0]
+        lr, alpha = float(spec.learning_rates[0]), float(spec.alphas[0])
+        if parent is None:
+            coefs, intercepts = population_initial_weights(spec, net.n_features, net.n_outputs)
+            weights = [  # interleaved as _read gives them: W0, b0, W1, b1, ...
+                torch.as_tensor(a, dtype=net.dtype, device=net.device)
+                for pair in zip(coefs[0], intercepts[0]) for a in pair
+            ]
+        slots = self.seat_slots[seat]
+        params, states, best = views["params"], views["states"], views["best"]
+        step_counts = views["step_counts"]
+        with torch.no_grad():
+            for k, slot in enumerate(slots):
+                r = k * C + j
+                gi, pos = self._where(slot)
+                if parent is None:
+                    _write(params[gi], pos, weights, arch, net.groups[gi])
+                    for state in states:
+                        _write(state[gi], pos, None, arch, net.groups[gi])
+                    step_offset = float(step_counts[k])
+                else:
+                    p_slot = self._slot_of(k * C + parent)
+                    p_gi, p_pos = self._where(p_slot)
+                    copied = _read(params[p_gi], p_pos, arch)
+                    _write(params[gi], pos, copied, arch, net.groups[gi])
+                    p_lr = t._replica_lr[k * C + parent]
+                    for state in states:
+                        values = _read(state[p_gi], p_pos, arch)
+                        if state is states[0] and settings.solver == "sgd" and p_lr != lr:
+                            # the velocity convention of set_learning_rates
+                            values = [v * (p_lr / lr) for v in values]
+                        _write(state[gi], pos, values, arch, net.groups[gi])
+                    step_offset = float(t._replica_step_offset[k * C + parent])
+                if best is not None:
+                    _write(best[gi], pos, _read(params[gi], pos, arch), arch, net.groups[gi])
+                net.slot_models[slot] = r
+                net.groups[gi].models[pos] = r
+                net.archs[r] = tuple(arch)
+                t._replica_lr[r], t._replica_alpha[r] = lr, alpha
+                t._replica_optimizer[r] = settings
+                t._replica_sgd[r] = settings.solver == "sgd"
+                t._replica_step_offset[r] = step_offset
+                t.initial_learning_rates[r] = lr
+                t.alphas[slot] = alpha
+                t.frozen[slot] = False
+        self.specs.append(spec)
+        self.rows.append(row)
+        self.start_iter.append(epoch + 1)
+        self.parent.append(-1 if parent is None else int(parent))
+        self.seat.append(int(seat))
+        self.seat_model[seat] = j
+        self.n_models += 1
+        return j
+
+    def _where(self, slot):
+        net = self.trainer.net
+        gi = int(np.searchsorted(net.group_offsets, slot, side="right") - 1)
+        return gi, int(slot - net.group_offsets[gi])
+
+    def _slot_of(self, replica):
+        return int(np.flatnonzero(self.trainer.net.slot_models == replica)[0])
+
+
+def _read(views, pos, arch):
+    """Slot ``pos``'s unpadded layer tensors (weights then biases per layer,
+    interleaved as the views) of one group's ``views``, copied."""
+    out = []
+    for l in range(len(views) // 2):
+        W, b = views[2 * l][pos], views[2 * l + 1][pos, 0]
+        n_in = W.shape[0] if l == 0 else arch[l - 1]
+        n_out = W.shape[1] if l == len(arch) else arch[l]
+        out += [W[:n_in, :n_out].clone(), b[:n_out].clone()]
+    return out
+
+
+def _write(views, pos, values, arch, group):
+    """Write a model's layer tensors (``values`` interleaved as
+    :func:`_read` gives them, or None for zeros) into slot ``pos`` of one
+    group's ``views``, its padding switched off (zero weights; zero biases,
+    -inf under the logistic activation)."""
+    depth = len(arch)
+    padded_off = -np.inf if group.activation_of(pos) == "logistic" else 0.0
+    for l in range(depth + 1):
+        W, b = views[2 * l][pos], views[2 * l + 1][pos, 0]
+        W.zero_()
+        b.fill_(padded_off if (values is not None and l < depth) else 0.0)
+        if values is None:
+            continue
+        w, bias = values[2 * l], values[2 * l + 1]
+        W[: w.shape[0], : w.shape[1]] = w
+        b[: bias.shape[0]] = bias
+
+
+# ----------------------------------------------------------------- the run
+def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, source):
+    """The epoch loop of an adaptive fused run (see the module docstring).
+
+    Returns
+    -------
+    TrainResult
+        One entry per model trained (first population, then refills in
+        order); curves start at each model's own first epoch. ``extra``
+        holds ``spec`` (every model's :class:`PopulationSpec`), ``rows`` (the
+        source's records), ``start_iter``, ``parent``, ``seat`` (the seat
+        each model trained in, 0 to ``n_models - 1``), ``occupancy`` (active
+        seats per epoch run), ``n_seats`` and ``rejected`` (draws that fit
+        no free seat).
+    """
+    start_time = time.perf_counter()
+    K = len(folds)
+    seats = Seats(trainer, spec, config, K, source)
+    C = seats.capacity
+    data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    status = ReplicaStatus(K, C, config, rates)
+    status.active[:] = False
+    status.active[(np.arange(K)[:, None] * C + np.arange(seats.M)[None, :]).ravel()] = True
+    loss_rows, score_rows, occupancy = [], [], []
+    kept, halted, refilling = {}, None, True
+    for epoch in range(config.max_iter):
+        try:
+            trainer.run_epoch(data.X, data.y, data.planner.next_epoch())
+        except KeyboardInterrupt:
+            if epoch == 0:
+                raise
+            halted = "interrupted"
+            break
+        occupancy.append(len(seats.free_seats(status.active)))
+        loss, score = _epoch_values(trainer, data, K * C, monitor)
+        n = seats.n_models
+        view = lambda a: np.where(status.active, a, np.nan).reshape(K, C)[:, :n].copy()  # noqa: E731
+        loss_rows.append(view(loss))
+        if monitor:
+            score_rows.append(view(score))
+        improved, finished = status.end_epoch(epoch, loss, score)
+        if rates.scheduled:
+            rates.end_epoch(epoch)
+            trainer.set_learning_rates(rates.current)
+        if config.early_stopping and improved.any():
+            trainer.keep_best(improved[trainer.net.slot_models])
+        if epoch_callback is not None:
+            epoch_callback(epoch, {"loss": loss, "val_score": score, "active": status.active.copy()})
+        if finished.any():
+            status.retire(finished)
+            trainer.freeze(finished[trainer.net.slot_models])
+        # one reading of the clock: a model placed now trains at least one epoch
+        out_of_time = _past(deadline)
+        if refilling:
+            free = seats.free_seats(status.active)
+            if free and not out_of_time:
+                # the leaving models' weights first: their slots are overwritten
+                leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
+                kept.update(trainer.kept_weights(leaving))
+                born = seats.refill(free, epoch, status.active, score) if seats.can_refill(epoch) else []
+                if born:
+                    status.admit(born)
+                    replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
+                    rates.admit(replicas, trainer._replica_lr[replicas],
+                                [trainer._replica_optimizer[r] for r in replicas], epoch)
+            refilling = seats.can_refill(epoch)
+        elif finished.any() and status.active.any() and trainer.frozen.mean() >= config.compact_fraction:
+            kept.update(trainer.kept_weights(trainer.frozen))
+            trainer.compact()
+        if not status.active.any():
+            break
+        if out_of_time:
+            halted = "max_time"
+            break
+    kept.update(trainer.kept_weights())
+    if trainer.net.device.type == "cuda":
+        torch.cuda.synchronize(trainer.net.device)
+    occupancy = 1.0 - np.asarray(occupancy, dtype=float) / seats.M
+    return _result(seats, kept, status, loss_rows, score_rows, occupancy, halted,
+                   time.perf_counter() - start_time)
+
+
+def _past(deadline):
+    return deadline is not None and time.time() >= deadline
+
+
+def _epoch_values(trainer, data, n_replicas, monitor):
+    """Every replica's mean training loss and monitored value (None without
+    monitoring) of the epoch; NaN for replicas in no slot."""
+    slot_models = trainer.net.slot_models
+    loss = np.full(n_replicas, np.nan)
+    loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
+    if not monitor:
+        return loss, None
+    score = np.full(n_replicas, np.nan)
+    score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
+    return loss, score
+
+
+def _own_epochs(rows, start, n_iter, n):
+    """Per-epoch values (K, n_models) per global epoch -> (n, K, n_own
+    epochs), each model's curve from its own first epoch, NaN-padded."""
+    if not rows:
+        return np.zeros((n, 0, 0))
+    K = rows[0].shape[0]
+    width = int(n_iter.max()) if len(n_iter) else 0
+    out = np.full((n, K, width), np.nan)
+    for e, values in enumerate(rows):
+        models = np.flatnonzero((start <= e) & (e < start + n_iter.max(1)))
+        models = models[models < values.shape[1]]
+        out[models, :, e - start[models]] = values[:, models].T
+    return out
+
+
+def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train_time):
+    """The :class:`TrainResult` of every model the run trained."""
+    K, C = seats.K, seats.capacity
+    # refills placed just before an interruption never trained: no rows
+    born = np.r_[seats.start_iter, np.zeros(C - seats.n_models, dtype=int)]
+    trained = np.flatnonzero(status.n_iter.reshape(K, C).max(0) > born)
+    n = max(seats.M, int(trained.max()) + 1 if len(trained) else 0)
+    per_model = lambda a: a.reshape(K, C)[:, :n].T.copy()  # noqa: E731
+    start = np.asarray(seats.start_iter[:n])
+    # the stopping rule counts the run's epochs; a model's own start after its start
+    n_iter = np.where(per_model(status.n_iter) > 0, per_model(status.n_iter) - start[:, None], 0)
+    loss = _own_epochs(loss_rows, start, n_iter, n)
+    scores = _own_epochs(score_rows, start, n_iter, n) if score_rows else None
+    if loss.shape[1] == 0:
+        loss = np.zeros((n, K, 0))
+    return TrainResult(
+        coefs=[[kept[k * C + j][0] for j in range(n)] for k in range(K)],
+        intercepts=[[kept[k * C + j][1] for j in range(n)] for k in range(K)],
+        loss_curves=loss, validation_scores=scores,
+        n_iter=n_iter, converged=per_model(status.converged), diverged=per_model(status.diverged),
+        pruned=per_model(status.pruned), train_time=train_time, halted=halted,
+        extra={
+            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]), "start_iter": start,
+            "parent": np.asarray(seats.parent[:n]), "seat": np.asarray(seats.seat[:n]),
+            "occupancy": occupancy, "n_seats": seats.M,
+            "rejected": seats.rejected,
+        },
+    )
