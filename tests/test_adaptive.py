@@ -201,7 +201,7 @@ def test_no_refill_once_out_of_time(data, monkeypatch, epochs, refilled):
     import skpmlp._engine._refill as refill_module
 
     ticks = iter(range(1000))
-    monkeypatch.setattr(refill_module, "_past", lambda deadline: next(ticks) >= epochs - 1)
+    monkeypatch.setattr(refill_module, "past", lambda deadline: next(ticks) >= epochs - 1)
     result, population = _run(data, "sample", "native")
     assert result.halted == "max_time" and (population.n_models > 16) == refilled
     assert (result.n_iter[:, 0] >= 1).all() and result.loss_curves.shape[2] == epochs

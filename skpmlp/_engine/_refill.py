@@ -47,6 +47,7 @@ import numpy as np
 import torch
 
 from ._build import run_data
+from ._epoch import close_epoch, epoch_values, past
 from ._init import population_initial_weights
 from ._schedules import LearningRates
 from ._spec import PopulationSpec, TrainResult
@@ -412,25 +413,18 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
             halted = "interrupted"
             break
         occupancy.append(len(seats.free_seats(status.active)))
-        loss, score = _epoch_values(trainer, data, K * C, monitor)
+        loss, score = epoch_values(trainer, data, K * C, monitor)
         n = seats.n_models
         view = lambda a: np.where(status.active, a, np.nan).reshape(K, C)[:, :n].copy()  # noqa: E731
         loss_rows.append(view(loss))
         if monitor:
             score_rows.append(view(score))
-        improved, finished = status.end_epoch(epoch, loss, score)
-        if rates.scheduled:
-            rates.end_epoch(epoch)
-            trainer.set_learning_rates(rates.current)
-        if config.early_stopping and improved.any():
-            trainer.keep_best(improved[trainer.net.slot_models])
-        if epoch_callback is not None:
-            epoch_callback(epoch, {"loss": loss, "val_score": score, "active": status.active.copy()})
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback)
         if finished.any():
             status.retire(finished)
             trainer.freeze(finished[trainer.net.slot_models])
         # one reading of the clock: a model placed now trains at least one epoch
-        out_of_time = _past(deadline)
+        out_of_time = past(deadline)
         if refilling:
             free = seats.free_seats(status.active)
             if free and not out_of_time:
@@ -459,22 +453,6 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
     return _result(seats, kept, status, loss_rows, score_rows, occupancy, halted,
                    time.perf_counter() - start_time)
 
-
-def _past(deadline):
-    return deadline is not None and time.time() >= deadline
-
-
-def _epoch_values(trainer, data, n_replicas, monitor):
-    """Every replica's mean training loss and monitored value (None without
-    monitoring) of the epoch; NaN for replicas in no slot."""
-    slot_models = trainer.net.slot_models
-    loss = np.full(n_replicas, np.nan)
-    loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
-    if not monitor:
-        return loss, None
-    score = np.full(n_replicas, np.nan)
-    score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
-    return loss, score
 
 
 def _own_epochs(rows, start, n_iter, n):

@@ -30,6 +30,7 @@ from ._device import resolve_device
 from ._init import population_initial_weights
 from ._lbfgs import train_lbfgs
 from ._native import choose_trainer
+from ._epoch import close_epoch, epoch_values, past
 from ._refill import run_adaptive
 from ._memory import (
     data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
@@ -147,7 +148,7 @@ def train_population(
     parts, halted = [], None
     while pending:
         chunk = pending.pop(0)
-        if halted is None and _past(deadline, dp) and (parts or not always_start):
+        if halted is None and past(deadline, dp) and (parts or not always_start):
             halted = "max_time"
         if halted is not None:  # nothing more to train: keep the chunk untrained
             untrained = _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor, halted)
@@ -193,7 +194,7 @@ def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, m
     parts, halted = [], None
     for index, train in groups:
         sub = spec.subset(index)
-        if halted is None and _past(deadline, dp) and (parts or not always_start):
+        if halted is None and past(deadline, dp) and (parts or not always_start):
             halted = "max_time"
         if halted is not None:
             result = _untrained(sub, config, X.shape[1], len(folds), monitor, halted)
@@ -302,11 +303,6 @@ def _release_device_memory(device):
         torch.cuda.empty_cache()
 
 
-def _past(deadline, dp=None):
-    """Whether the wall-clock ``deadline`` (None: none) has passed (on any
-    rank of a data-parallel run, so that all stop together)."""
-    past = deadline is not None and time.time() >= deadline
-    return past if dp is None or deadline is None else dp.any(past)
 
 
 def _untrained(spec, config, n_features, K, monitor, halted):
@@ -366,25 +362,15 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
                 raise
             halted = "interrupted"
             break
-        loss, score = _epoch_values(trainer, data, K * M, monitor, dp)
+        loss, score = epoch_values(trainer, data, K * M, monitor, dp)
         curves.record(loss, score, status.active)
-        improved, finished = status.end_epoch(epoch, loss, score)
-        if rates.scheduled:
-            rates.end_epoch(epoch)
-            trainer.set_learning_rates(rates.current)
-        if config.early_stopping and improved.any():
-            trainer.keep_best(improved[trainer.net.slot_models])
-        if epoch_callback is not None:
-            epoch_callback(epoch, {
-                "loss": loss, "val_score": score, "active": status.active.copy(),
-                "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
-            })
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback)
         if finished.any():
             status.retire(finished)
             _retire_slots(trainer, finished, status.active, kept, config)
         if not status.active.any():
             break
-        if _past(deadline, dp):
+        if past(deadline, dp):
             halted = "max_time"
             break
     kept.update(trainer.kept_weights())
@@ -392,27 +378,6 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
         torch.cuda.synchronize(trainer.net.device)
     return _result(kept, status, curves, K, M, halted, time.perf_counter() - start_time)
 
-
-def _epoch_values(trainer, data, n_replicas, monitor, dp=None):
-    """Every replica's mean training loss and monitored value (None without
-    monitoring) of the epoch; NaN for replicas no longer in the network.
-
-    Data-parallel, the loss sums of the ranks' rows are summed, and every
-    rank scores all evaluation rows (its weights are everyone's) and takes
-    rank 0's scores: one decision on every rank, equal to a single
-    process's."""
-    slot_models = trainer.net.slot_models
-    if dp is not None:
-        dp.all_reduce(trainer.loss_sums)
-    loss = np.full(n_replicas, np.nan)
-    loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
-    if not monitor:
-        return loss, None
-    score = np.full(n_replicas, np.nan)
-    score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
-    if dp is not None:
-        score = dp.from_rank0(score)
-    return loss, score
 
 
 def _retire_slots(trainer, finished, active, kept, config):
