@@ -155,6 +155,42 @@ def test_resumed_search_equals_every_model_continued_alone(iris, backend, estima
     assert search.cv_results_["rank_test_score"][best] == 1
 
 
+@pytest.mark.parametrize(
+    "extra", [dict(n_jobs=2), dict(solver="lbfgs"), dict(batch_size=32, shuffle=True)],
+)
+def test_resumed_search_in_shards_with_lbfgs_or_minibatches(iris, extra):
+    """Resumed joblib shards, L-BFGS models and shuffled minibatches
+    continue each fold replica from its own weights, as alone."""
+    X, y = iris
+    search = _fit(ParallelMLPClassifier(**{**SEARCH, **extra}, cv=3, warm_start=True), X, y)
+    previous = copy.deepcopy(search)
+    _fit(search, X, y)
+    for k, (train, _) in enumerate(_folds(search, X, y)):
+        for i in range(search.n_models_):
+            alone = _alone(previous, i, k, train, X, y, 5)
+            np.testing.assert_allclose(_coefs(search.export_model(i, fold=k)), _coefs(alone), rtol=0, atol=1e-9)
+            assert search.n_iter_per_model_[i, k] == previous.n_iter_per_model_[i, k] + alone.n_iter_
+
+
+def test_resumed_search_with_early_stopping_extends_the_validation_curves(iris):
+    """With early_stopping the validation curves go on from the previous
+    fit's, and cv_results_ holds the continued models' new scores."""
+    X, y = iris
+    search = _fit(ParallelMLPClassifier(**SEARCH, early_stopping=True, cv=3, warm_start=True), X, y)
+    previous = copy.deepcopy(search)
+    _fit(search, X, y)
+    assert (search.n_iter_per_model_ == 10).all()
+    scores = search.validation_scores_per_model_
+    np.testing.assert_array_equal(scores[:, :, :5], previous.validation_scores_per_model_[:, :, :5])
+    assert np.isfinite(scores[:, :, 5:10]).all()
+    assert not np.array_equal(search.loss_curves_[:, :, 5:], previous.loss_curves_[:, :, :5])
+    for k, (_, test) in enumerate(_folds(search, X, y)):
+        for i in range(search.n_models_):
+            assert search.cv_results_[f"split{k}_test_score"][i] == pytest.approx(
+                search.export_model(i, fold=k).score(X[test], y[test]), abs=1e-12
+            )
+
+
 def test_early_stopped_models_train_again(iris):
     """A model that stopped by its stopping rule (converged) trains again
     on a warm-started fit, as scikit-learn's MLP: its stop does not carry
