@@ -92,6 +92,17 @@ def check_same_population(previous, population, n_samples, n_features, folds):
     """
     fix = (" warm_start=True continues the previous search's models; fit the same parameters, "
            "random_state and data, or set warm_start=False to start afresh.")
+    if "hyperparameter_schedules_" in previous:
+        raise ValueError(
+            "The previous fit was an adaptive search (refill): its models were replaced during "
+            "the run, so there is no fixed population to continue. Set warm_start=False."
+        )
+    missing = [name for name in ("_folds_digest", "_n_samples_fit", "_diverged", "_pruned") if name not in previous]
+    if missing:
+        raise ValueError(
+            f"The previous fit lacks what a resumed search needs ({', '.join(missing)}): it was "
+            f"fitted by an older skpmlp version. Set warm_start=False to start afresh."
+        )
     previous_params = list(previous["cv_results_"]["params"])
     params = population.shown_params()
     previous_repeats = np.asarray(previous["cv_results_"]["param_repeat"]).tolist()

@@ -258,6 +258,14 @@ def test_resume_refuses_refill(iris):
         _fit(ParallelMLPClassifier(**SEARCH, warm_start=True, pruning="halving", refill="sample"), X, y)
 
 
+def test_resume_refuses_a_previous_adaptive_search(iris):
+    X, y = iris
+    params = {**SEARCH, "learning_rate_init": (0.001, 0.01, 0.03), "pruning": "halving", "min_iter": 2}
+    search = _fit(ParallelMLPClassifier(**{**params, "max_iter": 6}, refill="sample"), X, y)
+    with pytest.raises(ValueError, match="The previous fit was an adaptive search"):
+        _fit(search, X, y, refill=None, warm_start=True)
+
+
 def test_random_state_none_resumes_the_same_population(iris):
     """Without an int random_state the second fit keeps the first one's
     seed: the same folds and models continue."""
