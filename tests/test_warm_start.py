@@ -333,6 +333,29 @@ def test_interrupted_search_resumes(iris, interrupt_epoch):
             np.testing.assert_array_equal(search.loss_curves_[i, k, :2], previous.loss_curves_[i, k, :2])
 
 
+def test_interrupted_resume_resumes_again(iris, interrupt_epoch):
+    """A resumed fit interrupted in its 3rd epoch keeps its 2 new epochs on
+    top of the previous 5 (nothing already trained is lost); the next
+    warm-started fit goes on from there."""
+    X, y = iris
+    search = _fit(ParallelMLPClassifier(**SEARCH, cv=3, warm_start=True), X, y)
+    previous = copy.deepcopy(search)
+    interrupt_epoch(3)
+    _fit(search, X, y)
+    assert (search.n_iter_per_model_ == 7).all()
+    folds = _folds(search, X, y)
+    for k, (train, _) in enumerate(folds):
+        for i in range(search.n_models_):
+            alone = _alone(previous, i, k, train, X, y, 2)
+            np.testing.assert_allclose(_coefs(search.export_model(i, fold=k)), _coefs(alone), rtol=0, atol=1e-10)
+    interrupted = copy.deepcopy(search)
+    _fit(search, X, y)
+    assert (search.n_iter_per_model_ == 12).all()
+    np.testing.assert_array_equal(search.loss_curves_[:, :, :7], interrupted.loss_curves_[:, :, :7])
+    alone = _alone(interrupted, 1, 2, folds[2][0], X, y, 5)
+    np.testing.assert_allclose(_coefs(search.export_model(1, fold=2)), _coefs(alone), rtol=0, atol=1e-10)
+
+
 def _check_stopped_rows_unchanged(previous, search, stopped):
     """Rows ``stopped`` kept their weights, curves, n_iter and scores;
     every other row trained more epochs on every fold."""
