@@ -232,7 +232,8 @@ def test_resume_refuses_a_changed_population(iris, change, message):
     np.testing.assert_array_equal(search.n_iter_per_model_, before.n_iter_per_model_)
     for k in range(search.n_splits_):
         for i in range(search.n_models_):
-            np.testing.assert_array_equal(_coefs(search.export_model(i, fold=k)), _coefs(before.export_model(i, fold=k)))
+            got, want = search.export_model(i, fold=k), before.export_model(i, fold=k)
+            np.testing.assert_array_equal(_coefs(got), _coefs(want))
 
 
 def test_resume_refuses_other_data(iris):
@@ -290,7 +291,8 @@ def test_resume_after_save_and_load(iris, tmp_path, cv):
     np.testing.assert_array_equal(loaded.loss_curves_, search.loss_curves_)
     for k in range(search.n_splits_):
         for i in range(search.n_models_):
-            np.testing.assert_array_equal(_coefs(loaded.export_model(i, fold=k)), _coefs(search.export_model(i, fold=k)))
+            got, want = loaded.export_model(i, fold=k), search.export_model(i, fold=k)
+            np.testing.assert_array_equal(_coefs(got), _coefs(want))
     np.testing.assert_array_equal(loaded.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
