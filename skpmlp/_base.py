@@ -451,6 +451,15 @@ class BaseParallelMLP(BaseEstimator):
             "_intercepts": result.intercepts,
             "_refitted": {},
             "_seed": run.seed,
+            # what a warm-started fit checks and continues (see _resume)
+            "_n_samples_fit": int(run.X.shape[0]),
+            "_folds_digest": run.folds_digest,
+            "_converged": np.asarray(result.converged, dtype=bool),
+            "_diverged": np.asarray(result.diverged, dtype=bool),
+            "_pruned": (
+                np.zeros(result.n_iter.shape, dtype=bool) if result.pruned is None
+                else np.asarray(result.pruned, dtype=bool)
+            ),
         }
         if run.schedules is not None:  # an adaptive search (refill)
             fitted["hyperparameter_schedules_"] = run.schedules

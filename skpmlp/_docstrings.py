@@ -102,7 +102,23 @@ PARAMETERS = """
         optimizer and the stopping rule start afresh, ``n_iter_`` counts
         this fit's epochs, ``loss_curve_`` and ``validation_scores_`` go on
         from the previous fit's. The layer sizes and the classes must be the
-        previous fit's. A search of several models refuses it (ValueError).
+        previous fit's.
+
+        A search of several models resumes: every model that was neither
+        pruned nor failed (diverged) continues, each ``cv`` fold replica
+        from its own previous weights, for ``max_iter`` more epochs (a
+        model that stopped early, converged, trains again: its stop does not
+        carry over; a fit that was interrupted, or reached ``max_time``,
+        continues where each model stopped). Pruned and failed models keep
+        their weights and rows. ``n_iter_per_model_`` adds this fit's epochs,
+        ``loss_curves_`` and ``validation_scores_per_model_`` go on,
+        ``cv_results_`` holds the continued models' new scores, and the refit
+        follows as usual (from fresh initial weights). The search must draw
+        the same configurations on the same rows and folds: the same
+        parameters, an int ``random_state`` (None keeps the previous fit's
+        seed) and data of the same shape, else a ``ValueError`` says what
+        changed. Not with ``refill``. This also works on a search loaded with
+        :func:`skpmlp.io.load`.
     validation_fraction : float, default=0.1
         With ``cv=None``, the fraction of the rows held out (stratified for
         single-label classifiers; the fraction of the groups, whole, when

@@ -26,6 +26,10 @@ from ._parallel import train_search
 from ._params import check_solvers, resolve_seed, train_config, warn_batch_size
 from ._population import Population
 from ._progress import announce_fits, progress_for, report_fits
+from ._resume import (
+    check_resume_settings, check_same_population, folds_digest, merge_resumed, previous_search, resume_seed,
+    resume_spec, survivors,
+)
 from ._results import build_cv_results
 from ._scoring import (
     population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
@@ -148,24 +152,37 @@ class SearchRun:
     warm_started: bool = False
     #: with ``refill``: every row's per-epoch hyperparameters (see _adaptive)
     schedules: list = None
+    #: digest of the fold plan (see _resume.folds_digest)
+    folds_digest: str = None
+    #: whether the run continued a previous search (warm_start, several models)
+    resumed: bool = False
 
 
-def check_warm_start(estimator, n_models):
-    """``warm_start=True`` needs one configuration (one value per
-    parameter, ``n_repeats=1``), whose one model continues from the previous
-    fit's ``coefs_``.
+def check_warm_start(estimator, n_models, prior):
+    """``warm_start=True`` continues the previous fit: one configuration
+    from its ``coefs_``, a search of several models each from its own
+    previous weights (see :mod:`._resume`). A search of several models
+    cannot continue a previous fit of one configuration.
+
+    Parameters
+    ----------
+    estimator : BaseParallelMLP
+    n_models : int
+        Models this fit draws.
+    prior : dict
+        The estimator's attributes before this fit.
 
     Raises
     ------
     ValueError
-        For ``warm_start=True`` with a search of several models.
+        For ``warm_start=True`` with a search of several models after a
+        fit of one configuration.
     """
-    if estimator.warm_start and n_models > 1:
+    if estimator.warm_start and n_models > 1 and prior.get("n_models_") == 1:
         raise ValueError(
-            f"warm_start=True is supported for one configuration only (one value per parameter "
-            f"and n_repeats=1, as scikit-learn's MLP), whose model continues from the previous "
-            f"fit's coefs_; this search has {n_models} models. Set warm_start=False, or give "
-            f"one value per parameter."
+            f"warm_start=True continues the previous fit's models, but the previous fit "
+            f"trained 1 model and this search draws {n_models} (the parameters changed). "
+            f"Fit the same parameters, or set warm_start=False to start afresh."
         )
 
 
@@ -199,6 +216,10 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # max_time counts from here, the start of fit, as a wall-clock time that
     # shards compare with wherever (and whenever) they run
     deadline = None if estimator.max_time is None else time.time() + estimator.max_time
+    # warm_start: what the previous fit left (validation replaces n_features_in_)
+    prior = dict(vars(estimator))
+    check_resume_settings(estimator)
+    previous = previous_search(estimator, prior)
     regression = estimator._task == "regression"
     X, y = validate_data(
         estimator, X, y, accept_sparse=_SPARSE, dtype=(np.float64, np.float32),
@@ -210,13 +231,15 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     y, y_encoded, n_outputs, task = estimator._encode_targets(y)
     seed = resolve_seed(estimator.random_state)
+    if previous is not None:  # the previous search's population and folds
+        seed = resume_seed(estimator, previous, seed)
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
     configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
     population = Population.from_configurations(configurations, estimator.n_repeats, space.searched, unset)
     check_solvers(estimator, population)
-    check_warm_start(estimator, population.n_models)
+    check_warm_start(estimator, population.n_models, prior)
     check_refill(estimator, population.n_models, space)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
@@ -230,11 +253,23 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
         check_weighted_folds(estimator, y_encoded, train_weight, folds)
     config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
     spec = population.spec(seed)
-    # warm_start (one configuration): every replica, on every fold, and the
-    # refit start from the previous fit's coefs_ / intercepts_
-    warm = warm_start_weights(estimator, spec.hidden_layer_sizes[0], X.shape[1], n_outputs)
-    if warm is not None:
-        spec = dataclasses.replace(spec, initial_weights=[warm])
+    warm, resumed = None, None
+    if previous is not None:
+        # a search of several models: the survivors continue, each fold
+        # replica from its own previous weights
+        check_same_population(previous, population, X.shape[0], X.shape[1], folds)
+        resumed = survivors(previous)
+        if not len(resumed):
+            raise ValueError(
+                "warm_start=True continues the models that were neither pruned nor failed, "
+                "and the previous fit left none. Set warm_start=False to start afresh."
+            )
+    else:
+        # warm_start (one configuration): every replica, on every fold, and
+        # the refit start from the previous fit's coefs_ / intercepts_
+        warm = warm_start_weights(estimator, spec.hidden_layer_sizes[0], X.shape[1], n_outputs)
+        if warm is not None:
+            spec = dataclasses.replace(spec, initial_weights=[warm])
     engine_folds = training_folds(splits, folds, y_encoded, seed)
     train_sizes = [len(train) for train, _ in engine_folds]
     warn_batch_size(set(population.column("batch_size")), max(train_sizes))
@@ -245,9 +280,12 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     # refill: the run adds models, drawn or perturbed from this space
     source = SpaceRefills(space, population, seed) if config.refill else None
     result, shards = train_fused(
-        estimator, spec, config, X, y_encoded, engine_folds, sample_weight=train_weight,
-        monitor=engine_folds[0][1] is not None, deadline=deadline, lone=lone, refill_source=source,
+        estimator, spec if resumed is None else resume_spec(spec, previous, resumed), config, X, y_encoded,
+        engine_folds, sample_weight=train_weight, monitor=engine_folds[0][1] is not None,
+        deadline=deadline, lone=lone, refill_source=source,
     )
+    if resumed is not None:  # the whole population: the others as they were
+        result = merge_resumed(previous, result, resumed)
     if source is not None:  # every model trained is a row
         population, spec = adaptive_population(result, population), result.extra["spec"]
     diverged = result.diverged
@@ -289,7 +327,7 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     return SearchRun(
         population, spec, config, folds, result, cv_results, scorers, multimetric, seed,
         X, y, y_encoded, train_weight, shards, failed.any(axis=1), deadline, train_sizes, held_out, test_loss,
-        warm is not None, schedules,
+        warm is not None, schedules, folds_digest(folds), resumed is not None,
     )
 
 

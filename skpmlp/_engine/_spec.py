@@ -5,6 +5,7 @@ estimator parameters into a :class:`PopulationSpec` and a
 :class:`TrainConfig`, and receives a :class:`TrainResult` back.
 """
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -70,6 +71,11 @@ class PopulationSpec:
     initial_weights : list of (list of ndarray, list of ndarray), optional
         Every model's own initial ``(coefs, intercepts)`` (a warm start:
         a previous fit's weights); by default drawn from ``init_seeds``.
+    fold_initial_weights : list of list of (list of ndarray, list of ndarray), optional
+        ``fold_initial_weights[k][i]``: the initial ``(coefs, intercepts)``
+        of fold k's replica of model i (a resumed search: every replica
+        continues from its own previous weights). Overrides
+        ``initial_weights``; :meth:`replicate` needs one entry per fold.
     batch_sizes : ndarray of int of shape (n_models,), optional
         Every model's own minibatch size; by default ``config.batch_size``
         for all. Models of different batch sizes step through different
@@ -85,6 +91,7 @@ class PopulationSpec:
     optimizers: list = None
     initial_weights: list = None
     batch_sizes: np.ndarray = None
+    fold_initial_weights: list = None
 
     def __post_init__(self):
         n = len(self.hidden_layer_sizes)
@@ -94,6 +101,7 @@ class PopulationSpec:
         assert self.optimizers is None or len(self.optimizers) == n
         assert self.initial_weights is None or len(self.initial_weights) == n
         assert self.batch_sizes is None or len(self.batch_sizes) == n
+        assert self.fold_initial_weights is None or all(len(w) == n for w in self.fold_initial_weights)
 
     def optimizers_of(self, config):
         """Every model's :class:`OptimizerSettings` (``config``'s where the
@@ -115,9 +123,15 @@ class PopulationSpec:
 
     def replicate(self, n_copies):
         """The spec repeated ``n_copies`` times (one copy per fold); copies
-        share their models' seeds, hence their initial weights."""
+        share their models' seeds, hence their initial weights (unless
+        ``fold_initial_weights`` gives each fold's own)."""
         index = list(range(self.n_models)) * n_copies
-        return self.subset(index)
+        replicas = dataclasses.replace(self, fold_initial_weights=None).subset(index)
+        if self.fold_initial_weights is not None:
+            assert len(self.fold_initial_weights) == n_copies
+            weights = [w for fold in self.fold_initial_weights for w in fold]
+            replicas = dataclasses.replace(replicas, initial_weights=weights)
+        return replicas
 
     def subset(self, indices):
         """Return the spec restricted to the models at ``indices``."""
@@ -133,6 +147,10 @@ class PopulationSpec:
                 None if self.initial_weights is None else [self.initial_weights[i] for i in indices]
             ),
             batch_sizes=None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices],
+            fold_initial_weights=(
+                None if self.fold_initial_weights is None
+                else [[fold[i] for i in indices] for fold in self.fold_initial_weights]
+            ),
         )
 
 

@@ -309,12 +309,14 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     """The result of a chunk that never trained (``halted`` says why):
     initial weights, 0 epochs."""
     M = spec.n_models
-    coefs, intercepts = population_initial_weights(spec, n_features, config.n_outputs)
+    # each fold's replicas (a resumed search's differ between folds)
+    weights = [population_initial_weights(replica, n_features, config.n_outputs)
+               for replica in (spec.replicate(K).subset(range(k * M, (k + 1) * M)) for k in range(K))]
     empty = np.zeros((M, K, 0))
     false = np.zeros((M, K), dtype=bool)
     return TrainResult(
-        coefs=[coefs] * K,
-        intercepts=[intercepts] * K,
+        coefs=[coefs for coefs, _ in weights],
+        intercepts=[intercepts for _, intercepts in weights],
         loss_curves=empty, validation_scores=empty.copy() if monitor else None,
         n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
         pruned=false.copy(), halted=halted,
