@@ -48,10 +48,10 @@ from skpmlp import ParallelMLPClassifier
 from skpmlp._engine._distributed import DataParallel
 
 
-def search():
+def search(batch_size):
     return ParallelMLPClassifier(
         hidden_layer_sizes=[(16,), (32,), (64,), (32, 32)], activation=("relu", "tanh", "logistic"),
-        learning_rate_init=(0.001, 0.01), batch_size=512, max_iter=5, tol=0, random_state=0,
+        learning_rate_init=(0.001, 0.01), batch_size=batch_size, max_iter=5, tol=0, random_state=0,
     )
 
 
@@ -110,7 +110,7 @@ class CommTimer:
         self.seconds = self.calls = self.bytes = 0  # bytes: the largest call's
 
 
-def fit_seconds(backend, X, y):
+def fit_seconds(backend, X, y, batch_size):
     import dataclasses
 
     import skpmlp._search
@@ -121,13 +121,13 @@ def fit_seconds(backend, X, y):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             start = time.perf_counter()
-            est = search().fit(X, y)
+            est = search(batch_size).fit(X, y)
             return time.perf_counter() - start, est
     finally:
         skpmlp._search.train_config = original
 
 
-def rank_main(rank, port, n_rows, repeats, out):
+def rank_main(rank, port, n_rows, repeats, out, batch_size):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2, timeout=datetime.timedelta(seconds=600))
     X, y = data(n_rows)
@@ -141,21 +141,21 @@ def rank_main(rank, port, n_rows, repeats, out):
                 if rank == 0:
                     torch.set_num_threads(threads)
                     with skpmlp.data_parallel(False):
-                        row[name], _ = fit_seconds(backend, X, y)
+                        row[name], _ = fit_seconds(backend, X, y, batch_size)
                 dist.barrier()
             if rank == 0:
                 torch.set_num_threads(1)
                 original = skpmlp._parallel.current_data_parallel
                 skpmlp._parallel.current_data_parallel = OneRank
                 try:
-                    row["alone_stepwise"], _ = fit_seconds(backend, X, y)
+                    row["alone_stepwise"], _ = fit_seconds(backend, X, y, batch_size)
                 finally:
                     skpmlp._parallel.current_data_parallel = original
             dist.barrier()
             torch.set_num_threads(1)
             timer.reset()
             dist.barrier()
-            seconds, est = fit_seconds(backend, X, y)
+            seconds, est = fit_seconds(backend, X, y, batch_size)
             # the search's run and its refit; every epoch of each has
             # n_steps gradient all-reduces and two small ones
             row.update(data_parallel=seconds, comm_seconds=timer.seconds, comm_calls=timer.calls,
@@ -186,6 +186,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument("--batch-size", type=int, default=512,
+                        help="rows per step (more compute per all-reduce as it grows)")
     args = parser.parse_args(argv)
     n_rows = 4_000 if args.quick else 20_000
     out = Path(args.out)
@@ -193,10 +195,10 @@ def main(argv=None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(rank_main, args=(port, n_rows, args.repeats, str(out)), nprocs=2)
+    mp.spawn(rank_main, args=(port, n_rows, args.repeats, str(out), args.batch_size), nprocs=2)
     ranks = [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
-    report = {"n_rows": n_rows, "load_average": os.getloadavg(), "ranks": ranks}
-    print(f"{n_rows} rows, 24 models, batch 512, 5 epochs; load average {os.getloadavg()[0]:.2f}")
+    report = {"n_rows": n_rows, "batch_size": args.batch_size, "load_average": os.getloadavg(), "ranks": ranks}
+    print(f"{n_rows} rows, 24 models, batch {args.batch_size}, 5 epochs; load average {os.getloadavg()[0]:.2f}")
     print(f"{'backend':8} {'alone 1 thr':>12} {'alone 2 thr':>12} {'stepwise':>9} {'2 ranks':>9} {'1thr/2rk':>9} "
           f"{'comm share r0/r1':>17} {'all-reduces':>12} {'grad MB':>8}")
     for backend in ("native", "torch"):
