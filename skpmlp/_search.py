@@ -299,10 +299,14 @@ def run_search(estimator, X, y, sample_weight=None, groups=None):
     warn_or_raise_about_fit_failures(diverged, untrained, estimator.error_score)
     failed = diverged | untrained
 
-    scores, score_time, test_loss = _score_folds(
-        estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
-        loss_weight=train_weight, weighted=weighted,
-    )
+    # small torch ops, on one thread: on a busy CPU, OpenMP's barriers made
+    # them 25x slower with 2 threads (digits, 24 models, load 5: 430 ms
+    # against 17 ms per fold)
+    with torch_threads(1):
+        scores, score_time, test_loss = _score_folds(
+            estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
+            loss_weight=train_weight, weighted=weighted,
+        )
     multimetric = multimetric or set(scores["test"]) != {"score"}
     held_out = folds[0][1] is not None
     cv_results = build_cv_results(
@@ -352,18 +356,6 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
         Mean loss over the folds' test rows (NaN without test rows, or for
         a model that failed on some fold).
     """
-    # small torch ops, on one thread: on a busy CPU, OpenMP's barriers made
-    # them 25x slower with 2 threads (digits, 24 models, load 5: 430 ms
-    # against 17 ms per fold)
-    with torch_threads(1):
-        return _score_folds_in_thread(
-            estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers, failed,
-            loss_weight=loss_weight, weighted=weighted,
-        )
-
-
-def _score_folds_in_thread(estimator, result, spec, config, folds, X, y, y_encoded, sample_weight, scorers,
-                           failed, *, loss_weight, weighted):
     classes = getattr(estimator, "classes_", None)
     # scored here, in the client, which may lack the GPUs the shards trained on
     scoring_config = dataclasses.replace(config, device=local_device(config.device))

@@ -38,6 +38,29 @@ def wrap_run_epoch(monkeypatch):
     return patch
 
 
+@pytest.fixture
+def interrupt_epoch(wrap_run_epoch):
+    """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained
+    from now on (counting every fused run); returns the epoch counter."""
+
+    def arm(n):
+        calls = [0]
+
+        def interrupting(run_epoch):
+            def interrupted(self, *args, **kwargs):
+                calls[0] += 1
+                if calls[0] == n:
+                    raise KeyboardInterrupt
+                return run_epoch(self, *args, **kwargs)
+
+            return interrupted
+
+        wrap_run_epoch(interrupting)
+        return calls
+
+    return arm
+
+
 @pytest.fixture(params=["native", "torch"])
 def backend(request, monkeypatch):
     """Train every run of the estimators on the native kernel or on torch."""

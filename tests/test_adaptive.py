@@ -160,27 +160,6 @@ def test_every_model_equals_plain_torch_along_its_lineage(data, refill, backend,
             np.testing.assert_allclose(a, b, atol=1e-9, rtol=0)
 
 
-@pytest.fixture
-def interrupt_epoch(wrap_run_epoch):
-    """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained."""
-
-    def arm(n):
-        calls = [0]
-
-        def interrupting(run_epoch):
-            def interrupted(self, *args, **kwargs):
-                calls[0] += 1
-                if calls[0] == n:
-                    raise KeyboardInterrupt
-                return run_epoch(self, *args, **kwargs)
-
-            return interrupted
-
-        wrap_run_epoch(interrupting)
-
-    return arm
-
-
 @pytest.mark.parametrize("epoch, refilled", [(4, False), (6, True)])
 def test_an_interrupted_adaptive_run_keeps_every_trained_model(data, interrupt_epoch, epoch, refilled):
     """Interrupted in its 4th epoch, the refills placed after the 3rd (the

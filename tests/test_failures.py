@@ -180,29 +180,6 @@ def test_divergence_with_cv_is_isolated_too(regression):
 
 
 # ------------------------------------------------------------ interruption
-@pytest.fixture
-def interrupt_epoch(wrap_run_epoch):
-    """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained
-    from now on (counting every fused run)."""
-
-    def arm(n):
-        calls = [0]
-
-        def interrupting(run_epoch):
-            def interrupted(self, *args, **kwargs):
-                calls[0] += 1
-                if calls[0] == n:
-                    raise KeyboardInterrupt
-                return run_epoch(self, *args, **kwargs)
-
-            return interrupted
-
-        wrap_run_epoch(interrupting)
-        return calls
-
-    return arm
-
-
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8, 8)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
     max_iter=20, random_state=0,

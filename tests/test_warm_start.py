@@ -296,28 +296,6 @@ def test_resume_after_save_and_load(iris, tmp_path, cv):
     np.testing.assert_array_equal(loaded.cv_results_["mean_test_score"], search.cv_results_["mean_test_score"])
 
 
-@pytest.fixture
-def interrupt_epoch(wrap_run_epoch):
-    """``interrupt_epoch(n)``: a KeyboardInterrupt in the n-th epoch trained
-    from now on (counting every fused run)."""
-
-    def arm(n):
-        calls = [0]
-
-        def interrupting(run_epoch):
-            def interrupted(self, *args, **kwargs):
-                calls[0] += 1
-                if calls[0] == n:
-                    raise KeyboardInterrupt
-                return run_epoch(self, *args, **kwargs)
-
-            return interrupted
-
-        wrap_run_epoch(interrupting)
-
-    return arm
-
-
 def test_interrupted_search_resumes(iris, interrupt_epoch):
     """A search interrupted in its 3rd epoch keeps 2 epochs of every model;
     a warm-started fit continues each from there."""

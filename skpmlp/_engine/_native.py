@@ -150,59 +150,46 @@ class NativeTrainer(PopulationTrainer):
         self.loss_sums.zero_()
         if len(self._meta) == 0:
             return
-        if self.data_parallel is not None:
-            self._run_epoch_stepwise(X, y, plan)
-            return
-        optimizer = self.optimizer
-        counts = optimizer.step_counts
+        counts = self.optimizer.step_counts
         step0 = counts.cpu().numpy().astype(np.float64)
         batches = epoch_batches(X, y, plan, self.config.task)
-        batches.update(
-            counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
-            stepping=plan.stepping, step0=step0,
-        )
-        state = optimizer.state
-        _kernels.run_models(
-            "epoch", self._meta, self._hyper, batches,
-            {
-                "params": self.net.flat.detach(), "grads": None,
-                "state1": state[0] if state else None,
-                "state2": state[1] if len(state) > 1 else None,
-                "loss_sums": self.loss_sums,
-            },
-            n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
-            n_threads=self.n_threads or torch.get_num_threads(),
-        )
+        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums, stepping=plan.stepping)
+        if self.data_parallel is None:
+            self._run("epoch", dict(batches, step0=step0), grads=None)
+        else:
+            self._run_epoch_stepwise(batches, step0, plan.n_steps)
         counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
 
-    def _run_epoch_stepwise(self, X, y, plan):
-        """The epoch of a data-parallel run: per step, the kernel writes
-        every model's gradients of this rank's rows into the flat gradient
-        buffer, the ranks sum it, and the kernel applies the update."""
+    def _run(self, mode, batches, *, grads):
+        """One kernel call in ``mode`` over the unfrozen slots' tables."""
         state = self.optimizer.state
         buffers = {
-            "params": self.net.flat.detach(), "grads": self.net.grad,
+            "params": self.net.flat.detach(), "grads": grads,
             "state1": state[0] if state else None, "state2": state[1] if len(state) > 1 else None,
             "loss_sums": self.loss_sums,
         }
-        batches = epoch_batches(X, y, plan, self.config.task)
-        counts = self.optimizer.step_counts
-        kernel = dict(n_outputs=self.net.n_outputs, loss=_LOSS_OF_TASK[self.config.task],
-                      n_threads=self.n_threads or torch.get_num_threads())
-        for s in range(plan.n_steps):
+        _kernels.run_models(
+            mode, self._meta, self._hyper, batches, buffers, n_outputs=self.net.n_outputs,
+            loss=_LOSS_OF_TASK[self.config.task], n_threads=self.n_threads or torch.get_num_threads(),
+        )
+
+    def _run_epoch_stepwise(self, batches, step0, n_steps):
+        """The epoch of a data-parallel run: per step, the kernel writes
+        every model's gradients of this rank's rows into the flat gradient
+        buffer, the ranks sum it, and the kernel applies the update.
+        ``step0`` (each fold's steps so far, on the host) moves on with the
+        folds that step."""
+        step0 = step0.copy()
+        for s in range(n_steps):
             step = {name: batch[s : s + 1] for name, batch in batches.items()}
-            step.update(
-                counts=plan.counts[s : s + 1].cpu().numpy(), weight_sums=plan.weight_sums[s : s + 1],
-                stepping=plan.stepping[s : s + 1], step0=counts.cpu().numpy().astype(np.float64),
-            )
+            step["step0"] = step0
             # a model whose fold sits the step out writes no gradient: it
             # sums zeros, not the previous step's values
             self.net.grad.zero_()
-            _kernels.run_models("gradients", self._meta, self._hyper, step, buffers, **kernel)
+            self._run("gradients", step, grads=self.net.grad)
             self.data_parallel.all_reduce(self.net.grad)
-            _kernels.run_models("update", self._meta, self._hyper, step, buffers, **kernel)
-            counts += torch.as_tensor(plan.stepping[s], dtype=counts.dtype, device=counts.device)
-
+            self._run("update", step, grads=self.net.grad)
+            step0 = step0 + batches["stepping"][s]
 
 
 def choose_trainer(spec, config):
