@@ -109,10 +109,7 @@ def score_population(
             f"{int(np.flatnonzero(failed)[0])}; error_score='raise'."
         )
     if scorer is None:
-        target = torch.as_tensor(np.asarray(y_encoded))
-        if task != "classification":
-            target = target.reshape(len(target), -1).to(torch.float64)
-        weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+        target, weights = _torch_targets(y_encoded, task, sample_weight)
         scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
     else:
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
@@ -145,8 +142,19 @@ def score_population(
                 for name in names
             }
             return scores, time.perf_counter() - start
-        scores = _score_array(values, n_models, failed, error_score)
+        scores = values
     return _score_array(scores, n_models, failed, error_score), time.perf_counter() - start
+
+
+def _torch_targets(y_encoded, task, sample_weight):
+    """``(target, weights)`` as the engine's losses and scores take them:
+    class indices, or 2-D float64 targets; float64 row weights of shape
+    (1, n_samples) or None."""
+    target = torch.as_tensor(np.asarray(y_encoded))
+    if task != "classification":
+        target = target.reshape(len(target), -1).to(torch.float64)
+    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    return target, weights
 
 
 def _score_array(scores, n_models, failed, error_score):
@@ -193,10 +201,7 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     ndarray of shape (n_models,)
         NaN for failed models and non-finite outputs.
     """
-    target = torch.as_tensor(np.asarray(y_encoded))
-    if config.task != "classification":
-        target = target.reshape(len(target), -1).to(torch.float64)
-    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    target, weights = _torch_targets(y_encoded, config.task, sample_weight)
     outputs = torch.as_tensor(outputs, dtype=torch.float64)
     loss = -negated_loss(training_loss(config))(outputs, target, weights).numpy()
     bad = ~np.isfinite(loss) | ~torch.isfinite(outputs).all(2).all(1).numpy()
