@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 
 from ._compat import Interval, Options, StrOptions
 from ._engine import TrainConfig, check_device
-from ._population import resolve_batch_size
+from ._population import OPTIMIZER_DEFAULTS, resolve_batch_size
 
 #: Parameters that say how each model trains (not what it is); an exported
 #: model carries the values of the search it came from.
@@ -147,20 +147,14 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         n_outputs=n_outputs,
         # each model's optimizer is in the population spec; these are the
         # estimator's single values (the defaults where searched)
-        solver=_scalar(estimator, "solver", "adam"),
+        **{name: _scalar(estimator, name, default) for name, default in OPTIMIZER_DEFAULTS.items()
+           if name != "batch_size"},
         batch_size=resolve_batch_size(_scalar(estimator, "batch_size", "auto")),
         max_iter=estimator.max_iter,
         max_fun=estimator.max_fun,
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,
         early_stopping=uses_early_stopping(estimator),
-        momentum=float(_scalar(estimator, "momentum", 0.9)),
-        nesterovs_momentum=bool(_scalar(estimator, "nesterovs_momentum", True)),
-        beta_1=float(_scalar(estimator, "beta_1", 0.9)),
-        beta_2=float(_scalar(estimator, "beta_2", 0.999)),
-        epsilon=float(_scalar(estimator, "epsilon", 1e-8)),
-        learning_rate=_scalar(estimator, "learning_rate", "constant"),
-        power_t=float(_scalar(estimator, "power_t", 0.5)),
         shuffle=estimator.shuffle,
         shuffle_seed=seed,
         dtype=training_dtype(estimator.dtype, X_dtype),
