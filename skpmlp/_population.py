@@ -27,14 +27,7 @@ MODEL_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha
 #: MLP defaults: each may vary per model; ``cv_results_`` shows them only
 #: where searched.
 OPTIMIZER_DEFAULTS = {
-    "solver": "adam",
-    "momentum": 0.9,
-    "nesterovs_momentum": True,
-    "beta_1": 0.9,
-    "beta_2": 0.999,
-    "epsilon": 1e-8,
-    "learning_rate": "constant",
-    "power_t": 0.5,
+    **{f.name: f.default for f in fields(OptimizerSettings)},
     "batch_size": "auto",
 }
 OPTIMIZER_PARAMS = tuple(OPTIMIZER_DEFAULTS)
