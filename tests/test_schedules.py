@@ -115,6 +115,11 @@ def test_scheduled_models_in_a_population_equal_each_alone(backend):
                 mlp_forward(both.coefs[k][i], both.intercepts[k][i], "relu", X),
                 mlp_forward(alone.coefs[k][0], alone.intercepts[k][0], "relu", X), rtol=0, atol=1e-9,
             )
+    # Adam ignores the schedule: bit-equal to a constant rate, compared
+    # between runs of one shape (a 1-model population each); the 5-model run
+    # pads model 3 to the widest model, which may reorder its sums (1 ulp)
     adam_constant = PopulationSpec(**{**spec.subset([3]).__dict__, "optimizers": [OptimizerSettings("adam")]})
     plain = train_population(adam_constant, cfg, X, y, folds)
-    np.testing.assert_array_equal(plain.coefs[0][0][0], both.coefs[0][3][0])
+    adam_invscaling = train_population(spec.subset([3]), cfg, X, y, folds)
+    for k in range(2):
+        np.testing.assert_array_equal(plain.coefs[k][0][0], adam_invscaling.coefs[k][0][0])
