@@ -7,7 +7,7 @@ per-model bookkeeping; :func:`kernel_available` says whether the kernel could be
 this machine (else the engine keeps its torch path).
 """
 
-from ._build import KernelBuildWarning, build_info, cache_dir, load_library
+from ._build import KernelBuildWarning, build_info, cache_dir, executable_targets, kernel_target, load_library
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
 from ._step import (
     HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, kernel_available, lanes,
@@ -27,7 +27,9 @@ __all__ = [
     "STATE_WIDTH",
     "build_info",
     "cache_dir",
+    "executable_targets",
     "kernel_available",
+    "kernel_target",
     "lanes",
     "lbfgs_step",
     "load_library",

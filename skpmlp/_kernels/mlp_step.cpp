@@ -6,7 +6,8 @@
 // offsets in, buffers out. The torch engine (skpmlp/_engine) is the
 // reference it is tested against in float64.
 //
-// Layout (T is float or double; L = 64 / sizeof(T) lanes of one vector):
+// Layout (T is float or double; L = VBYTES / sizeof(T) lanes of one vector,
+// VBYTES the compile target's vector width, see vector_target.h):
 //
 //   Samples lie along the vector lanes. A batch of B rows is padded to
 //   B_pad (a multiple of L) with zero-weight columns, and every activation
@@ -57,6 +58,8 @@
 #include <immintrin.h>
 #endif
 
+#include "vector_target.h"
+
 namespace {
 
 constexpr int MAX_DEPTH = 8;  // hidden layers
@@ -74,57 +77,7 @@ enum Act {
     A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
 };
 
-constexpr int VBYTES = 64;
-typedef float vfloat __attribute__((vector_size(VBYTES)));
-typedef double vdouble __attribute__((vector_size(VBYTES)));
-template <class T> struct VT;
-template <> struct VT<float> { typedef vfloat V; static constexpr int L = 16; };
-template <> struct VT<double> { typedef vdouble V; static constexpr int L = 8; };
-
-template <class T> inline typename VT<T>::V vload(const T* p) {
-    typename VT<T>::V v;
-    __builtin_memcpy(&v, p, sizeof(v));
-    return v;
-}
-template <class T> inline void vstore(T* p, typename VT<T>::V v) { __builtin_memcpy(p, &v, sizeof(v)); }
-template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>::V{} + x; }
-// Sum of the lanes by halving (log2(L) vector adds) where the compiler has
-// __builtin_shufflevector, else lane by lane. It keeps the accumulator in
-// registers: the reductions of the weight and bias gradients use it.
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_shufflevector)
-#define SKP_HAS_SHUFFLE 1
-#endif
-#endif
-template <class T> inline T vsum(typename VT<T>::V v);
-#ifdef SKP_HAS_SHUFFLE
-template <> inline float vsum<float>(vfloat v) {
-    typedef float v8 __attribute__((vector_size(32)));
-    typedef float v4 __attribute__((vector_size(16)));
-    const v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    const v4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
-    return (b[0] + b[2]) + (b[1] + b[3]);
-}
-template <> inline double vsum<double>(vdouble v) {
-    typedef double v4 __attribute__((vector_size(32)));
-    typedef double v2 __attribute__((vector_size(16)));
-    const v4 a = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
-    const v2 b = __builtin_shufflevector(a, a, 0, 1) + __builtin_shufflevector(a, a, 2, 3);
-    return b[0] + b[1];
-}
-#else
-template <> inline float vsum<float>(vfloat v) {
-    float s = 0;
-    for (int i = 0; i < 16; ++i) s += v[i];
-    return s;
-}
-template <> inline double vsum<double>(vdouble v) {
-    double s = 0;
-    for (int i = 0; i < 8; ++i) s += v[i];
-    return s;
-}
-#endif
+using namespace skp;  // the target's vectors and tiles (vector_target.h)
 
 // ----------------------------------------------------------------- math
 // Every activation works on whole vectors of lanes. float: exp by
@@ -137,7 +90,7 @@ template <> inline double vsum<double>(vdouble v) {
 template <class T> struct VMath;
 
 template <> struct VMath<float> {
-    typedef vfloat V;
+    typedef VT<float>::V V;
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
     static SKP_INLINE V splat(float x) { return V{} + x; }
     static SKP_INLINE V recip(V d) {
@@ -213,12 +166,12 @@ template <> struct VMath<float> {
 };
 
 template <> struct VMath<double> {
-    typedef vdouble V;
+    typedef VT<double>::V V;
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
     template <class F> static V lanewise(V x, F f) {
-        for (int i = 0; i < 8; ++i) x[i] = f(x[i]);
+        for (int i = 0; i < VT<double>::L; ++i) x[i] = f(x[i]);
         return x;
     }
     static V exp(V x) { return lanewise(x, [](double v) { return std::exp(v); }); }
@@ -233,7 +186,7 @@ template <> struct VMath<double> {
 // within a few ulp of the C library and 10-20x faster than it lane by lane.
 // erf stays the C library's.
 struct VMathF64 {
-    typedef vdouble V;
+    typedef VT<double>::V V;
     typedef int64_t vlong __attribute__((vector_size(VBYTES)));
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
@@ -246,7 +199,8 @@ struct VMathF64 {
         c = under ? splat(-708.0) : c;
         // n = round(x / ln 2) by the 1.5 * 2^52 trick; r = x - n ln 2 in two parts
         const V shifter = splat(6755399441055744.0);
-        const V n = (c * 1.4426950408889634 + shifter) - shifter;
+        const V shifted = c * 1.4426950408889634 + shifter;
+        const V n = shifted - shifter;
         const V r = (c - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
         V p = splat(1.0 / 6227020800.0);  // 1 / 13!
         p = p * r + 1.0 / 479001600.0;
@@ -263,7 +217,11 @@ struct VMathF64 {
         p = p * r + 1.0;
         p = p * r + 1.0;
         // 2^n in two normal halves: n runs from -1022 to 1024
-        const vlong k = __builtin_convertvector(n, vlong), half = k >> 1;
+        // the integer n from the bits: shifted and shifter share an
+        // exponent, so their bit patterns differ by n (no double -> int64
+        // conversion instruction is needed; AVX2 and SSE have none)
+        const vlong k = reinterpret_cast<const vlong&>(shifted) - reinterpret_cast<const vlong&>(shifter);
+        const vlong half = k >> 1;
         const vlong bits1 = (half + 1023) << 52, bits2 = (k - half + 1023) << 52;
         const V y_ = p * reinterpret_cast<const V&>(bits1) * reinterpret_cast<const V&>(bits2);
         V y = y_;
@@ -431,14 +389,12 @@ inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T
 template <class T, int MR>
 inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld, int nv,
                     const T* bias) {
-    constexpr int L = VT<T>::L;
+    constexpr int L = VT<T>::L, NV = tiles::MM_VECS;
     int v = 0;
-    for (; v + 4 <= nv; v += 4) tile_mm<T, MR, 4>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
-    switch (nv - v) {
-    case 3: tile_mm<T, MR, 3>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    case 2: tile_mm<T, MR, 2>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    case 1: tile_mm<T, MR, 1>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    }
+    for (; v + NV <= nv; v += NV) tile_mm<T, MR, NV>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
+    with_count<NV - 1>(nv - v, [&](auto n) {
+        tile_mm<T, MR, decltype(n)::value>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
+    });
 }
 
 // out (n_rows, ld) = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
@@ -451,17 +407,16 @@ struct NoEpilogue {
 template <class T, class Epilogue = NoEpilogue>
 void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld,
                   int nv, const T* bias, Epilogue epilogue = Epilogue()) {
+    constexpr int MR = tiles::MM_ROWS;
     int r = 0;
-    for (; r + 4 <= n_rows; r += 4) {
-        rows_mm<T, 4>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, bias ? bias + r : nullptr);
-        epilogue(r, 4);
+    for (; r + MR <= n_rows; r += MR) {
+        rows_mm<T, MR>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, bias ? bias + r : nullptr);
+        epilogue(r, MR);
     }
     const T* b = bias ? bias + r : nullptr;
-    switch (n_rows - r) {
-    case 3: rows_mm<T, 3>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    case 2: rows_mm<T, 2>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    case 1: rows_mm<T, 1>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    }
+    with_count<MR - 1>(n_rows - r, [&](auto n) {
+        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b);
+    });
     if (n_rows > r) epilogue(r, n_rows - r);
 }
 
@@ -488,24 +443,22 @@ inline void tile_outer(int nv, const T* __restrict a, const T* __restrict d, lon
 
 template <class T, int MR>
 inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+    constexpr int NC = tiles::OUTER_COLS;
     int c = 0;
-    for (; c + 4 <= n_c; c += 4) tile_outer<T, MR, 4>(nv, a, d + c * ld, ld, g + c, gld);
-    switch (n_c - c) {
-    case 3: tile_outer<T, MR, 3>(nv, a, d + c * ld, ld, g + c, gld); break;
-    case 2: tile_outer<T, MR, 2>(nv, a, d + c * ld, ld, g + c, gld); break;
-    case 1: tile_outer<T, MR, 1>(nv, a, d + c * ld, ld, g + c, gld); break;
-    }
+    for (; c + NC <= n_c; c += NC) tile_outer<T, MR, NC>(nv, a, d + c * ld, ld, g + c, gld);
+    with_count<NC - 1>(n_c - c, [&](auto n) {
+        tile_outer<T, MR, decltype(n)::value>(nv, a, d + c * ld, ld, g + c, gld);
+    });
 }
 
 // g (n_r, n_c; row stride gld) += a (n_r, ld) . d (n_c, ld)^T
 template <class T> void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+    constexpr int MR = tiles::OUTER_ROWS;
     int r = 0;
-    for (; r + 4 <= n_r; r += 4) outer_row_block<T, 4>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
-    switch (n_r - r) {
-    case 3: outer_row_block<T, 3>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    case 2: outer_row_block<T, 2>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    case 1: outer_row_block<T, 1>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    }
+    for (; r + MR <= n_r; r += MR) outer_row_block<T, MR>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
+    with_count<MR - 1>(n_r - r, [&](auto n) {
+        outer_row_block<T, decltype(n)::value>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
+    });
 }
 
 // ---------------------------------------------------------------- model
@@ -855,6 +808,97 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
 
 SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
+
+namespace {
+
+// The gradients of one tiny softmax network (3 inputs, 5 tanh units, 3
+// classes; a batch of 2 L - 3 weighted rows, so one vector of lanes is
+// partly padding) by the kernel and by plain scalar loops: 0 where they
+// agree to the precision's rounding. Run once per load, it catches a
+// library that executes but computes nonsense on this CPU.
+template <class T> int self_test() {
+    constexpr int F = 3, H = 5, C = 3, L = VT<T>::L, BP = 2 * L, B = 2 * L - 3;
+    constexpr long W1 = 0, B1 = F * H, W2 = B1 + H, B2 = W2 + H * C, N = B2 + C;
+    std::vector<T> params(N), grads(N, T(0)), x(F * BP, T(0)), y(BP, T(0)), w(BP, T(0)), loss(1, T(0));
+    for (long i = 0; i < N; ++i) params[i] = T(0.37 * std::sin(1.0 + 2.1 * i));
+    double weight_total = 0;
+    for (int i = 0; i < B; ++i) {
+        for (int f = 0; f < F; ++f) x[f * BP + i] = T(std::cos(0.7 * i + 1.3 * f));
+        y[i] = T(i % C);
+        w[i] = T(1.0 + 0.25 * (i % 4));
+        weight_total += double(w[i]);
+    }
+    for (int i = 0; i < B; ++i) w[i] = T(double(w[i]) / weight_total);
+    int64_t meta[META] = {};
+    meta[M_DEPTH] = 1, meta[M_ACT] = A_TANH;
+    meta[M_SIZES] = F, meta[M_SIZES + 1] = H, meta[M_SIZES + 2] = C;
+    meta[M_WOFF] = W1, meta[M_WOFF + 1] = W2, meta[M_BOFF] = B1, meta[M_BOFF + 1] = B2;
+    meta[M_LD] = H, meta[M_LD + 1] = C;
+    double hyper[HYPER] = {}, counts = B, weight_sums = 1, step0 = 0;
+    const uint8_t stepping = 1;
+    Problem<T> P{1, 1, BP, F, C, LOSS_SOFTMAX, x.data(), y.data(), w.data(), &counts, &weight_sums,
+                 &step0, &stepping, params.data(), grads.data(), nullptr, nullptr, loss.data()};
+    if (run<T>(1, 1, meta, hyper, P, 1) != 0) return 1;
+
+    // the same by scalar loops, in double
+    std::vector<double> expected(N, 0.0);
+    double expected_loss = 0;
+    for (int i = 0; i < B; ++i) {
+        double a[H], z2[C], d2[C], zmax = -1e300, total = 0;
+        for (int j = 0; j < H; ++j) {
+            double z = params[B1 + j];
+            for (int f = 0; f < F; ++f) z += double(x[f * BP + i]) * params[W1 + f * H + j];
+            a[j] = std::tanh(z);
+        }
+        for (int c = 0; c < C; ++c) {
+            z2[c] = params[B2 + c];
+            for (int j = 0; j < H; ++j) z2[c] += a[j] * params[W2 + j * C + c];
+            zmax = std::max(zmax, z2[c]);
+        }
+        for (int c = 0; c < C; ++c) total += std::exp(z2[c] - zmax);
+        const int label = int(y[i]);
+        expected_loss += double(w[i]) * (std::log(total) + zmax - z2[label]) * B;
+        for (int c = 0; c < C; ++c) {
+            d2[c] = (std::exp(z2[c] - zmax) / total - (c == label)) * double(w[i]);
+            expected[B2 + c] += d2[c];
+            for (int j = 0; j < H; ++j) expected[W2 + j * C + c] += a[j] * d2[c];
+        }
+        for (int j = 0; j < H; ++j) {
+            double d1 = 0;
+            for (int c = 0; c < C; ++c) d1 += d2[c] * params[W2 + j * C + c];
+            d1 *= 1 - a[j] * a[j];
+            expected[B1 + j] += d1;
+            for (int f = 0; f < F; ++f) expected[W1 + f * H + j] += double(x[f * BP + i]) * d1;
+        }
+    }
+    const double tolerance = std::is_same<T, float>::value ? 1e-4 : 1e-12;
+    for (long i = 0; i < N; ++i)
+        if (!(std::fabs(grads[i] - expected[i]) <= tolerance * (1 + std::fabs(expected[i])))) return 2;
+    if (!(std::fabs(loss[0] - expected_loss) <= tolerance * (1 + std::fabs(expected_loss)))) return 3;
+    return 0;
+}
+
+}  // namespace
+
+// 0 when the kernel computes one small network's gradients as plain loops
+// do, in float (10 + its code otherwise) and double (20 + its code).
+extern "C" int skp_self_test() {
+    const int f32 = self_test<float>();
+    if (f32 != 0) return 10 + f32;
+    const int f64 = self_test<double>();
+    return f64 != 0 ? 20 + f64 : 0;
+}
+
+// What the library was built for: vector bytes, vector registers, the
+// tiles, and the ISA's name (at most `n` bytes with its terminating zero).
+extern "C" int skp_target(int* vector_bytes, int* registers, int* tile_shape, char* isa, int n) {
+    *vector_bytes = VBYTES, *registers = VREGS;
+    const int shape[4] = {tiles::MM_ROWS, tiles::MM_VECS, tiles::OUTER_ROWS, tiles::OUTER_COLS};
+    std::memcpy(tile_shape, shape, sizeof(shape));
+    std::strncpy(isa, SKP_ISA, n - 1);
+    isa[n - 1] = 0;
+    return 0;
+}
 
 extern "C" int skp_layout(int* max_depth, int* meta, int* hyper) {
     *max_depth = MAX_DEPTH, *meta = META, *hyper = HYPER;
