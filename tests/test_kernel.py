@@ -172,3 +172,17 @@ def test_gradient_and_update_modes_equal_autograd_and_one_step():
     stepped, _, _, _ = _one_step(native_class)
     stepped.run_epoch(X, y, plan)
     np.testing.assert_allclose(native.net.flat.detach().numpy(), stepped.net.flat.detach().numpy(), atol=1e-15)
+
+
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("multilabel", 3)])
+def test_forward_equals_the_torch_networks_outputs(task, n_outputs):
+    """The kernel's forward (validation scoring's) gives every slot's
+    outputs as the fused torch network does, frozen slots included, for a
+    row count that is no multiple of the lanes or the block."""
+    X, y, _ = data(task, n=301)
+    cfg = TrainConfig(task=task, n_outputs=n_outputs, dtype="float64")
+    trainer = _native.NativeTrainer(population(), cfg, X.shape[1], 2)
+    trainer.freeze(np.arange(len(trainer.frozen)) % 3 == 0)
+    X_t = torch.from_numpy(X)
+    np.testing.assert_allclose(trainer.outputs(X_t).numpy(), trainer.net.outputs(X_t).numpy(), rtol=1e-13,
+                               atol=1e-13)

@@ -137,14 +137,29 @@ class NativeTrainer(PopulationTrainer):
     def _update_partitions(self):
         # the kernel steps every unfrozen slot itself: no torch optimizer
         # partitions to build
-        slots = np.flatnonzero(~self.frozen)
         replica = self.net.slot_models
-        self._meta, self._hyper = kernel_tables(
-            self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+        every_slot, _ = kernel_tables(
+            self.net, np.arange(len(replica)), slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
         )
+        self._meta, self._hyper = kernel_tables(
+            self.net, np.flatnonzero(~self.frozen), slot_fold=self.slot_fold,
+            slot_lr=self._replica_lr[replica], slot_alpha=self._replica_alpha[replica],
+            slot_optimizer=[self._replica_optimizer[r] for r in replica],
+            slot_step_offset=self._replica_step_offset[replica],
+        )
+        self._forward_meta = every_slot
+
+    @torch.no_grad()
+    def outputs(self, X):
+        """Every slot's outputs for ``X`` by the kernel's forward (a block
+        of rows at a time, each model over its own widths)."""
+        out = torch.empty((len(self.net.slot_models), X.shape[0], self.net.n_outputs), dtype=self.net.dtype)
+        _kernels.forward_models(self._forward_meta, X.contiguous(), self.net.flat.detach(), out,
+                                n_threads=self.n_threads or torch.get_num_threads())
+        return out
 
     def run_epoch(self, X, y, plan):
         self.loss_sums.zero_()

@@ -201,10 +201,15 @@ class PopulationTrainer:
         fold's evaluation rows (numpy).
 
         ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
-        outputs = self.net.outputs(X_eval)
+        outputs = self.outputs(X_eval)
         weights = eval_weights.index_select(0, self.slot_fold_t)
         score = monitor_function(self.config)
         return score(outputs, y_eval, weights).cpu().numpy()
+
+    @torch.no_grad()
+    def outputs(self, X):
+        """Every slot's outputs for ``X``: Tensor of shape (n_slots, n, C)."""
+        return self.net.outputs(X)
 
     @torch.no_grad()
     def keep_best(self, improved):

@@ -65,6 +65,8 @@ def check_tables(meta, hyper, fields, *, meta_width, hyper_width, max_depth, n_p
     if ((depth < 0) | (depth > max_depth)).any():
         raise ValueError(f"model depths must lie in [0, {max_depth}]")
     for column, bound in (("slot", n_slots), ("fold", n_folds)):
+        if bound is None:  # not read by this call
+            continue
         values = meta[:, fields[column]]
         if ((values < 0) | (values >= bound)).any():
             raise ValueError(f"a model's {column} lies outside [0, {bound})")

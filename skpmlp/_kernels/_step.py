@@ -38,6 +38,7 @@ LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
 _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}
+_FORWARD_ENTRY = {torch.float32: "skp_forward_f32", torch.float64: "skp_forward_f64"}
 _p = ctypes.c_void_p
 _i = ctypes.c_int
 _ARGTYPES = [_i, _i, _p, _p, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i]
@@ -156,3 +157,47 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
+
+
+#: Rows of one forward block at most: samples along the lanes, as a
+#: training batch (the rows are cut into even blocks of whole vectors).
+FORWARD_BLOCK = 256
+_FORWARD_ARGTYPES = [_i, _p, _i, _i, _p, _i, _p, _p, _i]
+
+
+def forward_models(meta, X, params, out, *, n_threads=1):
+    """The outputs of every model of ``meta`` for the rows of ``X``.
+
+    Parameters
+    ----------
+    meta : ndarray of int64 of shape (n_models, META_WIDTH)
+        The step kernel's table (slot, depth, activation, sizes and
+        offsets are read).
+    X : Tensor of shape (n_rows, n_features)
+    params : Tensor
+        The flat parameter buffer the offsets index.
+    out : Tensor of shape (n_slots, n_rows, n_outputs)
+        Written at each model's slot (other slots are left as they are).
+    n_threads : int
+    """
+    dtype = params.dtype
+    if dtype not in _FORWARD_ENTRY:
+        raise TypeError(f"the native kernel runs float32 or float64, not {dtype}")
+    if X.dim() != 2 or out.dim() != 3 or out.shape[1] != X.shape[0]:
+        raise ValueError(f"X (n_rows, F) and out (n_slots, n_rows, C) disagree: {tuple(X.shape)}, "
+                         f"{tuple(out.shape)}")
+    check_tensors({"X": X, "params": params, "out": out}, dtype)
+    n_rows, n_features = X.shape
+    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
+    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(dtype)  # even blocks, whole vectors
+    Xb = X.new_zeros((n_blocks * block, n_features))
+    Xb[:n_rows] = X
+    Xb = Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous()
+    meta, _ = check_tables(meta, np.zeros((len(meta), HYPER_WIDTH)), META_FIELDS, meta_width=META_WIDTH,
+                           hyper_width=HYPER_WIDTH, max_depth=MAX_DEPTH, n_params=params.numel(),
+                           n_slots=out.shape[0], n_folds=None, n_features=n_features, n_outputs=out.shape[2])
+    entry = kernel_entry(_FORWARD_ENTRY[dtype], _FORWARD_ARGTYPES, _checked_layout)
+    code = entry(len(meta), meta.ctypes.data, n_blocks, block, _ptr(Xb), n_rows, _ptr(params), _ptr(out),
+                 int(n_threads))
+    if code != 0:
+        raise RuntimeError(f"native forward failed with code {code}")

@@ -94,8 +94,15 @@ template <> struct VMath<float> {
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
     static SKP_INLINE V splat(float x) { return V{} + x; }
     static SKP_INLINE V recip(V d) {
-#if defined(__AVX512F__) && !defined(__clang__)
-        const V r = (V)__builtin_ia32_rcp14ps512_mask((__v16sf)d, (__v16sf)d, (__mmask16)-1);
+        // AVX-512's 14-bit estimate refined by one Newton step (about
+        // 1 ulp); elsewhere true division (correctly rounded): SSE's and
+        // NEON's 12-bit / 8-bit estimates need two Newton steps, which
+        // measured no faster than division (docs/performance.rst)
+#if defined(__AVX512F__) && SKP_VBYTES == 64
+        const V r = (V)_mm512_rcp14_ps((__m512)d);
+        return r * (2.0f - d * r);
+#elif defined(__AVX512VL__) && SKP_VBYTES == 32
+        const V r = (V)_mm256_rcp14_ps((__m256)d);
         return r * (2.0f - d * r);
 #else
         return 1.0f / d;
@@ -389,10 +396,8 @@ inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T
 template <class T, int MR>
 inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld, int nv,
                     const T* bias) {
-    constexpr int L = VT<T>::L, NV = tiles::MM_VECS;
-    int v = 0;
-    for (; v + NV <= nv; v += NV) tile_mm<T, MR, NV>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
-    with_count<NV - 1>(nv - v, [&](auto n) {
+    constexpr int L = VT<T>::L;
+    balanced_tiles<tiles::MM_VECS>(nv, [&](int v, auto n) {
         tile_mm<T, MR, decltype(n)::value>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
     });
 }
@@ -407,17 +412,11 @@ struct NoEpilogue {
 template <class T, class Epilogue = NoEpilogue>
 void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld,
                   int nv, const T* bias, Epilogue epilogue = Epilogue()) {
-    constexpr int MR = tiles::MM_ROWS;
-    int r = 0;
-    for (; r + MR <= n_rows; r += MR) {
-        rows_mm<T, MR>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, bias ? bias + r : nullptr);
-        epilogue(r, MR);
-    }
-    const T* b = bias ? bias + r : nullptr;
-    with_count<MR - 1>(n_rows - r, [&](auto n) {
-        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b);
+    balanced_tiles<tiles::MM_ROWS>(n_rows, [&](int r, auto n) {
+        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv,
+                                       bias ? bias + r : nullptr);
+        epilogue(r, decltype(n)::value);
     });
-    if (n_rows > r) epilogue(r, n_rows - r);
 }
 
 // g[r][c] += sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
@@ -443,20 +442,14 @@ inline void tile_outer(int nv, const T* __restrict a, const T* __restrict d, lon
 
 template <class T, int MR>
 inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
-    constexpr int NC = tiles::OUTER_COLS;
-    int c = 0;
-    for (; c + NC <= n_c; c += NC) tile_outer<T, MR, NC>(nv, a, d + c * ld, ld, g + c, gld);
-    with_count<NC - 1>(n_c - c, [&](auto n) {
+    balanced_tiles<tiles::OUTER_COLS>(n_c, [&](int c, auto n) {
         tile_outer<T, MR, decltype(n)::value>(nv, a, d + c * ld, ld, g + c, gld);
     });
 }
 
 // g (n_r, n_c; row stride gld) += a (n_r, ld) . d (n_c, ld)^T
 template <class T> void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
-    constexpr int MR = tiles::OUTER_ROWS;
-    int r = 0;
-    for (; r + MR <= n_r; r += MR) outer_row_block<T, MR>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
-    with_count<MR - 1>(n_r - r, [&](auto n) {
+    balanced_tiles<tiles::OUTER_ROWS>(n_r, [&](int r, auto n) {
         outer_row_block<T, decltype(n)::value>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
     });
 }
@@ -528,18 +521,11 @@ template <class T> struct Problem {
     T *params, *grads, *state1, *state2, *loss_sums;
 };
 
-// Forward, loss and backward of one batch; the dense gradient lands in
-// s.grads. Returns the model's weighted mean batch loss.
+// The forward of one batch x (n_in, bp): each hidden layer's activation in
+// s.a[l] and its f'(z) in s.z[l], the outputs in s.logits (n_out, bp).
 template <class T, class Math = VMath<T>>
-double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
-    const long bp = P.bp;
+void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s) {
     const int nv = int(bp / VT<T>::L);
-    const long batch = long(step) * P.n_folds + m.fold;
-    const T* x = P.Xb + batch * P.n_features * bp;
-    const T* w = P.Wb + batch * bp;
-    const T* params = P.params;
-
-    // forward
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
@@ -553,6 +539,19 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
             matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off);
         }
     }
+}
+
+// Forward, loss and backward of one batch; the dense gradient lands in
+// s.grads. Returns the model's weighted mean batch loss.
+template <class T, class Math = VMath<T>>
+double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
+    const long bp = P.bp;
+    const int nv = int(bp / VT<T>::L);
+    const long batch = long(step) * P.n_folds + m.fold;
+    const T* x = P.Xb + batch * P.n_features * bp;
+    const T* w = P.Wb + batch * bp;
+    const T* params = P.params;
+    forward<T, Math>(m, x, bp, params, s);
 
     // loss and its gradient on the logits, weighted per sample (lane)
     const int C = P.n_outputs;
@@ -793,7 +792,53 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
     return 0;
 }
 
+// The outputs of every model for n_rows rows: X in blocks (n_blocks, F,
+// block) as the step's batches (samples along the lanes, zero padding),
+// out (n_slots, n_rows, n_outputs) row-major, model m's rows at its slot.
+template <class T>
+int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows,
+                   const T* params, T* out, int n_threads) {
+    for (int i = 0; i < n_models; ++i) {
+        const int64_t depth = meta[long(i) * META + M_DEPTH];
+        if (depth < 0 || depth > MAX_DEPTH) return 1;
+    }
+    if (block % VT<T>::L != 0) return 2;
+    const double no_hyper[HYPER] = {};
+    std::atomic<int> next{0};
+    auto worker = [&]() {
+        Scratch<T> s;
+        for (int i = next++; i < n_models; i = next++) {
+            const Model m(meta + long(i) * META, no_hyper);
+            const int C = m.n_outputs();
+            const int F = m.layers[0].n_in;
+            s.prepare(m, block);
+            T* model_out = out + long(m.slot) * n_rows * C;
+            for (int b = 0; b < n_blocks; ++b) {
+                forward<T>(m, X + long(b) * F * block, block, params, s);
+                const int rows = std::min(block, n_rows - b * block);
+                for (int i = 0; i < rows; ++i)
+                    for (int c = 0; c < C; ++c) model_out[(long(b) * block + i) * C + c] = s.logits[c * block + i];
+            }
+        }
+    };
+    n_threads = std::max(1, std::min(n_threads, n_models));
+    std::vector<std::thread> pool;
+    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    return 0;
+}
+
 }  // namespace
+
+#define SKP_FORWARD_ENTRY(NAME, T)                                                                      \
+    extern "C" int NAME(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows, \
+                        const T* params, T* out, int n_threads) {                                       \
+        return forward_models<T>(n_models, meta, n_blocks, block, X, n_rows, params, out, n_threads);   \
+    }
+
+SKP_FORWARD_ENTRY(skp_forward_f32, float)
+SKP_FORWARD_ENTRY(skp_forward_f64, double)
 
 #define SKP_ENTRY(NAME, T)                                                                               \
     extern "C" int NAME(int mode, int n_models, const int64_t* meta, const double* hyper, int n_steps,  \

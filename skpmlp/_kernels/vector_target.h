@@ -32,7 +32,8 @@ namespace skp {
 
 #if defined(__AVX512F__)
 #define SKP_ISA "avx512"
-constexpr int VBYTES = 64, VREGS = 32;
+#define SKP_WIDEST_BYTES 64
+constexpr int VREGS = 32;
 #define SKP_TILES 4, 4, 4, 4
 #elif defined(__AVX__)
 #if defined(__AVX2__) && defined(__FMA__)
@@ -40,24 +41,37 @@ constexpr int VBYTES = 64, VREGS = 32;
 #else
 #define SKP_ISA "avx"
 #endif
-constexpr int VBYTES = 32, VREGS = 16;
+#define SKP_WIDEST_BYTES 32
+constexpr int VREGS = 16;
 #define SKP_TILES 4, 3, 3, 3
 #elif defined(__aarch64__)
 #define SKP_ISA "neon"
-constexpr int VBYTES = 16, VREGS = 32;
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 32;
 #define SKP_TILES 4, 4, 4, 4
 #elif defined(__SSE4_2__)
 #define SKP_ISA "sse4.2"
-constexpr int VBYTES = 16, VREGS = 16;
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
 #define SKP_TILES 4, 2, 3, 3
 #elif defined(__SSE2__)
 #define SKP_ISA "sse2"
-constexpr int VBYTES = 16, VREGS = 16;
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
 #define SKP_TILES 4, 2, 3, 3
 #else
 #define SKP_ISA "generic"
-constexpr int VBYTES = 16, VREGS = 16;
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
 #define SKP_TILES 4, 2, 3, 3
+#endif
+
+// A narrower vector than the target's widest, for timing (e.g. 32-byte
+// vectors on AVX-512, which keep its 32 registers): -DSKP_VECTOR_BYTES=32.
+#ifdef SKP_VECTOR_BYTES
+#define SKP_VBYTES SKP_VECTOR_BYTES
+#else
+#define SKP_VBYTES SKP_WIDEST_BYTES
 #endif
 
 namespace tiles {
@@ -84,6 +98,10 @@ constexpr int OUTER_COLS = DEFAULT[3];
 #endif
 static_assert(MM_ROWS >= 1 && MM_VECS >= 1 && OUTER_ROWS >= 1 && OUTER_COLS >= 1, "empty tile");
 }  // namespace tiles
+
+// SKP_VBYTES (a macro, for #if) and VBYTES: the vector bytes in use
+constexpr int VBYTES = SKP_VBYTES;
+static_assert(VBYTES <= SKP_WIDEST_BYTES && VBYTES >= 16, "vector wider than the target's");
 
 // GCC / clang vector extensions: arithmetic, comparisons and selects on
 // whole vectors, lowered to the target's instructions (or split into
@@ -120,6 +138,13 @@ template <class T, int BYTES> inline T reduce_halves(typename Vec<T, BYTES>::typ
 }
 template <class T> inline T vsum(typename VT<T>::V v) { return reduce_halves<T, VBYTES>(v); }
 
+// A run of n items cut into tiles of N, where a remainder under N / 2
+// shares the last full tile (13 = 4 + 4 + 3 + 2 for N = 4, not
+// 4 + 4 + 4 + 1): a tile of one row or one vector holds too few
+// accumulators to hide the FMA latency. f(first, size) for each tile, size
+// a compile-time constant.
+template <int N, class F> inline void balanced_tiles(int n, F&& f);
+
 // f(std::integral_constant<int, n>{}) for a run-time 1 <= n <= N: the
 // remainder of a tiled loop, dispatched to a tile of its exact size.
 template <int N, class F> inline void with_count(int n, F&& f) {
@@ -130,6 +155,20 @@ template <int N, class F> inline void with_count(int n, F&& f) {
             with_count<N - 1>(n, f);
         }
     }
+}
+
+template <int N, class F> inline void balanced_tiles(int n, F&& f) {
+    int n_full = n / N;
+    if (n % N != 0 && n % N < N / 2 && n_full > 0) --n_full;  // its last tile shares the remainder
+    int first = 0;
+    for (int t = 0; t < n_full; ++t, first += N) f(first, std::integral_constant<int, N>{});
+    int left = n - first;
+    if (left > N) {  // a full tile and a small remainder: two tiles of about half
+        const int half = (left + 1) / 2;
+        with_count<N>(half, [&](auto count) { f(first, count); });
+        first += half, left -= half;
+    }
+    with_count<N>(left, [&](auto count) { f(first, count); });
 }
 
 }  // namespace skp
