@@ -243,3 +243,23 @@ def test_argument_checks_hold_under_python_O():
     )
     done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_auto_trains_wide_hidden_layers_on_torch():
+    """``backend="auto"`` keeps the kernel where it measured faster and
+    takes torch where wide hidden-to-hidden layers hold most of the work;
+    ``backend="native"`` keeps the kernel anyway."""
+    from skpmlp._engine import PopulationSpec
+
+    def spec(archs):
+        n = len(archs)
+        return PopulationSpec(archs, ["relu"] * n, np.full(n, 1e-3), np.full(n, 1e-4), [(0, i) for i in range(n)])
+
+    auto = TrainConfig(task="classification", n_outputs=3)
+    if not _kernels.kernel_available():
+        pytest.skip("no native kernel")
+    assert _native.choose_trainer(spec([(64,), (128, 64), (512,)]), auto) is _native.NativeTrainer
+    wide = spec([(512, 512), (16,)])
+    assert "256+" in _native.torch_is_faster(wide)
+    assert _native.choose_trainer(wide, auto) is PopulationTrainer
+    assert _native.choose_trainer(wide, dataclasses.replace(auto, backend="native")) is _native.NativeTrainer
