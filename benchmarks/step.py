@@ -219,7 +219,7 @@ def main():
     clock = CLOCK[args.clock]
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
-    limit = machine_limits("cpu")["matmul_gflops"]
+    limit = machine_limits("cpu", clock=clock)["matmul_gflops"]
     flops = step_flops(population(), BATCH)
     report = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
               "torch": torch.__version__, "models": population().n_models, "batch": BATCH, "clock": args.clock,

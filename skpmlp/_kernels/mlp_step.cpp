@@ -54,7 +54,7 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
@@ -95,9 +95,10 @@ template <> struct VMath<float> {
     static SKP_INLINE V splat(float x) { return V{} + x; }
     static SKP_INLINE V recip(V d) {
         // AVX-512's 14-bit estimate refined by one Newton step (about
-        // 1 ulp); elsewhere true division (correctly rounded): SSE's and
-        // NEON's 12-bit / 8-bit estimates need two Newton steps, which
-        // measured no faster than division (docs/performance.rst)
+        // 1 ulp); elsewhere true division (correctly rounded): AVX's and
+        // SSE's 12-bit estimate with one Newton step (about 2 ulp) measured
+        // no faster than division on AMD Zen 4 (benchmarks/tiles.py);
+        // NEON's 8-bit one needs two steps and was not timed
 #if defined(__AVX512F__) && SKP_VBYTES == 64
         const V r = (V)_mm512_rcp14_ps((__m512)d);
         return r * (2.0f - d * r);
@@ -276,53 +277,71 @@ constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
 constexpr double SQRT1_2 = 0.70710678118654752440;
 constexpr double INV_SQRT_2PI = 0.39894228040143267794;
 
+// y = f(x) and dy = f'(x) for one vector of lanes.
+template <class T, int act, class M>
+SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V& dy) {
+    typedef typename M::V V;
+    const V zero{}, one = M::splat(1);
+    switch (act) {  // a compile-time constant: no branch in the loop
+    case A_IDENTITY: y = x, dy = one; break;
+    case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
+    case A_TANH: y = M::tanh(x), dy = one - y * y; break;
+    case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
+    case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
+    case A_SELU:
+        y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
+        dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
+        break;
+    case A_GELU: {
+        // exp(-x^2 / 2) serves the derivative's density and the erf
+        const V pdf_exp = M::exp(T(-0.5) * x * x);
+        const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
+        y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
+        dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
+        break;
+    }
+    case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
+    case A_HARDSHRINK: {
+        const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
+        y = keep ? x : zero, dy = keep ? one : zero;
+        break;
+    }
+    case A_MISH: {
+        // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
+        // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
+        const V big = M::splat(20);
+        const V e = M::exp(x < big ? x : big);
+        const V q = e * (e + T(2));
+        const V tsp = M::div(q, q + T(2));
+        y = x * (x >= big ? one : tsp);
+        dy = x >= big ? one : tsp + x * (one - tsp * tsp) * M::div(e, one + e);
+        break;
+    }
+    default: y = x, dy = one;
+    }
+}
+
+#ifndef SKP_ACTIVATION_UNROLL
+#define SKP_ACTIVATION_UNROLL 2
+#endif
+
 // a = f(z) over n values (n a multiple of the lanes), and z overwritten by
 // f'(z): the backward then multiplies by it instead of recomputing the
 // activation's transcendentals (z is not needed after this).
 template <class T, int act, class M = VMath<T>> void activate_as(T* z, T* a, long n) {
     typedef typename M::V V;
-    constexpr int L = VT<T>::L;
-    const V zero{}, one = M::splat(1);
-    for (long i = 0; i < n; i += L) {
-        const V x = vload(z + i);
+    constexpr int L = VT<T>::L, U = SKP_ACTIVATION_UNROLL;
+    // U vectors at a time: their long dependency chains (exp, division)
+    // are independent, so the core overlaps them
+    long i = 0;
+    for (; i + U * L <= n; i += U * L) {
+        V y[U], dy[U];
+        for (int u = 0; u < U; ++u) activation_pair<T, act, M>(vload(z + i + u * L), y[u], dy[u]);
+        for (int u = 0; u < U; ++u) vstore(a + i + u * L, y[u]), vstore(z + i + u * L, dy[u]);
+    }
+    for (; i < n; i += L) {
         V y, dy;
-        switch (act) {  // a compile-time constant: no branch in the loop
-        case A_IDENTITY: y = x, dy = one; break;
-        case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
-        case A_TANH: y = M::tanh(x), dy = one - y * y; break;
-        case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
-        case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
-        case A_SELU:
-            y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
-            dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
-            break;
-        case A_GELU: {
-            // exp(-x^2 / 2) serves the derivative's density and the erf
-            const V pdf_exp = M::exp(T(-0.5) * x * x);
-            const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
-            y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
-            dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
-            break;
-        }
-        case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
-        case A_HARDSHRINK: {
-            const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
-            y = keep ? x : zero, dy = keep ? one : zero;
-            break;
-        }
-        case A_MISH: {
-            // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
-            // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
-            const V big = M::splat(20);
-            const V e = M::exp(x < big ? x : big);
-            const V q = e * (e + T(2));
-            const V tsp = M::div(q, q + T(2));
-            y = x * (x >= big ? one : tsp);
-            dy = x >= big ? one : tsp + x * (one - tsp * tsp) * M::div(e, one + e);
-            break;
-        }
-        default: y = x, dy = one;
-        }
+        activation_pair<T, act, M>(vload(z + i), y, dy);
         vstore(a + i, y);
         vstore(z + i, dy);
     }

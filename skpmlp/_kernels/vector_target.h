@@ -11,13 +11,21 @@
 //
 // The tiles (rows x vectors of accumulators held in registers by the two
 // inner loops of mlp_step.cpp) are chosen per register budget, by
-// measurement (benchmarks/step.py --targets, docs/performance.rst):
+// measurement (benchmarks/tiles.py on the step benchmark's 240 models, one
+// thread, AMD Zen 4; docs/user_guide/performance.rst):
 //
 //   * matmul (tile_mm): MM_ROWS x MM_VECS accumulators, MM_VECS loads of
 //     the input and one broadcast coefficient live at once;
 //   * weight gradient (tile_outer): OUTER_ROWS x OUTER_COLS accumulators and
 //     OUTER_ROWS + OUTER_COLS loads live at once.
 //
+//   registers  matmul  outer  measured against
+//   32         8 x 3   5 x 4  4x4 / 4x4: 7.42 -> 6.25 ms a step (AVX-512)
+//   16, FMA    6 x 2   3 x 3  4x3 / 3x3: 6.72 -> 6.37 ms (AVX2)
+//   16, no FMA 3 x 3   3 x 3  4x2 / 3x3: 16.1 -> 15.4 ms (SSE4.2)
+//
+// 8 x 3 and 6 x 2 are the shapes of the mature float32 GEMM micro-kernels
+// for these budgets (BLIS armv8a 8 x 12 floats, BLIS haswell 6 x 16).
 // Each can be overridden with -DSKP_MM_ROWS=... (and the three others) to
 // time other shapes with the same source.
 
@@ -34,7 +42,7 @@ namespace skp {
 #define SKP_ISA "avx512"
 #define SKP_WIDEST_BYTES 64
 constexpr int VREGS = 32;
-#define SKP_TILES 4, 4, 4, 4
+#define SKP_TILES 8, 3, 5, 4
 #elif defined(__AVX__)
 #if defined(__AVX2__) && defined(__FMA__)
 #define SKP_ISA "avx2-fma"
@@ -43,27 +51,27 @@ constexpr int VREGS = 32;
 #endif
 #define SKP_WIDEST_BYTES 32
 constexpr int VREGS = 16;
-#define SKP_TILES 4, 3, 3, 3
+#define SKP_TILES 6, 2, 3, 3
 #elif defined(__aarch64__)
 #define SKP_ISA "neon"
 #define SKP_WIDEST_BYTES 16
 constexpr int VREGS = 32;
-#define SKP_TILES 4, 4, 4, 4
+#define SKP_TILES 8, 3, 5, 4  // as AVX-512's: the same 32 registers (not timed: emulated only)
 #elif defined(__SSE4_2__)
 #define SKP_ISA "sse4.2"
 #define SKP_WIDEST_BYTES 16
 constexpr int VREGS = 16;
-#define SKP_TILES 4, 2, 3, 3
+#define SKP_TILES 3, 3, 3, 3
 #elif defined(__SSE2__)
 #define SKP_ISA "sse2"
 #define SKP_WIDEST_BYTES 16
 constexpr int VREGS = 16;
-#define SKP_TILES 4, 2, 3, 3
+#define SKP_TILES 3, 3, 3, 3
 #else
 #define SKP_ISA "generic"
 #define SKP_WIDEST_BYTES 16
 constexpr int VREGS = 16;
-#define SKP_TILES 4, 2, 3, 3
+#define SKP_TILES 3, 3, 3, 3
 #endif
 
 // A narrower vector than the target's widest, for timing (e.g. 32-byte
