@@ -1,9 +1,9 @@
 """Register tiles and vector widths of the native kernel, timed side by side.
 
 For each compile target, the kernel is built once per variant (compiler
-defines: ``SKP_MM_ROWS`` / ``SKP_MM_VECS`` for the matmul's tile,
-``SKP_OUTER_ROWS`` / ``SKP_OUTER_COLS`` for the weight gradient's,
-``SKP_VECTOR_BYTES`` for a narrower vector than the target's widest) and
+defines: ``SKP_TILE_SHAPE=rows,vectors,rows,columns`` for the matmul's and
+the weight gradient's register tiles, ``SKP_VECTOR_BYTES`` for a narrower
+vector than the target's widest) and
 times one epoch of the step benchmark's 240-model population
 (``benchmarks/step.py``) on one thread. Each variant runs in a child
 process of its own (the kernel is loaded once per process); the time is the
@@ -14,7 +14,7 @@ disturb far less than wall time. This is how the tiles of
 Usage::
 
     python benchmarks/tiles.py --targets native,x86-64-v3,x86-64-v2 \\
-        --variants "" "SKP_MM_ROWS=6 SKP_MM_VECS=2" "SKP_VECTOR_BYTES=32"
+        --variants "" "SKP_TILE_SHAPE=6,2,3,3" "SKP_VECTOR_BYTES=32"
 
 Writes ``benchmarks/results/tiles.json``.
 """

@@ -785,29 +785,37 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
     P.loss_sums[m.slot] += T(loss_sum);
 }
 
-template <class T>
-int run(int mode, int n_models, const int64_t* meta, const double* hyper, const Problem<T>& P, int n_threads) {
+bool depths_valid(int n_models, const int64_t* meta) {
     for (int i = 0; i < n_models; ++i) {
         const int64_t depth = meta[long(i) * META + M_DEPTH];
-        if (depth < 0 || depth > MAX_DEPTH) return 1;
+        if (depth < 0 || depth > MAX_DEPTH) return false;
     }
-    if (P.bp % VT<T>::L != 0) return 2;
-    // models are independent: threads take the next model as they finish
-    // one (no barrier inside an epoch, so a stalled thread delays only the
-    // model it holds)
+    return true;
+}
+
+// fn(i, scratch) for every model i on n_threads threads. Models are
+// independent: threads take the next model as they finish one (no barrier
+// inside an epoch, so a stalled thread delays only the model it holds).
+template <class T, class F> void for_each_model(int n_models, int n_threads, F fn) {
     std::atomic<int> next{0};
     auto worker = [&]() {
         Scratch<T> s;
-        for (int i = next++; i < n_models; i = next++) {
-            const Model m(meta + long(i) * META, hyper + long(i) * HYPER);
-            run_model<T>(mode, m, P, s);
-        }
+        for (int i = next++; i < n_models; i = next++) fn(i, s);
     };
     n_threads = std::max(1, std::min(n_threads, n_models));
     std::vector<std::thread> pool;
     for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
     worker();
     for (auto& th : pool) th.join();
+}
+
+template <class T>
+int run(int mode, int n_models, const int64_t* meta, const double* hyper, const Problem<T>& P, int n_threads) {
+    if (!depths_valid(n_models, meta)) return 1;
+    if (P.bp % VT<T>::L != 0) return 2;
+    for_each_model<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
+        run_model<T>(mode, Model(meta + long(i) * META, hyper + long(i) * HYPER), P, s);
+    });
     return 0;
 }
 
@@ -817,34 +825,21 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
 template <class T>
 int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows,
                    const T* params, T* out, int n_threads) {
-    for (int i = 0; i < n_models; ++i) {
-        const int64_t depth = meta[long(i) * META + M_DEPTH];
-        if (depth < 0 || depth > MAX_DEPTH) return 1;
-    }
+    if (!depths_valid(n_models, meta)) return 1;
     if (block % VT<T>::L != 0) return 2;
     const double no_hyper[HYPER] = {};
-    std::atomic<int> next{0};
-    auto worker = [&]() {
-        Scratch<T> s;
-        for (int i = next++; i < n_models; i = next++) {
-            const Model m(meta + long(i) * META, no_hyper);
-            const int C = m.n_outputs();
-            const int F = m.layers[0].n_in;
-            s.prepare(m, block);
-            T* model_out = out + long(m.slot) * n_rows * C;
-            for (int b = 0; b < n_blocks; ++b) {
-                forward<T>(m, X + long(b) * F * block, block, params, s);
-                const int rows = std::min(block, n_rows - b * block);
-                for (int i = 0; i < rows; ++i)
-                    for (int c = 0; c < C; ++c) model_out[(long(b) * block + i) * C + c] = s.logits[c * block + i];
-            }
+    for_each_model<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
+        const Model m(meta + long(i) * META, no_hyper);
+        const int C = m.n_outputs(), F = m.layers[0].n_in;
+        s.prepare(m, block);
+        T* model_out = out + long(m.slot) * n_rows * C;
+        for (int b = 0; b < n_blocks; ++b) {
+            forward<T>(m, X + long(b) * F * block, block, params, s);
+            const int rows = std::min(block, n_rows - b * block);
+            for (int r = 0; r < rows; ++r)
+                for (int c = 0; c < C; ++c) model_out[(long(b) * block + r) * C + c] = s.logits[c * block + r];
         }
-    };
-    n_threads = std::max(1, std::min(n_threads, n_models));
-    std::vector<std::thread> pool;
-    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
-    worker();
-    for (auto& th : pool) th.join();
+    });
     return 0;
 }
 

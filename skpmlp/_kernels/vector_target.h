@@ -26,8 +26,8 @@
 //
 // 8 x 3 and 6 x 2 are the shapes of the mature float32 GEMM micro-kernels
 // for these budgets (BLIS armv8a 8 x 12 floats, BLIS haswell 6 x 16).
-// Each can be overridden with -DSKP_MM_ROWS=... (and the three others) to
-// time other shapes with the same source.
+// -DSKP_TILE_SHAPE=6,2,3,3 (matmul rows, vectors, outer rows, columns)
+// overrides them, to time other shapes with the same source.
 
 #ifndef SKPMLP_VECTOR_TARGET_H
 #define SKPMLP_VECTOR_TARGET_H
@@ -83,27 +83,11 @@ constexpr int VREGS = 16;
 #endif
 
 namespace tiles {
-constexpr int DEFAULT[4] = {SKP_TILES};
-#ifdef SKP_MM_ROWS
-constexpr int MM_ROWS = SKP_MM_ROWS;
-#else
-constexpr int MM_ROWS = DEFAULT[0];
+#ifndef SKP_TILE_SHAPE
+#define SKP_TILE_SHAPE SKP_TILES
 #endif
-#ifdef SKP_MM_VECS
-constexpr int MM_VECS = SKP_MM_VECS;
-#else
-constexpr int MM_VECS = DEFAULT[1];
-#endif
-#ifdef SKP_OUTER_ROWS
-constexpr int OUTER_ROWS = SKP_OUTER_ROWS;
-#else
-constexpr int OUTER_ROWS = DEFAULT[2];
-#endif
-#ifdef SKP_OUTER_COLS
-constexpr int OUTER_COLS = SKP_OUTER_COLS;
-#else
-constexpr int OUTER_COLS = DEFAULT[3];
-#endif
+constexpr int SHAPE[4] = {SKP_TILE_SHAPE};
+constexpr int MM_ROWS = SHAPE[0], MM_VECS = SHAPE[1], OUTER_ROWS = SHAPE[2], OUTER_COLS = SHAPE[3];
 static_assert(MM_ROWS >= 1 && MM_VECS >= 1 && OUTER_ROWS >= 1 && OUTER_COLS >= 1, "empty tile");
 }  // namespace tiles
 
