@@ -268,7 +268,7 @@ class TritonTrainer(PopulationTrainer):
         device = self.net.device
         state = self.optimizer.state
         common = dict(
-            X_ptr=X, y_ptr=y, rows_ptr=plan.rows.contiguous(), weights_ptr=plan.weights.contiguous(),
+            X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(), weights_ptr=plan.weights.contiguous(),
             counts_ptr=plan.counts.contiguous(),
             wsum_ptr=torch.as_tensor(plan.weight_sums, dtype=torch.float64).to(device),
             stepping_ptr=torch.as_tensor(plan.stepping, dtype=torch.int8).to(device),

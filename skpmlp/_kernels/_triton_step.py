@@ -105,8 +105,6 @@ _SQRT1_2 = tl.constexpr(0.70710678118654752440)
 _INV_SQRT_2PI = tl.constexpr(0.39894228040143267794)
 
 
-
-
 # ------------------------------------------------------------------ math
 @triton.jit
 def _activate(z, act):
@@ -297,6 +295,9 @@ def epoch_one_hidden(
         for s in range(n_steps):
             sk = s * n_folds + fold
             if tl.load(stepping_ptr + sk) != 0:
+                # the previous step's updates, stored by other threads of
+                # the program, are visible to this step's loads
+                tl.debug_barrier()
                 W0 = tl.load(params_ptr + offsets0, mask=mask0, other=0.0)
                 b0 = tl.load(params_ptr + bias0, mask=hmask, other=0.0)
                 W1 = tl.load(params_ptr + offsets1, mask=mask1, other=0.0)
@@ -381,7 +382,7 @@ def epoch_deep(
         for s in range(n_steps):
             sk = s * n_folds + fold
             if tl.load(stepping_ptr + sk) != 0:
-                tl.debug_barrier()  # the previous step's last reads of scratch are done
+                tl.debug_barrier()  # the previous step's updates and reads of scratch are done
                 # ---- forward, layer 0: features in chunks of BF
                 hmask = h < tl.load(meta + _M_SIZES + 1)
                 w_off = tl.load(meta + _M_WOFF)
