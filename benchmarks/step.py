@@ -18,20 +18,29 @@ Per step, in one process and one run:
   stopping bookkeeping included), divided by its number of steps: what a
   search pays per step.
 
+With ``--device cuda`` the same population on the GPU: ``plain torch``
+(CUDA), ``skpmlp torch`` (the torch engine on CUDA, the reference and
+fallback), ``skpmlp triton`` (the Triton kernels, a whole epoch per launch)
+and ``triton, whole fit`` (what ``device="cuda"`` trains with); the issue
+#31 target is ``skpmlp triton`` at 10x ``plain torch`` or more.
+
 Each figure is the median over several epochs; FLOPs count the real (not
 padded) widths, 3 matmuls per layer (forward, input gradient, weight
 gradient); the limit is the measured float32 matmul rate of this machine
-(a large ``torch.mm``, which runs near the FMA peak).
+(a large ``torch.mm``, which runs near the FMA peak) on the CPU, the GPU's
+float32 FMA peak (SMs x lanes x 2 x clock) on CUDA.
 
 Usage::
 
     python benchmarks/step.py               # 1 thread, then all cores
     python benchmarks/step.py --threads 1
+    python benchmarks/step.py --device cuda # exits with a note where there is no CUDA
 
-Writes ``benchmarks/results/step.json``.
+Writes ``benchmarks/results/step.json`` (``step_cuda.json`` on CUDA).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -45,12 +54,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import machine_limits  # noqa: E402
+from _harness import gpu_fma_peak, machine_limits, synchronize  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._batches import BatchPlanner  # noqa: E402
 from skpmlp._engine._native import NativeTrainer  # noqa: E402
 from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
+from skpmlp._engine._triton import TritonTrainer  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
 ACTS = ["relu", "tanh", "gelu"]
@@ -82,7 +92,7 @@ class PlainTorchStep:
     """One ``baddbmm`` per layer over all models of a depth, autograd and
     torch's fused Adam: the plain fused step."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, device="cpu"):
         by_depth = {}
         for i, arch in enumerate(spec.hidden_layer_sizes):
             by_depth.setdefault(len(arch), []).append(i)
@@ -93,8 +103,8 @@ class PlainTorchStep:
             sizes = [N_FEATURES, *widths, N_CLASSES]
             layers = []
             for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-                W = (torch.randn(len(models), fan_in, fan_out) / fan_in**0.5).requires_grad_()
-                b = torch.zeros(len(models), 1, fan_out, requires_grad=True)
+                W = (torch.randn(len(models), fan_in, fan_out, device=device) / fan_in**0.5).requires_grad_()
+                b = torch.zeros(len(models), 1, fan_out, device=device, requires_grad=True)
                 layers.append((W, b))
                 params += [W, b]
             acts = sorted(spec.activations[i] for i in models)  # one slice per activation
@@ -118,12 +128,14 @@ class PlainTorchStep:
         self.optimizer.step()
 
 
-def time_epochs(run_epoch, n_steps, epochs):
+def time_epochs(run_epoch, n_steps, epochs, device="cpu"):
     run_epoch()
+    synchronize(device)
     samples = []
     for _ in range(epochs):
         start = time.perf_counter()
         run_epoch()
+        synchronize(device)
         samples.append((time.perf_counter() - start) / n_steps)
     return statistics.median(samples)
 
@@ -158,11 +170,71 @@ def measure(threads, epochs):
     return results
 
 
+def measure_gpu(epochs, device="cuda"):
+    """Seconds per step of the plain fused torch step, skpmlp's torch
+    engine, the Triton kernels and a whole fit on them, all on ``device``."""
+    rng = np.random.default_rng(0)
+    X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32, device=device)
+    y = torch.tensor(rng.integers(0, N_CLASSES, N_ROWS), device=device)
+    spec = population()
+    cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, device=device)
+    plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device=device).next_epoch()
+    S = plan.n_steps
+    plain = PlainTorchStep(spec, device)
+
+    def plain_epoch():
+        for s in range(S):
+            rows = plan.rows[s, 0]
+            plain.step(X[rows], y[rows])
+
+    results = {"plain torch": time_epochs(plain_epoch, S, epochs, device)}
+    for name, cls, backend in (("skpmlp torch", PopulationTrainer, "torch"),
+                               ("skpmlp triton", TritonTrainer, "triton")):
+        trainer = cls(spec, dataclasses.replace(cfg, backend=backend), N_FEATURES, 1)
+        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs, device)
+    rows = np.arange(N_ROWS)
+    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
+    fit_cfg = dataclasses.replace(cfg, max_iter=epochs, n_iter_no_change=10**6, backend="triton")
+    start = time.perf_counter()
+    train_population(spec, fit_cfg, X.cpu().numpy(), y.cpu().numpy(), folds)
+    results["triton, whole fit"] = (time.perf_counter() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    return results
+
+
+def main_gpu(epochs):
+    """The ``--device cuda`` table: ratios to the plain fused torch step
+    and shares of the GPU's float32 FMA peak."""
+    if not torch.cuda.is_available():
+        print("no CUDA device here: nothing to measure (the GPU figures need a machine with one)")
+        return
+    peak = gpu_fma_peak("cuda")
+    flops = step_flops(population(), BATCH)
+    name = torch.cuda.get_device_name()
+    report = {"device": name, "torch": torch.__version__, "models": population().n_models, "batch": BATCH,
+              "step_gflop": flops / 1e9, "fp32_fma_peak_gflops": peak, "runs": []}
+    print(f"{name}: {report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
+          f"float32 FMA peak {peak:.0f} GFLOP/s")
+    print(f"{'method':>18} {'ms/step':>8} {'vs plain':>8} {'GFLOP/s':>8} {'of peak':>8}")
+    timings = measure_gpu(epochs)
+    for method, seconds in timings.items():
+        gflops = flops / seconds / 1e9
+        ratio = timings["plain torch"] / seconds
+        print(f"{method:>18} {1e3 * seconds:8.3f} {ratio:7.1f}x {gflops:8.1f} {gflops / peak:8.2%}")
+        report["runs"].append({"method": method, "ms_per_step": 1e3 * seconds, "speedup_vs_plain": ratio,
+                               "gflops": gflops, "of_fp32_fma_peak": gflops / peak})
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "step_cuda.json").write_text(json.dumps(report, indent=1))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, nargs="*", default=None)
     parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args()
+    if args.device == "cuda":
+        return main_gpu(args.epochs)
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
     limit = machine_limits("cpu")["matmul_gflops"]
