@@ -116,7 +116,7 @@ def describe_gpu_backend(config):
         config = dataclasses.replace(config, device="cuda")
     if config.backend == "torch":
         return f"[skpmlp] training on {config.device} with torch (backend='torch')"
-    reason = triton_unsupported(config) if triton_installed() else "triton is not installed (pip install skpmlp[gpu])"
+    reason = triton_unsupported(config)
     if reason is None:
         return (f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper than 8 "
                 f"hidden layers or wider than {MAX_WIDTH} units train on torch)")
@@ -268,8 +268,8 @@ class TritonTrainer(PopulationTrainer):
         device = self.net.device
         state = self.optimizer.state
         common = dict(
-            X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(), weights_ptr=plan.weights.contiguous(),
-            counts_ptr=plan.counts.contiguous(),
+            X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(),
+            weights_ptr=plan.weights.contiguous(), counts_ptr=plan.counts.contiguous(),
             wsum_ptr=torch.as_tensor(plan.weight_sums, dtype=torch.float64).to(device),
             stepping_ptr=torch.as_tensor(plan.stepping, dtype=torch.int8).to(device),
             step0_ptr=self.optimizer.step_counts,

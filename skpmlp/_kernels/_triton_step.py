@@ -258,8 +258,14 @@ def _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB: tl.constexpr):
     return rb, bmask, rows, w
 
 
+# Run-time sizes that change between runs, chunks and compactions: not
+# specialised on (Triton would compile a kernel for a value of 1 and for
+# multiples of 16), so one compiled kernel serves them all.
+_SIZES = ["n_models", "n_steps", "n_folds", "B", "max_depth", "scratch_stride"]
+
+
 # --------------------------------------------------------- one hidden layer
-@triton.jit
+@triton.jit(do_not_specialize=_SIZES[:4])
 def epoch_one_hidden(
     X_ptr, y_ptr, rows_ptr, weights_ptr, counts_ptr, wsum_ptr, stepping_ptr, step0_ptr,
     params_ptr, state1_ptr, state2_ptr, loss_ptr, meta_ptr, hyper_ptr,
@@ -337,7 +343,7 @@ def epoch_one_hidden(
 
 
 # ---------------------------------------------------------------- any depth
-@triton.jit
+@triton.jit(do_not_specialize=_SIZES)
 def epoch_deep(
     X_ptr, y_ptr, rows_ptr, weights_ptr, counts_ptr, wsum_ptr, stepping_ptr, step0_ptr,
     params_ptr, state1_ptr, state2_ptr, loss_ptr, meta_ptr, hyper_ptr, scratch_ptr,
