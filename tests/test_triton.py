@@ -151,6 +151,19 @@ def test_wide_inputs_and_several_models_per_program(monkeypatch):
     assert_agree(reference, triton)
 
 
+@needs_triton
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_equals_cpu():
+    """Seed 003's check: the GPU run (the Triton kernels, what
+    ``device="cuda"`` trains with) equals the CPU run in float64."""
+    X, y, sw = data("classification", n=60)
+    spec = population([(7,), (6, 4)], ["tanh", "gelu"])
+    gpu = train_population(spec, config("classification", device="cuda"), X, y, two_folds(len(X)), sample_weight=sw)
+    cpu = train_population(spec, config("classification", device="cpu", backend="torch"), X, y, two_folds(len(X)),
+                           sample_weight=sw)
+    assert_agree(cpu, gpu, atol=1e-12, rtol=1e-10)
+
+
 def _trainers(spec, cfg, n_features):
     return (PopulationTrainer(spec, dataclasses.replace(cfg, backend="torch"), n_features, 1),
             _triton.TritonTrainer(spec, dataclasses.replace(cfg, backend="triton"), n_features, 1))
