@@ -36,6 +36,9 @@ from ._trainer import PopulationTrainer
 MAX_WIDTH = 256
 #: Most outputs (classes, targets or labels) the kernels take.
 MAX_OUTPUTS = 256
+#: Deepest network the kernels' tables hold (``_triton_step.MAX_DEPTH``;
+#: kept here so that choosing a trainer never imports triton).
+MAX_DEPTH = 8
 #: Programs per streaming multiprocessor of the layer-by-layer kernel (each
 #: program has its own scratch; its models share it one after another).
 PROGRAMS_PER_SM = 8
@@ -81,8 +84,6 @@ def triton_unsupported(config, spec=None):
     if config.n_outputs > MAX_OUTPUTS:
         return f"more than {MAX_OUTPUTS} outputs"
     if spec is not None:
-        from .._kernels._triton_step import MAX_DEPTH  # noqa: PLC0415 (imports triton)
-
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
         if max(max(arch) for arch in spec.hidden_layer_sizes) > MAX_WIDTH:
@@ -118,8 +119,8 @@ def describe_gpu_backend(config):
         return f"[skpmlp] training on {config.device} with torch (backend='torch')"
     reason = triton_unsupported(config)
     if reason is None:
-        return (f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper than 8 "
-                f"hidden layers or wider than {MAX_WIDTH} units train on torch)")
+        return (f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper than "
+                f"{MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch)")
     return f"[skpmlp] training on {config.device} with torch: {reason}"
 
 
@@ -143,6 +144,7 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     """
     from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
 
+    assert k.MAX_DEPTH == MAX_DEPTH
     fields, h = k.META_FIELDS, k.HYPER_FIELDS
     slots = np.asarray(slots, dtype=np.int64)
     meta = np.zeros((len(slots), k.META_WIDTH), dtype=np.int64)
