@@ -222,13 +222,56 @@ def test_early_stopping_halving_and_compaction_around_the_kernels():
 @needs_triton
 def test_models_of_different_widths_share_a_launch():
     """Launches are width classes: widths 3 to 16 in one, 17 to 32 in the
-    next; one-hidden-layer models apart from deeper ones."""
-    spec = population([(3,), (9,), (16,), (17,), (30,), (9, 3), (40, 2)], ["relu"])
-    trainer = _triton.TritonTrainer(spec, config("classification", backend="triton"), 7, 1)
+    next; one-hidden-layer models apart from deeper ones, and from those
+    whose first layer is too large a tile (128 units x 64 features in
+    float64)."""
+    spec = population([(3,), (9,), (16,), (17,), (30,), (9, 3), (40, 2), (100,)], ["relu"])
+    trainer = _triton.TritonTrainer(spec, config("classification", backend="triton"), 40, 1)
     launches = trainer._plan_launches(25)
     assert [(launch["kernel"], launch["H"], launch["n_models"]) for launch in launches] == [
-        ("one_hidden", 16, 3), ("one_hidden", 32, 2), ("deep", 16, 1), ("deep", 64, 1),
+        ("one_hidden", 16, 3), ("one_hidden", 32, 2), ("deep", 16, 1), ("deep", 64, 1), ("deep", 128, 1),
     ]
+
+
+def _out_of_resources_above(monkeypatch, rows):
+    """Fake a GPU whose shared memory takes batch tiles of at most ``rows``
+    rows: loading a kernel with larger tiles raises OutOfResources."""
+    from triton.runtime.errors import OutOfResources
+
+    original = _triton.TritonTrainer._launch
+    tiles = []
+
+    def launch(self, launch, args, n_programs, n_models):
+        tiles.append(launch["BB"])
+        if launch["BB"] > rows:
+            raise OutOfResources(launch["BB"] * 4096, rows * 4096, "shared memory")
+        original(self, launch, args, n_programs, n_models)
+
+    monkeypatch.setattr(_triton.TritonTrainer, "_launch", launch)
+    return tiles
+
+
+@needs_triton
+@pytest.mark.parametrize("rows", [16, 8])
+def test_kernels_that_do_not_fit_the_gpu(monkeypatch, rows):
+    """Every launch is loaded before any trains; one that asks for more
+    shared memory than the GPU has halves its batch tile (down to 16 rows),
+    and where that does not fit either, the run warns and trains on torch:
+    the results are the torch engine's either way."""
+    tiles = _out_of_resources_above(monkeypatch, rows)
+    X, y, _ = data("classification", n=40)
+    spec = population([(5,)], ["tanh", "relu"])
+    cfg = config("classification", batch_size=40)
+    folds = [(np.arange(len(X)), None)]
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds)
+    if rows == 16:
+        triton = train_population(spec, dataclasses.replace(cfg, backend="triton"), X, y, folds)
+        assert tiles[:2] == [32, 16] and set(tiles[2:]) == {16}
+    else:
+        with pytest.warns(UserWarning, match="do not fit this GPU"):
+            triton = train_population(spec, dataclasses.replace(cfg, backend="triton"), X, y, folds)
+        assert tiles == [32, 16]
+    assert_agree(reference, triton)
 
 
 # ------------------------------------------------------- choice and fallback
@@ -238,9 +281,9 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     monkeypatch.setattr(_triton, "triton_installed", lambda: True)
     assert _native.choose_trainer(spec, cuda) is _triton.TritonTrainer
     assert _native.choose_trainer(spec, dataclasses.replace(cuda, backend="torch")) is PopulationTrainer
-    wide = population([(300,)], ["relu"])
+    wide = population([(129,)], ["relu"])
     assert _native.choose_trainer(wide, cuda) is PopulationTrainer  # too wide for the tiles
-    with pytest.raises(ValueError, match="wider than 256"):
+    with pytest.raises(ValueError, match="wider than 128"):
         _native.choose_trainer(wide, dataclasses.replace(cuda, backend="triton"))
     poisson = dataclasses.replace(config("regression", device="cuda"), loss="poisson")
     assert _native.choose_trainer(spec, poisson) is PopulationTrainer
@@ -331,6 +374,7 @@ _COMPILE = textwrap.dedent("""
         "epoch_one_hidden": dict(F_PAD=16, H=64, C_PAD=16, BB=32),
         "epoch_deep": dict(BF=32, H=32, C_PAD=16, BB=32, DW=32),
     }
+    OPTIONS = {"num_warps": 4, "num_stages": 1, "enable_fp_fusion": True}  # as the engine launches them
     arch, full = int(sys.argv[1]), sys.argv[2] == "full"
     for spec in sys.argv[3:]:
         name, dtype, loss = spec.split(":")
@@ -343,12 +387,12 @@ _COMPILE = textwrap.dedent("""
         source = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constants)
         target = GPUTarget("cuda", arch, 32)
         if full:  # to a cubin, through ptxas
-            triton.compile(source, target=target, options={"num_warps": 4, "enable_fp_fusion": True})
+            triton.compile(source, target=target, options=OPTIONS)
         else:  # the front end: types, shapes, control flow
             from triton._C.libtriton import ir
             from triton.backends.nvidia.compiler import CUDABackend
             backend = CUDABackend(target)
-            options = backend.parse_options({"num_warps": 4, "enable_fp_fusion": True})
+            options = backend.parse_options(OPTIONS)
             context = ir.context()
             ir.load_dialects(context)
             backend.load_dialects(context)

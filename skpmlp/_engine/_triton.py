@@ -12,8 +12,11 @@ torch trainer's, as for the native CPU kernel (:mod:`._native`).
 A launch holds the models of one width class: their widest hidden layer
 padded to a power of two (16, 32, ... :data:`MAX_WIDTH`), so that the
 ``tl.dot`` tiles stay dense whatever the models' own widths; one-hidden-layer
-models with few features go to the kernel that keeps every tile in
-registers, the others to the layer-by-layer kernel.
+models with a small enough first layer go to the kernel that keeps every
+tile on chip, the others to the layer-by-layer kernel. Every launch is
+loaded before any trains, its batch tile halved where the GPU has not the
+shared memory it asks for, and a run whose kernels do not fit at all
+trains on torch.
 
 ``device="cuda"`` trains on these kernels where triton is installed and the
 run fits them (:func:`triton_unsupported`), else on torch's CUDA ops, the
@@ -23,6 +26,7 @@ a run trains on it.
 
 import dataclasses
 import os
+import warnings
 from importlib.util import find_spec
 
 import numpy as np
@@ -31,9 +35,10 @@ import torch
 from ._activations import ACTIVATION_CODES
 from ._trainer import PopulationTrainer
 
-#: Widest padded hidden layer the kernels' register tiles take; wider
-#: populations train on torch.
-MAX_WIDTH = 256
+#: Widest padded hidden layer the kernels take: a 256-wide weight tile
+#: alone asks for more shared memory than any GPU has per program (272 KB
+#: measured for sm_90 in float32); wider populations train on torch.
+MAX_WIDTH = 128
 #: Most outputs (classes, targets or labels) the kernels take.
 MAX_OUTPUTS = 256
 #: Deepest network the kernels' tables hold (``_triton_step.MAX_DEPTH``;
@@ -185,19 +190,31 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     return meta, hyper, widest
 
 
-def launch_settings(width, n_features, n_outputs, batch):
-    """Tile sizes and warps of a launch of hidden width class ``width``.
+def one_hidden_fits(width, n_features, itemsize):
+    """Whether one-hidden-layer models of width class ``width`` take the
+    kernel that keeps every tile in registers: its first layer's weights
+    (``F_PAD x width``) at most 32 KB, which keeps the kernel's shared
+    memory under about 100 KB (measured for sm_90: 72 KB for 64 x 128 float32
+    tiles and 32-row batch tiles); the others go layer by layer."""
+    return _pow2(n_features) * width * itemsize <= 32 * 1024
 
-    The batch tile keeps ``BB x width`` tiles to about 4096 values (16
-    rows at the widest); four warps up to 64 units, eight above. These
-    are first choices, to be tuned where a GPU is at hand."""
+
+def launch_settings(width, n_features, n_outputs, batch):
+    """Tile sizes, warps and stages of a launch of hidden width class ``width``.
+
+    32-row batch tiles (16 at 128 units), four warps up to 64 units and
+    eight above, and no software pipelining (each stage would be another
+    copy of the tiles in shared memory). First choices, to be tuned where a
+    GPU is at hand; a launch halves its batch tile where the GPU has not the
+    shared memory it asks for (:meth:`TritonTrainer._fit_launches`)."""
     return {
         "H": width,
         "C_PAD": _pow2(n_outputs),
-        "BB": min(_pow2(batch), max(16, 4096 // width), 64),
+        "BB": min(_pow2(batch), 32 if width <= 64 else 16),
         "F_PAD": _pow2(n_features),
         "BF": min(_pow2(n_features), 64),
         "num_warps": 4 if width <= 64 else 8,
+        "num_stages": 1,
     }
 
 
@@ -231,8 +248,10 @@ class TritonTrainer(PopulationTrainer):
             slot_step_offset=self._replica_step_offset[replica],
         )
         depth = meta[:, k.META_FIELDS["depth"]]
-        one_hidden = (depth == 1) & (_pow2(net.n_features) <= k.ONE_HIDDEN_MAX_FEATURES)
         classes = np.array([_pow2(w) for w in widest], dtype=np.int64)
+        itemsize = net.flat.element_size()
+        one_hidden = (depth == 1) & np.array([one_hidden_fits(c, net.n_features, itemsize) for c in classes],
+                                             dtype=bool)
         launches = []
         for kernel, chosen in (("one_hidden", one_hidden), ("deep", ~one_hidden)):
             for width in np.unique(classes[chosen]):
@@ -254,22 +273,40 @@ class TritonTrainer(PopulationTrainer):
         return n_models
 
     def run_epoch(self, X, y, plan):
-        if self.data_parallel is not None:
-            if not self._torch_partitions:
-                super()._update_partitions()
-                self._torch_partitions = True
-            return super().run_epoch(X, y, plan)
-        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
-
+        if self.data_parallel is not None or self.fallback is not None:
+            return self._torch_epoch(X, y, plan)
         self.loss_sums.zero_()
         S, K, B = plan.rows.shape
+        args = self._epoch_args(X, y, plan)
         if self._launches is None or self._launches_batch != B:
             self._launches, self._launches_batch = self._plan_launches(B), B
-        if not self._launches:
-            return
-        device = self.net.device
-        state = self.optimizer.state
-        common = dict(
+            if not self._fit_launches(args):
+                return self._torch_epoch(X, y, plan)
+        for launch in self._launches:
+            self._launch(launch, args, self._n_programs(launch["n_models"]), launch["n_models"])
+        self.optimizer.step_counts += torch.as_tensor(
+            plan.stepping.sum(0), dtype=self.optimizer.step_counts.dtype, device=self.net.device
+        )
+
+    #: why this trainer's epochs run on torch after all (the kernels did not
+    #: fit the GPU), or None
+    fallback = None
+
+    def _torch_epoch(self, X, y, plan):
+        """An epoch of torch's ops (data-parallel runs, and the fallback):
+        the same flat buffers, optimizer state and step counts."""
+        if not self._torch_partitions:
+            PopulationTrainer._update_partitions(self)
+            self._torch_partitions = True
+        return super().run_epoch(X, y, plan)
+
+    def _epoch_args(self, X, y, plan):
+        """The kernels' arguments that every launch of an epoch shares."""
+        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+        S, K, B = plan.rows.shape
+        device, state = self.net.device, self.optimizer.state
+        return dict(
             X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(),
             weights_ptr=plan.weights.contiguous(), counts_ptr=plan.counts.contiguous(),
             wsum_ptr=torch.as_tensor(plan.weight_sums, dtype=torch.float64).to(device),
@@ -279,27 +316,52 @@ class TritonTrainer(PopulationTrainer):
             loss_ptr=self.loss_sums, n_steps=S, n_folds=K, B=B, F=X.shape[1], C=self.net.n_outputs,
             LOSS=k.LOSS_CODES[_LOSS_OF_TASK[self.config.task]], enable_fp_fusion=True,
         )
-        for launch in self._launches:
-            n_programs = self._n_programs(launch["n_models"])
-            tiles = dict(H=launch["H"], C_PAD=launch["C_PAD"], BB=launch["BB"], num_warps=launch["num_warps"])
-            if launch["kernel"] == "one_hidden":
-                k.epoch_one_hidden[(n_programs,)](
-                    meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], n_models=launch["n_models"],
-                    F_PAD=launch["F_PAD"], **common, **tiles,
-                )
-            else:
-                dw = max(launch["H"], launch["C_PAD"])
-                b_pad = -(-B // launch["BB"]) * launch["BB"]
-                stride = b_pad * (2 * launch["max_depth"] * launch["H"] + 2 * dw)
-                scratch = self._scratch(n_programs * stride)
-                k.epoch_deep[(n_programs,)](
-                    meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], scratch_ptr=scratch,
-                    n_models=launch["n_models"], max_depth=launch["max_depth"], scratch_stride=stride,
-                    BF=launch["BF"], DW=dw, **common, **tiles,
-                )
-        self.optimizer.step_counts += torch.as_tensor(
-            plan.stepping.sum(0), dtype=self.optimizer.step_counts.dtype, device=device
+
+    def _launch(self, launch, args, n_programs, n_models):
+        """Run ``launch``'s kernel on ``n_programs`` programs over its first
+        ``n_models`` models (0: compile and load it, train nothing)."""
+        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+        tiles = {name: launch[name] for name in ("H", "C_PAD", "BB", "num_warps", "num_stages")}
+        if launch["kernel"] == "one_hidden":
+            k.epoch_one_hidden[(n_programs,)](
+                meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], n_models=n_models, F_PAD=launch["F_PAD"],
+                **args, **tiles,
+            )
+            return
+        dw = max(launch["H"], launch["C_PAD"])
+        b_pad = -(-args["B"] // launch["BB"]) * launch["BB"]
+        stride = b_pad * (2 * launch["max_depth"] * launch["H"] + 2 * dw)
+        k.epoch_deep[(n_programs,)](
+            meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], scratch_ptr=self._scratch(n_programs * stride),
+            n_models=n_models, max_depth=launch["max_depth"], scratch_stride=stride, BF=launch["BF"], DW=dw,
+            **args, **tiles,
         )
+
+    def _fit_launches(self, args):
+        """Compile and load every launch's kernel before any of them trains
+        (a launch over no model), halving the batch tile of one that asks
+        for more shared memory or registers than the GPU has. Where even 16
+        rows do not fit, the run trains on torch from here on, with a
+        warning, and this returns False."""
+        from triton.runtime.errors import OutOfResources  # noqa: PLC0415
+
+        for launch in self._launches:
+            while True:
+                try:
+                    self._launch(launch, args, 1, 0)
+                    break
+                except OutOfResources as error:
+                    if launch["BB"] > 16:
+                        launch["BB"] //= 2
+                        continue
+                    self.fallback = f"the {launch['kernel']} kernel of width {launch['H']} does not fit: {error}"
+                    warnings.warn(
+                        f"The Triton kernels do not fit this GPU ({self.fallback}); the run trains on "
+                        f"torch's CUDA ops.", UserWarning, stacklevel=2,
+                    )
+                    return False
+        return True
 
     def _scratch(self, n):
         """The layer-by-layer kernel's working memory: at least ``n``

@@ -33,11 +33,12 @@ Two kernels, both a whole epoch per launch, each program looping over its
 models (``pid, pid + n_programs, ...``) and each model over its fold's
 steps:
 
-* :func:`epoch_one_hidden`: models of one hidden layer and at most
-  ``ONE_HIDDEN_MAX_FEATURES`` (padded) features, the paper's case. Per
-  batch tile of ``BB`` rows: forward, loss gradient and backward, with the
-  hidden tile and all four gradient accumulators in registers; nothing
-  but the parameters and optimizer state touches memory.
+* :func:`epoch_one_hidden`: models of one hidden layer whose first-layer
+  weight tile (``F_PAD x H``) is small enough (the engine decides), the
+  paper's case. Per batch tile of ``BB`` rows: forward, loss gradient and
+  backward, with the hidden tile and all four gradient accumulators on
+  chip; nothing but the batch rows, the parameters and the optimizer
+  state touches memory.
 * :func:`epoch_deep`: any depth up to ``MAX_DEPTH`` and any number of
   features. Layer by layer over the batch tiles: each layer's
   activations and derivatives go to the program's scratch (stays in
@@ -45,7 +46,7 @@ steps:
   the only large register tiles; the features are read in chunks of ``BF``.
 
 Every hidden layer of a launch shares one padded width ``H`` (the launch's
-width class, 16/32/64/128/256); a model loops to its own widths through
+width class, 16/32/64/128); a model loops to its own widths through
 masks: units beyond them load zeros, give exact zeros to the next layer
 and are never stored, so padding (in the flat buffers or in the tiles)
 costs time, never correctness. Each layer's update (L2 as coupled weight
@@ -80,10 +81,6 @@ HYPER_FIELDS = {"lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "mo
 HYPER_WIDTH = 8
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
-
-#: Widest padded feature tile the one-hidden-layer kernel keeps in
-#: registers; wider inputs go to the deep kernel, which reads them in chunks.
-ONE_HIDDEN_MAX_FEATURES = 128
 
 # the same indices, as constants the kernels can read
 _M_SLOT = tl.constexpr(META_FIELDS["slot"])
