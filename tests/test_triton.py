@@ -134,7 +134,7 @@ def test_float32_stays_close_to_torch(task):
     1e-5 (measured below 3e-7) and the losses to a relative 1e-5."""
     X, y, sw = data(task, n=60)
     spec = population([(7,), (6, 4)], sorted(ACTIVATIONS)[::2])
-    reference, triton = both(spec, config(task, dtype="float32"), X, y, two_folds(len(X)), sample_weight=sw)
+    reference, triton = both(spec, config(task, dtype="float32"), X, y, two_folds(len(X))[:1], sample_weight=sw)
     assert_agree(reference, triton, atol=1e-5, rtol=1e-5)
 
 
@@ -162,6 +162,30 @@ def test_gpu_equals_cpu():
     cpu = train_population(spec, config("classification", device="cpu", backend="torch"), X, y, two_folds(len(X)),
                            sample_weight=sw)
     assert_agree(cpu, gpu, atol=1e-12, rtol=1e-10)
+
+
+@needs_triton
+def test_a_search_on_the_kernels_equals_one_on_torch(monkeypatch, iris):
+    """The estimator's whole path (folds, scoring, refit, export) around the
+    kernels: a cross-validated search gives the torch engine's table and
+    best model."""
+    import skpmlp._search
+    import skpmlp._single
+    from skpmlp import ParallelMLPClassifier
+
+    originals = {module: module.train_config for module in (skpmlp._search, skpmlp._single)}
+
+    def fit(backend):
+        for module, original in originals.items():
+            monkeypatch.setattr(module, "train_config", lambda *a, _o=original, **kw: dataclasses.replace(
+                _o(*a, **kw), backend=backend, device=DEVICE))
+        return ParallelMLPClassifier(hidden_layer_sizes=[(4,), (3,)], activation="tanh", cv=2,
+                                     max_iter=2, batch_size=50, dtype="float64", random_state=0).fit(*iris)
+
+    reference, triton = fit("torch"), fit("triton")
+    np.testing.assert_allclose(triton.cv_results_["mean_test_score"], reference.cv_results_["mean_test_score"])
+    for a, b in zip(triton.best_estimator_.coefs_, reference.best_estimator_.coefs_):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
 
 def _trainers(spec, cfg, n_features):

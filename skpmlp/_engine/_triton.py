@@ -44,8 +44,8 @@ MAX_OUTPUTS = 256
 #: Deepest network the kernels' tables hold (``_triton_step.MAX_DEPTH``;
 #: kept here so that choosing a trainer never imports triton).
 MAX_DEPTH = 8
-#: Programs per streaming multiprocessor of the layer-by-layer kernel (each
-#: program has its own scratch; its models share it one after another).
+#: Programs per streaming multiprocessor of a launch; a program trains its
+#: models one after another (the layer-by-layer kernel's reuse one scratch).
 PROGRAMS_PER_SM = 8
 #: Programs of a launch where set (tests set it to run several models per
 #: program); None: one per model, capped by :data:`PROGRAMS_PER_SM` on a GPU.
