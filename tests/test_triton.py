@@ -26,8 +26,21 @@ from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._trainer import PopulationTrainer
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-needs_triton = pytest.mark.skipif(not _triton.triton_installed(),
-                                  reason="triton is not installed (pip install skpmlp[gpu])")
+
+
+def _why_not_triton():
+    """Why the kernels cannot run here, or None."""
+    if not _triton.triton_installed():
+        return "triton is not installed (pip install skpmlp[gpu])"
+    if DEVICE == "cpu" and _triton.triton_version() < (3, 7):
+        # older interpreters convert 1-element arrays to int, which numpy 2.4 refuses
+        return "Triton's interpreter runs these tests from triton 3.7"
+    if _triton.triton_version() < (3, 5):
+        return "the tests train in float64, which the kernels need triton 3.5 for"
+    return None
+
+
+needs_triton = pytest.mark.skipif(_why_not_triton() is not None, reason=str(_why_not_triton()))
 pytestmark = pytest.mark.triton
 
 OPTIMIZERS = [
@@ -303,6 +316,7 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     spec = population([(5,)], ["relu"])
     cuda = config("classification", device="cuda")
     monkeypatch.setattr(_triton, "triton_installed", lambda: True)
+    monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9))
     assert _native.choose_trainer(spec, cuda) is _triton.TritonTrainer
     assert _native.choose_trainer(spec, dataclasses.replace(cuda, backend="torch")) is PopulationTrainer
     wide = population([(129,)], ["relu"])
@@ -313,6 +327,11 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     assert _native.choose_trainer(spec, poisson) is PopulationTrainer
     with pytest.raises(ValueError, match="CPU only"):  # the native kernel stays CPU only
         _native.choose_trainer(spec, dataclasses.replace(cuda, backend="native"))
+    monkeypatch.setattr(_triton, "triton_version", lambda: (3, 4))  # no float64 tl.dot before 3.5
+    assert _native.choose_trainer(spec, cuda) is PopulationTrainer
+    assert _native.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is _triton.TritonTrainer
+    monkeypatch.setattr(_triton, "triton_version", lambda: (3, 1))
+    assert _native.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is PopulationTrainer
     monkeypatch.setattr(_triton, "triton_installed", lambda: False)
     assert _native.choose_trainer(spec, cuda) is PopulationTrainer
     with pytest.raises(ValueError, match="triton is not installed"):
@@ -326,6 +345,7 @@ def test_cpu_runs_ask_for_triton_explicitly(monkeypatch):
     cpu = config("classification", device="cpu")
     assert _native.choose_trainer(spec, cpu) is not _triton.TritonTrainer
     monkeypatch.setattr(_triton, "triton_installed", lambda: True)
+    monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9))
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     with pytest.raises(ValueError, match="interpreter"):
         _native.choose_trainer(spec, dataclasses.replace(cpu, backend="triton"))
@@ -334,6 +354,7 @@ def test_cpu_runs_ask_for_triton_explicitly(monkeypatch):
 @pytest.mark.parametrize("installed", [True, False])
 def test_verbose_says_which_gpu_path(monkeypatch, capsys, installed):
     monkeypatch.setattr(_triton, "triton_installed", lambda: installed)
+    monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9) if installed else (0, 0))
     _native.prepare_kernel(config("classification", device="cuda"), verbose=True)
     err = capsys.readouterr().err
     expected = "with the Triton kernels" if installed else "with torch: triton is not installed"

@@ -59,6 +59,16 @@ def triton_installed():
     return find_spec("triton") is not None
 
 
+def triton_version():
+    """The installed triton's ``(major, minor)`` (without importing it)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return tuple(int(part) for part in version("triton").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return (0, 0)
+
+
 def interpreter_requested():
     """Whether ``TRITON_INTERPRET`` asks Triton to run kernels on the CPU
     through its numpy interpreter."""
@@ -77,6 +87,12 @@ def triton_unsupported(config, spec=None):
     and outputs."""
     if not triton_installed():
         return "triton is not installed (pip install skpmlp[gpu])"
+    # compiled for sm_80 / sm_90 from 3.2 in float32; tl.dot takes float64 from 3.5
+    version = triton_version()
+    if version < (3, 2):
+        return f"triton {'.'.join(map(str, version))} is older than 3.2"
+    if config.dtype == "float64" and version < (3, 5):
+        return f"dtype='float64' needs triton 3.5 or later (float64 tl.dot), not {'.'.join(map(str, version))}"
     device = torch.device(config.device)
     if device.type == "cpu" and not interpreter_requested():
         return "Triton runs on the CPU only in its interpreter (TRITON_INTERPRET=1)"
