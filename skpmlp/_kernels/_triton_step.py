@@ -24,8 +24,8 @@ at least 16, the smallest ``tl.dot`` operand):
         b_off[l] + j; state1 is Adam's first moment or SGD's momentum
         buffer, state2 Adam's second moment (state1 again where no model
         is Adam: it is never read then)
-    meta     (n_models, META_WIDTH) int64    the META_* columns below
-    hyper    (n_models, HYPER_WIDTH) float64 the HYPER_* columns below
+    meta     (n_models, META_WIDTH) int64    the META_FIELDS columns below
+    hyper    (n_models, HYPER_WIDTH) float64 the HYPER_FIELDS columns below
     loss_sums (n_slots) T               += each step's batch loss x counts
     scratch  (n_programs, scratch_stride) T  the deep kernel's working tiles
 
@@ -94,6 +94,13 @@ _M_WOFF = tl.constexpr(META_FIELDS["w_off"])
 _M_BOFF = tl.constexpr(META_FIELDS["b_off"])
 _M_LD = tl.constexpr(META_FIELDS["ld"])
 _META = tl.constexpr(META_WIDTH)
+_H_LR = tl.constexpr(HYPER_FIELDS["lr"])
+_H_ALPHA = tl.constexpr(HYPER_FIELDS["alpha"])
+_H_BETA1 = tl.constexpr(HYPER_FIELDS["beta_1"])
+_H_BETA2 = tl.constexpr(HYPER_FIELDS["beta_2"])
+_H_EPS = tl.constexpr(HYPER_FIELDS["epsilon"])
+_H_MOMENTUM = tl.constexpr(HYPER_FIELDS["momentum"])
+_H_STEP_OFFSET = tl.constexpr(HYPER_FIELDS["step_offset"])
 _HYPER = tl.constexpr(HYPER_WIDTH)
 
 _SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
@@ -230,19 +237,19 @@ def _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt: tl.constexpr)
     ``(decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt)``.
     The bias corrections use the model's own step count: its fold's steps
     before the epoch, less those it did not take, plus this epoch's."""
-    lr = tl.load(hyper + 0)
-    alpha = tl.load(hyper + 1)
-    beta1 = tl.load(hyper + 2).to(dt)
-    beta2 = tl.load(hyper + 3).to(dt)
-    t = tl.load(step0_ptr + fold).to(tl.float64) - tl.load(hyper + 6) + taken + 1
+    lr = tl.load(hyper + _H_LR)
+    alpha = tl.load(hyper + _H_ALPHA)
+    beta1 = tl.load(hyper + _H_BETA1).to(dt)
+    beta2 = tl.load(hyper + _H_BETA2).to(dt)
+    t = tl.load(step0_ptr + fold).to(tl.float64) - tl.load(hyper + _H_STEP_OFFSET) + taken + 1
     # beta ** t in float64 from the dtype's beta, as mlp_step.cpp
     bias1 = 1.0 - tl.exp(t * tl.log(beta1.to(tl.float64))).to(dt)
     bias2 = 1.0 - tl.exp(t * tl.log(beta2.to(tl.float64))).to(dt)
     # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
     decay = tl.where(alpha != 0, alpha / tl.load(wsum_ptr + sk), 0.0).to(dt)
     lr_t = lr.to(dt)
-    return (decay, lr_t, beta1, beta2, tl.load(hyper + 4).to(dt), tl.load(hyper + 5).to(dt), lr_t / bias1,
-            tl.sqrt(bias2))
+    return (decay, lr_t, beta1, beta2, tl.load(hyper + _H_EPS).to(dt), tl.load(hyper + _H_MOMENTUM).to(dt),
+            lr_t / bias1, tl.sqrt(bias2))
 
 
 @triton.jit
