@@ -8,33 +8,40 @@ Per step, in one process and one run:
 
 * ``plain torch``: the textbook fused step, one ``baddbmm`` per layer over
   all models of a depth (padded to the widest), autograd, and
-  ``torch.optim.Adam(fused=True)``; the baseline the targets are set against;
+  ``torch.optim.Adam(fused=True)``;
+* ``plain torch, by width``: the same with one group per architecture (no
+  padding, more and smaller matmuls), the baseline the kernel's targets are
+  set against (``vs width``);
 * ``skpmlp torch``: skpmlp's torch engine (activation-split groups, flat
   buffers, fused Adam partitions per learning rate and penalty);
 * ``skpmlp native``: the per-model kernel (skpmlp._kernels), a whole epoch per
-  call;
+  call, built for each ``--targets`` entry (``SKPMLP_KERNEL_TARGET``:
+  ``native``, ``x86-64-v3`` for AVX2, ``x86-64-v2`` for SSE4.2, ...), its
+  ISA and vector bytes printed beside it;
 * ``native, whole fit``: a whole fused training run on the kernel (network
   build, batch plans, per-epoch validation scoring on a 10 % holdout and
   stopping bookkeeping included), divided by its number of steps: what a
   search pays per step.
 
 With ``--device cuda`` the same population on the GPU: ``plain torch``
-(CUDA), ``skpmlp torch`` (the torch engine on CUDA, the reference and
-fallback), ``skpmlp triton`` (the Triton kernels, a whole epoch per launch)
-and ``triton, whole fit`` (what ``device="cuda"`` trains with); the issue
-#31 target is ``skpmlp triton`` at 10x ``plain torch`` or more.
+and ``plain torch, by width`` (CUDA), ``skpmlp torch`` (the torch engine on
+CUDA, the reference and fallback), ``skpmlp triton`` (the Triton kernels, a
+whole epoch per launch) and ``triton, whole fit`` (what ``device="cuda"``
+trains with); the issue #31 target is ``skpmlp triton`` at 10x ``plain
+torch`` or more.
 
 Each figure is the median over several epochs; FLOPs count the real (not
 padded) widths, 3 matmuls per layer (forward, input gradient, weight
 gradient); the limit is the measured float32 matmul rate of this machine
 (a large ``torch.mm``, which runs near the FMA peak) on the CPU, the GPU's
-float32 FMA peak (SMs x lanes x 2 x clock) on CUDA.
+float32 FMA peak (SMs x FP32 lanes x 2 x clock) on CUDA.
 
 Usage::
 
     python benchmarks/step.py               # 1 thread, then all cores
-    python benchmarks/step.py --threads 1
-    python benchmarks/step.py --device cuda # exits with a note where there is no CUDA
+    python benchmarks/step.py --threads 1 --targets native,x86-64-v3,x86-64-v2
+    python benchmarks/step.py --threads 1 --clock cpu    # on a loaded machine
+    python benchmarks/step.py --device cuda # says so and exits where there is no CUDA
 
 Writes ``benchmarks/results/step.json`` (``step_cuda.json`` on CUDA).
 """
@@ -61,6 +68,7 @@ from skpmlp._engine._batches import BatchPlanner  # noqa: E402
 from skpmlp._engine._native import NativeTrainer  # noqa: E402
 from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
 from skpmlp._engine._triton import TritonTrainer  # noqa: E402
+from skpmlp._kernels import build_info, executable_targets, kernel_available  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
 ACTS = ["relu", "tanh", "gelu"]
@@ -89,16 +97,19 @@ def step_flops(spec, batch):
 
 
 class PlainTorchStep:
-    """One ``baddbmm`` per layer over all models of a depth, autograd and
-    torch's fused Adam: the plain fused step."""
+    """One ``baddbmm`` per layer over the models of a group, autograd and
+    torch's fused Adam: the plain fused step. ``by="depth"`` groups every
+    model of a depth, padded to the widest; ``by="width"`` groups models of
+    one architecture (no padding, more and smaller matmuls)."""
 
-    def __init__(self, spec, device="cpu"):
-        by_depth = {}
+    def __init__(self, spec, by="depth", device="cpu"):
+        by_group = {}
         for i, arch in enumerate(spec.hidden_layer_sizes):
-            by_depth.setdefault(len(arch), []).append(i)
+            by_group.setdefault(len(arch) if by == "depth" else tuple(arch), []).append(i)
         self.groups = []
         params = []
-        for depth, models in sorted(by_depth.items()):
+        for _, models in sorted(by_group.items(), key=lambda item: str(item[0])):
+            depth = len(spec.hidden_layer_sizes[models[0]])
             widths = [max(spec.hidden_layer_sizes[i][l] for i in models) for l in range(depth)]
             sizes = [N_FEATURES, *widths, N_CLASSES]
             layers = []
@@ -128,50 +139,82 @@ class PlainTorchStep:
         self.optimizer.step()
 
 
+#: the clock of every timing: wall time, or this process's CPU time (all
+#: its threads; on a machine other processes load, it counts only the time
+#: this process ran)
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCK["wall"]
+
+
 def time_epochs(run_epoch, n_steps, epochs, device="cpu"):
     run_epoch()
     synchronize(device)
     samples = []
     for _ in range(epochs):
-        start = time.perf_counter()
+        start = clock()
         run_epoch()
         synchronize(device)
-        samples.append((time.perf_counter() - start) / n_steps)
+        samples.append((clock() - start) / n_steps)
     return statistics.median(samples)
 
 
-def measure(threads, epochs):
-    torch.set_num_threads(threads)
+def problem():
     rng = np.random.default_rng(0)
     X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32)
     y = torch.tensor(rng.integers(0, N_CLASSES, N_ROWS))
+    plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device="cpu").next_epoch()
+    return X, y, plan
+
+
+def measure_torch(threads, epochs):
+    """The plain fused torch steps (padded by depth, and by width) and
+    skpmlp's torch engine."""
+    torch.set_num_threads(threads)
+    X, y, plan = problem()
+    spec = population()
+    results = {}
+    for name, by in (("plain torch", "depth"), ("plain torch, by width", "width")):
+        plain = PlainTorchStep(spec, by=by)
+
+        def plain_epoch():
+            for s in range(plan.n_steps):
+                rows = plan.rows[s, 0]
+                plain.step(X[rows], y[rows])
+
+        results[name] = time_epochs(plain_epoch, plan.n_steps, epochs)
+    cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH)
+    trainer = PopulationTrainer(spec, cfg, N_FEATURES, 1)
+    results["skpmlp torch"] = time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs)
+    return results
+
+
+def measure_native(threads, epochs, target):
+    """The kernel built for ``target``: its epochs alone, and a whole fit
+    per step."""
+    os.environ["SKPMLP_KERNEL_TARGET"] = target
+    if not kernel_available():
+        raise SystemExit(f"the kernel for {target} is unavailable: {build_info()['error']}")
+    if build_info()["built_for"] != target:
+        raise SystemExit(f"the kernel for {target} fell back to {build_info()['built_for']}")
+    torch.set_num_threads(threads)
+    X, y, plan = problem()
     spec = population()
     cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH)
-    plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device="cpu").next_epoch()
-    S = plan.n_steps
-    plain = PlainTorchStep(spec)
-
-    def plain_epoch():
-        for s in range(S):
-            rows = plan.rows[s, 0]
-            plain.step(X[rows], y[rows])
-
-    results = {"plain torch": time_epochs(plain_epoch, S, epochs)}
-    for name, cls in (("skpmlp torch", PopulationTrainer), ("skpmlp native", NativeTrainer)):
-        trainer = cls(spec, cfg, N_FEATURES, 1)
-        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs)
+    trainer = NativeTrainer(spec, cfg, N_FEATURES, 1)
+    results = {"skpmlp native": time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs)}
     rows = np.arange(N_ROWS)
     folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
     fit_cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, max_iter=epochs,
                           n_iter_no_change=10**6, backend="native")
-    start = time.perf_counter()
+    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X.numpy(), y.numpy(), folds)  # warm
+    start = clock()
     train_population(spec, fit_cfg, X.numpy(), y.numpy(), folds)
-    results["native, whole fit"] = (time.perf_counter() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    results["native, whole fit"] = (clock() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
     return results
 
 
 def measure_gpu(epochs, device="cuda"):
-    """Seconds per step of the plain fused torch step, skpmlp's torch
+    """Seconds per step of the plain fused torch steps, skpmlp's torch
     engine, the Triton kernels and a whole fit on them, all on ``device``."""
     rng = np.random.default_rng(0)
     X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32, device=device)
@@ -179,30 +222,33 @@ def measure_gpu(epochs, device="cuda"):
     spec = population()
     cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, device=device)
     plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device=device).next_epoch()
-    S = plan.n_steps
-    plain = PlainTorchStep(spec, device)
+    results = {}
+    for name, by in (("plain torch", "depth"), ("plain torch, by width", "width")):
+        plain = PlainTorchStep(spec, by=by, device=device)
 
-    def plain_epoch():
-        for s in range(S):
-            rows = plan.rows[s, 0]
-            plain.step(X[rows], y[rows])
+        def plain_epoch():
+            for s in range(plan.n_steps):
+                rows = plan.rows[s, 0]
+                plain.step(X[rows], y[rows])
 
-    results = {"plain torch": time_epochs(plain_epoch, S, epochs, device)}
+        results[name] = time_epochs(plain_epoch, plan.n_steps, epochs, device)
     for name, cls, backend in (("skpmlp torch", PopulationTrainer, "torch"),
                                ("skpmlp triton", TritonTrainer, "triton")):
         trainer = cls(spec, dataclasses.replace(cfg, backend=backend), N_FEATURES, 1)
-        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), S, epochs, device)
+        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs, device)
     rows = np.arange(N_ROWS)
     folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
     fit_cfg = dataclasses.replace(cfg, max_iter=epochs, n_iter_no_change=10**6, backend="triton")
-    start = time.perf_counter()
-    train_population(spec, fit_cfg, X.cpu().numpy(), y.cpu().numpy(), folds)
-    results["triton, whole fit"] = (time.perf_counter() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    X_host, y_host = X.cpu().numpy(), y.cpu().numpy()
+    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X_host, y_host, folds)  # warm
+    start = clock()
+    train_population(spec, fit_cfg, X_host, y_host, folds)
+    results["triton, whole fit"] = (clock() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
     return results
 
 
 def main_gpu(epochs):
-    """The ``--device cuda`` table: ratios to the plain fused torch step
+    """The ``--device cuda`` table: ratios to the plain fused torch steps
     and shares of the GPU's float32 FMA peak."""
     if not torch.cuda.is_available():
         print("no CUDA device here: nothing to measure (the GPU figures need a machine with one)")
@@ -214,45 +260,70 @@ def main_gpu(epochs):
               "step_gflop": flops / 1e9, "fp32_fma_peak_gflops": peak, "runs": []}
     print(f"{name}: {report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
           f"float32 FMA peak {peak:.0f} GFLOP/s")
-    print(f"{'method':>18} {'ms/step':>8} {'vs plain':>8} {'GFLOP/s':>8} {'of peak':>8}")
+    print(f"{'method':>22} {'ms/step':>8} {'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of peak':>8}")
     timings = measure_gpu(epochs)
     for method, seconds in timings.items():
         gflops = flops / seconds / 1e9
-        ratio = timings["plain torch"] / seconds
-        print(f"{method:>18} {1e3 * seconds:8.3f} {ratio:7.1f}x {gflops:8.1f} {gflops / peak:8.2%}")
+        ratio, ratio_width = timings["plain torch"] / seconds, timings["plain torch, by width"] / seconds
+        print(f"{method:>22} {1e3 * seconds:8.3f} {ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} "
+              f"{gflops / peak:8.2%}")
         report["runs"].append({"method": method, "ms_per_step": 1e3 * seconds, "speedup_vs_plain": ratio,
-                               "gflops": gflops, "of_fp32_fma_peak": gflops / peak})
+                               "speedup_vs_plain_by_width": ratio_width, "gflops": gflops,
+                               "of_fp32_fma_peak": gflops / peak})
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     (out / "step_cuda.json").write_text(json.dumps(report, indent=1))
 
 
+def default_targets():
+    """``native`` and every narrower x86-64 level this CPU executes."""
+    return ["native", *(level for level in executable_targets() if level != "x86-64-v4")]
+
+
 def main():
+    global clock
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, nargs="*", default=None)
     parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--targets", default=",".join(default_targets()),
+                        help="kernel targets, comma-separated (default: %(default)s)")
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="wall",
+                        help="wall time, or the process's CPU time (for a loaded machine, one thread)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args()
+    clock = CLOCK[args.clock]
     if args.device == "cuda":
         return main_gpu(args.epochs)
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
-    limit = machine_limits("cpu")["matmul_gflops"]
+    limit = machine_limits("cpu", clock=clock)["matmul_gflops"]
     flops = step_flops(population(), BATCH)
     report = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
-              "torch": torch.__version__, "models": population().n_models, "batch": BATCH,
+              "torch": torch.__version__, "models": population().n_models, "batch": BATCH, "clock": args.clock,
               "step_gflop": flops / 1e9, "matmul_gflops_1_thread": limit, "runs": []}
     print(f"{report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
-          f"1-thread float32 matmul limit {limit:.0f} GFLOP/s")
-    print(f"{'threads':>7} {'method':>14} {'ms/step':>8} {'vs plain':>8} {'GFLOP/s':>8} {'of limit':>8}")
+          f"1-thread float32 matmul limit {limit:.0f} GFLOP/s; {args.clock} clock")
+    print(f"{'threads':>7} {'method':>22} {'target':>10} {'isa':>8} {'bytes':>5} {'ms/step':>8} "
+          f"{'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of limit':>8}")
     for n in threads:
-        timings = measure(n, args.epochs)
-        for name, seconds in timings.items():
+        base = measure_torch(n, args.epochs)
+        rows = [(name, None, seconds) for name, seconds in base.items()]
+        for target in args.targets.split(","):
+            rows += [(name, target, seconds) for name, seconds in measure_native(n, args.epochs, target).items()]
+            info = build_info()
+            isa, vector_bytes = info["isa"], info["vector_bytes"]
+            rows[-2:] = [(*row, isa, vector_bytes) for row in rows[-2:]]
+        for row in rows:
+            name, target, seconds = row[:3]
+            isa, vector_bytes = row[3:] if len(row) > 3 else ("", "")
             gflops = flops / seconds / 1e9
-            ratio = timings["plain torch"] / seconds
-            print(f"{n:>7} {name:>14} {1e3 * seconds:8.2f} {ratio:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%}")
-            report["runs"].append({"threads": n, "method": name, "ms_per_step": 1e3 * seconds,
-                                   "speedup_vs_plain": ratio, "gflops": gflops})
+            ratio, ratio_width = base["plain torch"] / seconds, base["plain torch, by width"] / seconds
+            print(f"{n:>7} {name:>22} {target or '':>10} {isa:>8} {vector_bytes:>5} {1e3 * seconds:8.2f} "
+                  f"{ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%}", flush=True)
+            report["runs"].append({"threads": n, "method": name, "target": target, "isa": isa or None,
+                                   "vector_bytes": vector_bytes or None, "ms_per_step": 1e3 * seconds,
+                                   "speedup_vs_plain": ratio, "speedup_vs_plain_by_width": ratio_width,
+                                   "gflops": gflops, "of_limit": gflops / (limit * n)})
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     (out / "step.json").write_text(json.dumps(report, indent=1))

@@ -39,6 +39,7 @@ Usage::
     python benchmarks/vs_gridsearch.py --quick        # breast_cancer and diabetes, max_iter=50
     python benchmarks/vs_gridsearch.py --datasets iris wine --repeats 3
     python benchmarks/vs_gridsearch.py --torch-threads 1   # skpmlp on one torch thread
+    python benchmarks/vs_gridsearch.py --targets native,x86-64-v3,x86-64-v2   # every kernel width
 
 Writes ``benchmarks/results/vs_gridsearch.json``.
 """
@@ -64,27 +65,38 @@ from _real_data import (  # noqa: E402
 )
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+from skpmlp._kernels import build_info, kernel_available  # noqa: E402
 
 TARGET_SPEEDUP = 20.0
 TARGET_GAP = 0.005
 
 
-def run(name, max_iter, repeats, n_jobs, torch_threads=None):
+def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
+    """skpmlp's search with the kernel built for ``target``; (search, seconds)."""
+    previous = torch.get_num_threads()
+    os.environ["SKPMLP_KERNEL_TARGET"] = target
+    if not kernel_available() or build_info()["built_for"] != target:
+        raise SystemExit(f"no kernel for {target}: {build_info()}")
+    torch.set_num_threads(torch_threads or previous)
+    try:
+        return timed(lambda: ours_class(**GRID, cv=CV, max_iter=max_iter, random_state=SEED).fit(X_train, y_train))
+    finally:
+        torch.set_num_threads(previous)
+
+
+def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)):
     task, X_train, X_test, y_train, y_test = prepare(name)
     ours_class, single = (
         (ParallelMLPClassifier, MLPClassifier) if task == "classification"
         else (ParallelMLPRegressor, MLPRegressor)
     )
-    ours_seconds, grid_seconds = [], []
-    previous = torch.get_num_threads()
+    grid_seconds = []
+    by_target = {target: [] for target in targets}
     for _ in range(repeats):  # interleaved, so that both see the same machine load
-        torch.set_num_threads(torch_threads or previous)
-        try:
-            ours, seconds = timed(lambda: ours_class(
-                **GRID, cv=CV, max_iter=max_iter, random_state=SEED).fit(X_train, y_train))
-        finally:
-            torch.set_num_threads(previous)
-        ours_seconds.append(seconds)
+        for target in targets:
+            search, seconds = fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target)
+            by_target[target].append((search, seconds))
+        ours, ours_seconds = by_target[targets[0]][-1][0], [s for _, s in by_target[targets[0]]]
         grid, seconds = timed(lambda: GridSearchCV(
             single(max_iter=max_iter, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
         ).fit(X_train, y_train))
@@ -124,6 +136,13 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None):
         "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
         "skpmlp_best_n_iter": int(ours.best_estimator_.n_iter_),
         "gridsearch_best_n_iter": int(grid.best_estimator_.n_iter_),
+        "targets": {
+            target: {"seconds": statistics.median(s for _, s in runs),
+                     "speedup": grid_time / statistics.median(s for _, s in runs),
+                     "best_cv": float(runs[-1][0].best_score_),
+                     "test": float(runs[-1][0].score(X_test, y_test))}
+            for target, runs in by_target.items()
+        },
     }
 
 
@@ -136,8 +155,12 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=-1, help="GridSearchCV's n_jobs")
     parser.add_argument("--torch-threads", type=int,
                         help="torch threads during skpmlp's fit (default: torch's default; a diagnostic)")
+    parser.add_argument("--targets", default="native",
+                        help="kernel targets of skpmlp's searches, comma-separated (e.g. native,x86-64-v3,"
+                             "x86-64-v2); the first one's search is the one compared in detail")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
+    targets = tuple(args.targets.split(","))
     max_iter = args.max_iter or (50 if args.quick else 200)
     names = args.datasets or (QUICK if args.quick else list(DATASETS))
     info = machine()
@@ -154,7 +177,7 @@ def main(argv=None):
     print(head)
     print("-" * len(head))
     for name in names:
-        r = run(name, max_iter, args.repeats, args.n_jobs, args.torch_threads)
+        r = run(name, max_iter, args.repeats, args.n_jobs, args.torch_threads, targets)
         rows.append(r)
         print(
             f"{r['dataset']:<14} {r['n_train']:>5} {r['gridsearch_seconds']:>7.1f}s {r['skpmlp_seconds']:>7.2f}s "
@@ -163,12 +186,19 @@ def main(argv=None):
             f"{r['test_gap']:>+8.4f} {r['sklearn_test_with_skpmlp_best_params']:>8.4f} {r['spearman']:>6.3f}",
             flush=True,
         )
+        if len(targets) > 1:
+            print("    " + ", ".join(f"{t}: {v['seconds']:.2f}s {v['speedup']:.1f}x cv {v['best_cv']:.4f} "
+                                     f"test {v['test']:.4f}" for t, v in r["targets"].items()), flush=True)
     print("-" * len(head))
     geomean = math.exp(statistics.fmean(math.log(r["speedup"]) for r in rows))
     mean_gap = statistics.fmean(r["test_gap"] for r in rows)
     mean_cv_gap = statistics.fmean(r["cv_gap"] for r in rows)
     print(f"geometric mean speedup: {geomean:.1f}x (target >= {TARGET_SPEEDUP:.0f}x: "
           f"{'met' if geomean >= TARGET_SPEEDUP else 'missed'})")
+    per_target = {t: math.exp(statistics.fmean(math.log(r["targets"][t]["speedup"]) for r in rows)) for t in targets}
+    if len(targets) > 1:
+        print("geometric mean speedup by kernel target: "
+              + ", ".join(f"{t} {v:.1f}x" for t, v in per_target.items()))
     print(f"mean test-score gap (skpmlp - GridSearchCV): {mean_gap:+.4f} (target >= -{TARGET_GAP}: "
           f"{'met' if mean_gap >= -TARGET_GAP else 'missed'}); mean CV-score gap: {mean_cv_gap:+.4f}")
     print("scores: accuracy (classifiers), R^2 on the standardised target (diabetes); gap = test ours - test GSCV; "
@@ -176,7 +206,7 @@ def main(argv=None):
           "rho = Spearman of the mean_test_score columns")
     summary = {
         "geomean_speedup": geomean, "mean_test_gap": mean_gap, "mean_cv_gap": mean_cv_gap,
-        "target_speedup": TARGET_SPEEDUP, "target_gap": TARGET_GAP,
+        "target_speedup": TARGET_SPEEDUP, "target_gap": TARGET_GAP, "geomean_speedup_by_target": per_target,
     }
     info["load_average_end"] = os.getloadavg()
     out = Path(args.out)

@@ -43,6 +43,9 @@ class SearchProgress:
             self.run += 1
             if self._tqdm is not None:
                 self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}", unit="epoch")
+            if info.get("backend"):  # which path trains: say it once per run
+                (self.bar.write if self.bar is not None else print)(
+                    f"{self.name} {self.run} trains on the {info['backend']}")
         active = info["active"]
         scores = info["val_score"]
         if scores is not None and np.isfinite(scores[active]).any():
@@ -50,6 +53,8 @@ class SearchProgress:
         status = {"models": int(active.sum())}
         if np.isfinite(self.best):
             status["best_val"] = f"{self.best:.4f}"
+        if info.get("gflops"):
+            status["GFLOP/s"] = f"{info['gflops']:.1f}"
         if self.bar is not None:
             self.bar.set_postfix(status, refresh=False)
             self.bar.update(1)
@@ -57,6 +62,8 @@ class SearchProgress:
                 f"{np.nanmean(info['loss'][active]) if active.any() else np.nan:.5f}")
         if "best_val" in status:
             line += f", best validation score {status['best_val']}"
+        if "GFLOP/s" in status:
+            line += f", {status['GFLOP/s']} GFLOP/s"
         if self.verbose >= 2 or (self.bar is None and (epoch + 1) % 10 == 0):
             (self.bar.write if self.bar is not None else print)(line)
 

@@ -17,6 +17,16 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
 
+@pytest.fixture(autouse=True)
+def _kernel_target_of_the_backend(request, monkeypatch):
+    """A test parametrized with ``backend="native:<target>"`` trains on the
+    kernel built for that target (tests/kernel_widths.py)."""
+    callspec = getattr(request.node, "callspec", None)
+    backend = callspec.params.get("backend") if callspec is not None else None
+    if isinstance(backend, str) and backend.startswith("native:"):
+        monkeypatch.setenv("SKPMLP_KERNEL_TARGET", backend.split(":", 1)[1])
+
+
 @pytest.fixture(scope="module")
 def iris():
     """Iris, standardised: four features, three classes, 150 rows."""

@@ -23,7 +23,9 @@ from skpmlp._engine._init import initial_weights
 from skpmlp._population import Population
 from skpmlp._space import SearchSpace
 
-BACKENDS = ["native", "torch"]
+from kernel_widths import NATIVE_BACKENDS, backend_name
+
+BACKENDS = [*NATIVE_BACKENDS, "torch"]
 N_TRAIN = 90
 SPACE = dict(
     hidden_layer_sizes=[(5,), (8,)], activation=["relu", "tanh"], learning_rate_init=[1e-2, 3e-2],
@@ -43,7 +45,7 @@ def data():
 def _config(refill, backend, **kw):
     base = dict(task="classification", n_outputs=3, batch_size=32, max_iter=20, dtype="float64",
                 shuffle_seed=7, n_iter_no_change=1000, pruning="halving", min_iter=3, halving_factor=2,
-                refill=refill, backend=backend)
+                refill=refill, backend=backend_name(backend))
     return TrainConfig(**{**base, **kw})
 
 

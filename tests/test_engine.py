@@ -20,6 +20,8 @@ from skpmlp._engine import (
 from skpmlp._engine._init import initial_weights
 from skpmlp._engine._spec import OptimizerSettings
 
+from kernel_widths import NATIVE_BACKENDS, backend_name
+
 TORCH_ACTIVATIONS = {
     "identity": torch.nn.Identity,
     "logistic": torch.nn.Sigmoid,
@@ -74,6 +76,8 @@ POPULATION = [
 
 
 def config(task, n_outputs, solver="adam", **kw):
+    if "backend" in kw:  # "native:x86-64-v2" trains on the native kernel (built for that target)
+        kw["backend"] = backend_name(kw["backend"])
     kw.setdefault("max_iter", 8)
     kw.setdefault("n_iter_no_change", 1000)
     return TrainConfig(
@@ -152,8 +156,8 @@ def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):
 
 
 # the torch path is the reference and the GPU path; the native kernel is the
-# CPU default: both must keep the invariant
-BACKENDS = ["torch", "native"]
+# CPU default: both must keep the invariant, the kernel at every width
+BACKENDS = ["torch", *NATIVE_BACKENDS]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

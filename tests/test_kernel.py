@@ -1,4 +1,5 @@
-"""The native per-model kernel against the torch engine, in float64.
+"""The native per-model kernel against the torch engine, in float64, at
+every vector width the CPU executes.
 
 The torch path (batched matmuls, autograd, torch's fused optimizers) is the
 reference: on the same population, folds, batches and sample weights, the
@@ -17,7 +18,19 @@ from skpmlp._engine import _native
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._trainer import PopulationTrainer
 
+from kernel_widths import KERNEL_TARGETS
+
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
+
+
+@pytest.fixture(params=KERNEL_TARGETS, autouse=True)
+def kernel_target(request, monkeypatch):
+    """Every test here runs on the kernel built for each width the CPU
+    executes (tests/kernel_widths.py)."""
+    monkeypatch.setenv("SKPMLP_KERNEL_TARGET", request.param)
+    if not _kernels.kernel_available():
+        pytest.fail(f"the kernel built for {request.param} is unavailable: {_kernels.build_info()['error']}")
+    return request.param
 
 ARCHS = [(5,), (9, 3), (4, 6, 5)]
 
@@ -161,58 +174,15 @@ def test_gradient_and_update_modes_equal_autograd_and_one_step():
     np.testing.assert_allclose(native.net.flat.detach().numpy(), stepped.net.flat.detach().numpy(), atol=1e-15)
 
 
-def test_backend_choice_and_fallback(monkeypatch):
-    spec = population()
-    cpu = TrainConfig(task="classification", n_outputs=3)
-    assert _native.choose_trainer(spec, cpu).backend == "native"
-    torch_only = dataclasses.replace(cpu, backend="torch")
-    assert _native.choose_trainer(spec, torch_only) is PopulationTrainer
-    gpu = dataclasses.replace(cpu, device="cuda", backend="native")
-    with pytest.raises(ValueError, match="CPU only"):
-        _native.choose_trainer(spec, gpu)
-    monkeypatch.setattr(_kernels, "kernel_available", lambda verbose=False: False)
-    assert _native.choose_trainer(spec, cpu) is PopulationTrainer
-    with pytest.raises(ValueError, match="could not be built"):
-        _native.choose_trainer(spec, dataclasses.replace(cpu, backend="native"))
-
-
-def test_no_compiler_warns_once_and_trains_on_torch(monkeypatch, tmp_path):
-    from skpmlp._kernels import _build
-
-    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
-    monkeypatch.setattr(_build, "_compiler", lambda: None)
-    with pytest.warns(_kernels.KernelBuildWarning, match="no C.. compiler"):
-        assert _build.load_library() is None
-    assert _build.load_library() is None  # the second call is silent and cached
-    assert not _kernels.kernel_available()
-    X, y, _ = data("classification")
-    cfg = TrainConfig(task="classification", n_outputs=3, max_iter=1)
-    result = train_population(population(), cfg, X, y, [(np.arange(len(X)), None)])
-    assert result.n_iter.min() == 1
-
-
-def test_kernel_cache_is_keyed_and_reused(tmp_path, monkeypatch):
-    from skpmlp._kernels import _build
-
-    monkeypatch.setenv("SKPMLP_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
-    assert _build.load_library() is not None
-    built = list((tmp_path / "kernels").glob("mlp_step-*.so"))
-    assert len(built) == 1 and _build.build_info()["build_seconds"] > 0
-    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
-    monkeypatch.setattr(_build, "_build", lambda *a: pytest.fail("rebuilt a cached kernel"))
-    assert _build.load_library() is not None
-
-
-def test_verbose_fit_announces_a_first_use_compile(tmp_path, monkeypatch, capsys):
-    from sklearn.datasets import load_iris
-
-    from skpmlp import ParallelMLPClassifier
-    from skpmlp._kernels import _build
-
-    monkeypatch.setenv("SKPMLP_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_build, "_state", {"loaded": False, "library": None, "error": None, "build_seconds": None})
-    X, y = load_iris(return_X_y=True)
-    ParallelMLPClassifier(hidden_layer_sizes=[(4,)], max_iter=2, verbose=1).fit(X, y)
-    err = capsys.readouterr().err
-    assert "compiling the native training kernel" in err and "kernel built in" in err
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("multilabel", 3)])
+def test_forward_equals_the_torch_networks_outputs(task, n_outputs):
+    """The kernel's forward (validation scoring's) gives every slot's
+    outputs as the fused torch network does, frozen slots included, for a
+    row count that is no multiple of the lanes or the block."""
+    X, y, _ = data(task, n=301)
+    cfg = TrainConfig(task=task, n_outputs=n_outputs, dtype="float64")
+    trainer = _native.NativeTrainer(population(), cfg, X.shape[1], 2)
+    trainer.freeze(np.arange(len(trainer.frozen)) % 3 == 0)
+    X_t = torch.from_numpy(X)
+    np.testing.assert_allclose(trainer.outputs(X_t).numpy(), trainer.net.outputs(X_t).numpy(), rtol=1e-13,
+                               atol=1e-13)

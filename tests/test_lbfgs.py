@@ -22,7 +22,9 @@ from skpmlp._engine._build import build_network
 from skpmlp._engine._linesearch import LineSearches
 from skpmlp._single import SingleMLPClassifier
 
-BACKENDS = ["torch", "native"]
+from kernel_widths import NATIVE_BACKENDS, backend_name
+
+BACKENDS = ["torch", *NATIVE_BACKENDS]
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +46,8 @@ def _spec(n=None):
 
 
 def _config(task, **kwargs):
+    if "backend" in kwargs:  # "native:x86-64-v2": the native kernel built for that target
+        kwargs["backend"] = backend_name(kwargs["backend"])
     n_outputs = 3 if task == "classification" else 1
     return TrainConfig(task=task, n_outputs=n_outputs, solver="lbfgs", dtype="float64", **kwargs)
 
@@ -219,7 +223,7 @@ def test_vector_math_gradients_match_the_c_librarys(iris, task, loss):
 #: quasi-Newton method on a non-convex loss, amplifies over ~100
 #: iterations: unpadded groups agree over whole runs, padded ones over 10
 #: iterations.
-INVARIANT_RUNS = [("native", 0.25, 150), ("torch", 0.0, 150), ("torch", 10.0, 10)]
+INVARIANT_RUNS = [*((native, 0.25, 150) for native in NATIVE_BACKENDS), ("torch", 0.0, 150), ("torch", 10.0, 10)]
 
 
 @pytest.mark.parametrize("backend, max_padding, max_iter", INVARIANT_RUNS)
@@ -242,7 +246,8 @@ def test_population_equals_each_model_alone(iris, diabetes, task, backend, max_p
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("backend, max_padding, max_iter", [("native", 0.25, 150), ("torch", 0.0, 10)])
+@pytest.mark.parametrize("backend, max_padding, max_iter",
+                         [*((native, 0.25, 150) for native in NATIVE_BACKENDS), ("torch", 0.0, 10)])
 def test_fold_replica_equals_the_model_alone_on_that_fold(iris, backend, max_padding, max_iter):
     """Fold k's replica equals the model trained alone on fold k's rows
     (with sample weights). On torch, a fold's rows are padded to the
@@ -268,7 +273,7 @@ def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
     stops inside one is not written by the others after it)."""
     X, y = iris
     snapshots = {}
-    run_class = _lbfgs_native.NativeLbfgsRun if backend == "native" else _lbfgs.LbfgsRun
+    run_class = _lbfgs_native.NativeLbfgsRun if backend_name(backend) == "native" else _lbfgs.LbfgsRun
     original = run_class.round
 
     def watched(run, *args):
@@ -327,7 +332,8 @@ def test_lbfgs_and_adam_models_in_one_population(iris, backend):
     optimizers = [OptimizerSettings(solver=s) for s in ("lbfgs", "adam", "lbfgs", "sgd")]
     spec = PopulationSpec(base.hidden_layer_sizes, base.activations, np.full(4, 0.01), base.alphas,
                           base.init_seeds, optimizers)
-    config = TrainConfig(task="classification", n_outputs=3, dtype="float64", max_iter=30, backend=backend)
+    config = TrainConfig(task="classification", n_outputs=3, dtype="float64", max_iter=30,
+                         backend=backend_name(backend))
     folds = [(np.arange(len(X)), None)]
     together = train_population(spec, config, X, y, folds)
     for i in range(4):

@@ -56,5 +56,6 @@ def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callba
         epoch_callback(epoch, {
             "loss": loss, "val_score": score, "active": status.active.copy(),
             "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
+            "backend": trainer.describe(), "gflops": trainer.last_gflops,
         })
     return finished

@@ -13,6 +13,7 @@ costs memory, never time.
 """
 
 import sys
+import time
 
 import numpy as np
 import torch
@@ -140,19 +141,54 @@ class NativeTrainer(PopulationTrainer):
     def _update_partitions(self):
         # the kernel steps every unfrozen slot itself: no torch optimizer
         # partitions to build
-        slots = np.flatnonzero(~self.frozen)
         replica = self.net.slot_models
-        self._meta, self._hyper = kernel_tables(
-            self.net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+        every_slot, _ = kernel_tables(
+            self.net, np.arange(len(replica)), slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
         )
+        self._meta, self._hyper = kernel_tables(
+            self.net, np.flatnonzero(~self.frozen), slot_fold=self.slot_fold,
+            slot_lr=self._replica_lr[replica], slot_alpha=self._replica_alpha[replica],
+            slot_optimizer=[self._replica_optimizer[r] for r in replica],
+            slot_step_offset=self._replica_step_offset[replica],
+        )
+        self._forward_meta = every_slot
+        # each trained slot's multiply-adds per row (its real widths)
+        sizes = self._meta[:, _kernels.META_FIELDS["sizes"] : _kernels.META_FIELDS["sizes"] + _kernels.MAX_DEPTH + 2]
+        depth = self._meta[:, _kernels.META_FIELDS["depth"]]
+        on = np.arange(_kernels.MAX_DEPTH + 1) <= depth[:, None]
+        self._row_macs = (sizes[:, :-1] * sizes[:, 1:] * on).sum(1)
+
+    @torch.no_grad()
+    def outputs(self, X):
+        """Every slot's outputs for ``X`` by the kernel's forward (a block
+        of rows at a time, each model over its own widths)."""
+        out = torch.empty((len(self.net.slot_models), X.shape[0], self.net.n_outputs), dtype=self.net.dtype)
+        _kernels.forward_models(self._forward_meta, X.contiguous(), self.net.flat.detach(), out,
+                                n_threads=self.n_threads or torch.get_num_threads())
+        return out
+
+    #: the kernel's GFLOP/s in the last epoch (3 matmuls a layer, real
+    #: widths), for ``verbose``
+    last_gflops = None
+
+    def describe(self):
+        info = _kernels.build_info()
+        return (f"native kernel ({info['isa']}, {info['vector_bytes']}-byte vectors, "
+                f"{self.n_threads or torch.get_num_threads()} threads)")
 
     def run_epoch(self, X, y, plan):
         self.loss_sums.zero_()
         if len(self._meta) == 0:
             return
+        start = time.perf_counter()
+        self._run_epoch(X, y, plan)
+        rows = (plan.counts.cpu().numpy() * plan.stepping).sum(0)[self._meta[:, _kernels.META_FIELDS["fold"]]]
+        self.last_gflops = 6 * float((self._row_macs * rows).sum()) / max(time.perf_counter() - start, 1e-9) / 1e9
+
+    def _run_epoch(self, X, y, plan):
         counts = self.optimizer.step_counts
         step0 = counts.cpu().numpy().astype(np.float64)
         batches = epoch_batches(X, y, plan, self.config.task)
@@ -195,10 +231,36 @@ class NativeTrainer(PopulationTrainer):
             step0 = step0 + batches["stepping"][s]
 
 
+#: Hidden-to-hidden layers at least this wide on both sides are where
+#: torch's GEMM beats the kernel's register tiles (measured on one thread,
+#: float32, batch 200-1000, AMD Zen 4: torch 1.07x the kernel with 256 units,
+#: 1.06x with 512, 1.16-1.23x with 1024; the kernel 1.1-2.2x torch below,
+#: 4x on the step benchmark's mix of 16-128 units; docs/performance.rst).
+WIDE_LAYER = 256
+
+
+def torch_is_faster(spec):
+    """Why torch would train this population faster than the kernel (the
+    measured rule behind ``backend="auto"``), or None where the kernel is
+    the faster path: most of its multiply-adds in hidden-to-hidden layers
+    of :data:`WIDE_LAYER` units or more on both sides."""
+    wide = total = 0
+    for arch in spec.hidden_layer_sizes:
+        for n_in, n_out in zip(arch[:-1], arch[1:]):
+            total += n_in * n_out
+            if min(n_in, n_out) >= WIDE_LAYER:
+                wide += n_in * n_out
+        total += sum(arch)  # the input and output layers, per feature and output
+    if total and wide / total > 0.5:
+        return f"hidden layers of {WIDE_LAYER}+ units on both sides hold most of the work"
+    return None
+
+
 def choose_trainer(spec, config):
     """The trainer class for this run: the native one unless the config asks
-    for torch, or the kernel cannot run here (``backend="native"`` then
-    raises with the reason)."""
+    for torch, the kernel cannot run here (``backend="native"`` then raises
+    with the reason), or, with ``backend="auto"``, torch is measured to be
+    faster for such a population (:func:`torch_is_faster`)."""
     if config.backend == "torch":
         return PopulationTrainer
     gpu = gpu_trainer(spec, config)  # CUDA, or backend="triton": the Triton kernels or torch
@@ -207,7 +269,7 @@ def choose_trainer(spec, config):
     reason = native_supported(config, spec)
     if reason is None and not _kernels.kernel_available():
         reason = f"the kernel could not be built ({_kernels.build_info()['error']})"
-    if reason is None:
+    if reason is None and (config.backend == "native" or torch_is_faster(spec) is None):
         return NativeTrainer
     if config.backend == "native":
         raise ValueError(f"backend='native' cannot train this run: {reason}.")

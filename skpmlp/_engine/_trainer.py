@@ -172,6 +172,13 @@ class PopulationTrainer:
             self.data_parallel.all_reduce(net.grad)
         self.optimizer.step(weight_sums, stepping)
 
+    #: GFLOP/s of the last epoch where the trainer measures it (the native one)
+    last_gflops = None
+
+    def describe(self):
+        """Which path trains, in words (``verbose`` shows it)."""
+        return f"torch ({self.net.device})"
+
     def run_epoch(self, X, y, plan):
         """Train on every step of an :class:`EpochPlan`."""
         self.loss_sums.zero_()
@@ -201,10 +208,19 @@ class PopulationTrainer:
         fold's evaluation rows (numpy).
 
         ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
-        outputs = self.net.outputs(X_eval)
+        outputs = self.outputs(X_eval)
         weights = eval_weights.index_select(0, self.slot_fold_t)
-        score = monitor_function(self.config)
-        return score(outputs, y_eval, weights).cpu().numpy()
+        score = monitor_function(self.config)(outputs, y_eval, weights)
+        # a model whose outputs overflowed on its own rows scores NaN,
+        # whatever they overflowed to (inf or NaN depends on the order a
+        # backend sums in)
+        finite = (torch.isfinite(outputs).all(2) | (weights == 0)).all(1)
+        return torch.where(finite, score, torch.nan).cpu().numpy()
+
+    @torch.no_grad()
+    def outputs(self, X):
+        """Every slot's outputs for ``X``: Tensor of shape (n_slots, n, C)."""
+        return self.net.outputs(X)
 
     @torch.no_grad()
     def keep_best(self, improved):

@@ -1,17 +1,32 @@
-"""Compile the native step kernel on first use, cache it, load it with ctypes.
+"""Compile the native kernels on first use for a chosen CPU target, check
+them, cache them, load them with ctypes.
 
-The kernel is one C++ file with a plain C interface (no Python or torch
-headers), so a build takes a couple of seconds with the system compiler and
-needs nothing but a C++17 compiler. It is compiled on the machine that runs
-it, which is what makes ``-march=native`` safe, and cached per source,
-compiler, flags and CPU under ``$SKPMLP_CACHE_DIR`` (default
-``~/.cache/skpmlp``). Where no compiler works, :func:`load_library` returns
-None once with a warning, and the engine keeps its torch path.
+The kernels are two C++ files and one header with a plain C interface (no
+Python or torch headers), so a build takes seconds with the system compiler
+and needs nothing but a C++17 compiler.
 
-Why not a build step in ``pip install``: a wheel built there could not use
-``-march=native`` (the step is 2-3x slower without AVX-512 / FMA code paths
-chosen for the CPU at hand), and a first-use build keeps ``pip install .``
-as fast and as dependency-free as before.
+The target is ``SKPMLP_KERNEL_TARGET`` (default ``native``): ``native``
+compiles for the CPU at hand (``-march=native``), ``default`` for the
+compiler's default target (no ``-march``), and any other value is passed
+as ``-march=<target>`` (``x86-64-v2``, ``x86-64-v3``, ``x86-64-v4``,
+``armv8.2-a``, ...). Build for the lowest common target where one home
+directory serves several kinds of CPU, or where a container built on one
+machine runs on another. The vector width and register tiles of the kernel
+follow the target (``vector_target.h``); :func:`build_info` reports them.
+
+Libraries are cached under ``$SKPMLP_CACHE_DIR`` (default
+``~/.cache/skpmlp``), keyed by the sources, the compiler, the flags and the
+CPU's identity. A new library runs its self-test in a child process before
+it is first loaded (an illegal instruction kills the child, not the
+caller), and every load runs it again in process. A library that fails
+either is rebuilt once, then the compiler's default target is tried, and
+only then does :func:`load_library` return None, with one warning saying
+why; the engine then keeps its torch path.
+
+Why not a build step in ``pip install``: see ``docs/design.md`` ("Native
+kernels: compiled on first use"). In short, one compile for the CPU at hand
+runs at its full width; a wheel would have to carry one library per width
+and dispatch at load, as PyTorch's ``ATEN_CPU_CAPABILITY`` does.
 """
 
 import ctypes
@@ -32,19 +47,72 @@ try:  # POSIX: a lock file keeps concurrent processes from building twice
 except ImportError:  # pragma: no cover - Windows builds to a temp file and renames anyway
     fcntl = None
 
+_HERE = Path(__file__).parent
 #: The kernel sources, built into one library: the step (mlp_step.cpp) and
 #: the fused L-BFGS bookkeeping (lbfgs.cpp).
-SOURCES = tuple(Path(__file__).with_name(name) for name in ("mlp_step.cpp", "lbfgs.cpp"))
+SOURCES = tuple(_HERE / name for name in ("mlp_step.cpp", "lbfgs.cpp"))
+#: Headers the sources include (part of the cache key).
+HEADERS = (_HERE / "vector_target.h",)
 
 _FLAGS = ["-O3", "-std=c++17", "-shared", "-fPIC", "-pthread", "-fno-math-errno"]
-_NATIVE = ["-march=native"]
+#: The environment variable naming the compile target.
+TARGET_VARIABLE = "SKPMLP_KERNEL_TARGET"
+#: The environment variable that turns the kernels off.
+DISABLE_VARIABLE = "SKPMLP_DISABLE_KERNEL"
 
 _lock = threading.Lock()
-_state = {"loaded": False, "library": None, "error": None, "build_seconds": None}
+#: target -> {"library", "error", "build_seconds", "target", "path"}; one
+#: entry per target asked for in this process
+_loaded = {}
 
 
 class KernelBuildWarning(UserWarning):
     """The native kernel could not be built or loaded; training uses torch."""
+
+
+class _KernelUnusable(RuntimeError):
+    """A built library that cannot be used here (it does not load or fails
+    its self-test)."""
+
+
+def kernel_target():
+    """The compile target asked for: ``$SKPMLP_KERNEL_TARGET`` or ``"native"``."""
+    return os.environ.get(TARGET_VARIABLE, "").strip() or "native"
+
+
+def target_flags(target):
+    """The compiler flags selecting ``target``."""
+    if target == "default":
+        return []
+    if any(c.isspace() for c in target) or target.startswith("-"):
+        raise ValueError(f"{TARGET_VARIABLE}={target!r} is not a target name (e.g. native, x86-64-v3).")
+    return [f"-march={target}"]
+
+
+# the CPU flags (as /proc/cpuinfo names them) each x86-64 level needs
+_X86_LEVELS = {
+    "x86-64-v2": {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"},
+    "x86-64-v3": {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"},
+    "x86-64-v4": {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
+}
+
+
+def executable_targets():
+    """The x86-64 levels this CPU executes, narrowest first (each level
+    needs the ones before it); empty on other CPUs or where the flags
+    cannot be read. What the tests and ``benchmarks/step.py`` build for
+    besides ``native``."""
+    flags = set()
+    for line in _linux_cpu_fields():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+    levels, needed = [], set()
+    for level, level_flags in _X86_LEVELS.items():
+        needed |= level_flags
+        if not flags or not needed <= flags:
+            break
+        levels.append(level)
+    return levels
 
 
 def _compiler():
@@ -54,14 +122,48 @@ def _compiler():
     return None
 
 
-def _cpu_signature():
-    """What ``-march=native`` depends on: the CPU model and its flags."""
+# /proc/cpuinfo fields that name a CPU and its features: x86 (model name,
+# flags), aarch64 (CPU implementer / part / variant / revision, Features)
+_CPUINFO_FIELDS = (
+    "vendor_id", "cpu family", "model", "model name", "flags", "CPU implementer", "CPU architecture",
+    "CPU variant", "CPU part", "CPU revision", "Features",
+)
+
+
+def cpu_identity():
+    """What ``-march=native`` depends on: the CPU's model and features.
+
+    Read from ``/proc/cpuinfo`` on Linux (x86 and aarch64 alike) and from
+    ``sysctl`` on macOS. Where neither says anything, the host's name
+    stands in, so that two machines sharing a home directory never share a
+    library built for one of them.
+    """
+    parts = [platform.system(), platform.machine()]
+    found = _linux_cpu_fields() or _sysctl_cpu_fields()
+    if not found:
+        found = [f"unidentified CPU on host {platform.node()}: {platform.processor()}"]
+    return "\n".join(parts + found)
+
+
+def _linux_cpu_fields():
     try:
         text = Path("/proc/cpuinfo").read_text()
-        lines = [l for l in text.splitlines() if l.startswith(("model name", "flags"))][:2]
-        return "\n".join(lines)
     except OSError:
-        return platform.processor() + platform.machine()
+        return []
+    first = text.split("\n\n")[0]  # the first processor's block
+    return [line.strip() for line in first.splitlines() if line.split(":")[0].strip() in _CPUINFO_FIELDS]
+
+
+def _sysctl_cpu_fields():
+    if platform.system() != "Darwin":
+        return []
+    names = ["machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.cputype",
+             "hw.cpusubtype", "hw.cpufamily"]
+    try:
+        done = subprocess.run(["sysctl", *names], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in done.stdout.splitlines() if line.strip()]
 
 
 def _compiler_version(compiler):
@@ -77,20 +179,32 @@ def cache_dir():
     return Path(root) / "kernels"
 
 
+def _library_path(compiler, flags):
+    sources = b"\0".join(path.read_bytes() for path in SOURCES + HEADERS)
+    key = hashlib.sha256(
+        b"\0".join([sources, _compiler_version(compiler).encode(), " ".join(flags).encode(),
+                    cpu_identity().encode()])
+    ).hexdigest()[:20]
+    return cache_dir() / f"mlp_step-{key}.so"
+
+
 def _build(compiler, flags, target):
     """Compile into a temporary file beside ``target``, then rename, under a
     lock file: several processes (test workers, joblib shards) may ask at
-    once, and the later ones wait and reuse the first one's build."""
+    once, and the later ones wait and reuse the first one's build.
+    Temporary files of an earlier build that was killed are removed."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.with_suffix(".lock"), "w") as lock:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in target.parent.glob(f"{target.stem}.tmp-*"):  # nobody else builds this key now
+            stale.unlink(missing_ok=True)
         if not target.exists():
             _compile(compiler, flags, target)
 
 
 def _compile(compiler, flags, target):
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{target.stem}.tmp-", suffix=".so", dir=target.parent)
     os.close(fd)
     try:
         done = subprocess.run(
@@ -98,67 +212,143 @@ def _compile(compiler, flags, target):
         )
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip()[-2000:])
+        _self_test_in_child(tmp)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
-def _compile_and_load(verbose):
+_CHILD_SELF_TEST = "import ctypes, sys; sys.exit(ctypes.CDLL(sys.argv[1]).skp_self_test())"
+
+
+def _self_test_in_child(path):
+    """Load ``path`` and run its self-test in a child process: a library
+    built for instructions this CPU lacks dies there (SIGILL), not here."""
+    done = subprocess.run([sys.executable, "-c", _CHILD_SELF_TEST, str(path)], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode < 0:
+        raise _KernelUnusable(f"it dies with signal {-done.returncode} on this CPU (built for instructions "
+                              f"the CPU does not have?)")
+    if done.returncode != 0:
+        raise _KernelUnusable(f"its self-test fails (code {done.returncode}): "
+                              f"{done.stderr.strip()[-300:]}")
+
+
+def _open_checked(path):
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError as error:
+        raise _KernelUnusable(f"it does not load ({error})") from None
+    code = library.skp_self_test()
+    if code != 0:
+        raise _KernelUnusable(f"its self-test fails (code {code})")
+    return library
+
+
+def _compile_and_load(target, verbose, report):
     compiler = _compiler()
     if compiler is None:
         raise RuntimeError("no C++ compiler found (set CXX, or install g++ or clang++)")
-    version = _compiler_version(compiler)
-    source = b"\0".join(path.read_bytes() for path in SOURCES)
-    last_error = None
-    # -march=native is not understood everywhere (some clang targets): fall
-    # back to the compiler's default target
-    for flags in (_FLAGS + _NATIVE, _FLAGS):
-        key = hashlib.sha256(
-            b"\0".join([source, version.encode(), " ".join(flags).encode(), _cpu_signature().encode()])
-        ).hexdigest()[:20]
-        target = cache_dir() / f"mlp_step-{key}.so"
-        if not target.exists():
-            if verbose:
-                print(f"[skpmlp] compiling the native training kernel ({' '.join(flags)}) ...", file=sys.stderr)
-            start = time.perf_counter()
+    problems = []
+    # the target asked for, then the compiler's default where that fails
+    # (-march=native is not understood everywhere, a named target may not
+    # run on this CPU)
+    for attempt in dict.fromkeys([target, "default"]):
+        flags = _FLAGS + target_flags(attempt)
+        path = _library_path(compiler, flags)
+        for rebuild in (False, True):  # a cached library that fails is rebuilt once
             try:
-                _build(compiler, flags, target)
-            except (RuntimeError, OSError, subprocess.SubprocessError) as error:
-                last_error = error
+                if rebuild or not path.exists():
+                    path.unlink(missing_ok=True)
+                    _announced_build(compiler, flags, path, verbose, report)
+                library = _open_checked(path)
+            except _KernelUnusable as error:
+                problems.append(f"the library built for {attempt!r} is unusable: {error}")
+                path.unlink(missing_ok=True)
                 continue
-            _state["build_seconds"] = time.perf_counter() - start
-            if verbose:
-                print(f"[skpmlp] kernel built in {_state['build_seconds']:.1f} s, cached in {target}", file=sys.stderr)
-        return ctypes.CDLL(str(target))
-    raise RuntimeError(f"compiling {', '.join(p.name for p in SOURCES)} failed: {last_error}")
+            except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+                problems.append(f"compiling for {attempt!r} failed: {error}")
+                break  # a compile error repeats: try the next target
+            report.update(path=str(path), target=attempt, problems=problems)
+            return library
+    raise RuntimeError("; ".join(problems))
+
+
+def _announced_build(compiler, flags, path, verbose, report):
+    if verbose:
+        print(f"[skpmlp] compiling the native training kernel ({' '.join(flags)}) ...", file=sys.stderr)
+    start = time.perf_counter()
+    _build(compiler, flags, path)
+    report["build_seconds"] = time.perf_counter() - start
+    if verbose:
+        print(f"[skpmlp] kernel built in {report['build_seconds']:.1f} s, cached in {path}", file=sys.stderr)
 
 
 def load_library(verbose=False):
-    """The loaded kernel library, or None where it cannot be built (warned
-    once per process)."""
+    """The kernel library for :func:`kernel_target`, or None where it cannot
+    be built or used here (warned once per process and target)."""
+    target = kernel_target()
     with _lock:
-        if not _state["loaded"]:
-            _state["loaded"] = True
-            if os.environ.get("SKPMLP_DISABLE_KERNEL"):
-                _state["error"] = "disabled by SKPMLP_DISABLE_KERNEL"
-                return None
-            try:
-                _state["library"] = _compile_and_load(verbose)
-            except (RuntimeError, OSError) as error:
-                _state["error"] = str(error)
-                warnings.warn(
-                    f"skpmlp's native training kernel is unavailable ({error}); training falls back "
-                    f"to the slower torch path.",
-                    KernelBuildWarning, stacklevel=3,
-                )
-        return _state["library"]
+        entry = _loaded.get(target)
+        if entry is None:
+            entry = _loaded[target] = _load(target, verbose)
+        return entry["library"]
+
+
+def _load(target, verbose):
+    entry = {"library": None, "error": None, "build_seconds": None, "target": target, "path": None,
+             "problems": []}
+    if os.environ.get(DISABLE_VARIABLE):
+        entry["error"] = f"disabled by {DISABLE_VARIABLE}"
+        return entry
+    try:
+        target_flags(target)
+        entry["library"] = _compile_and_load(target, verbose, entry)
+    except (RuntimeError, OSError, ValueError) as error:
+        entry["error"] = str(error)
+        warnings.warn(
+            f"skpmlp's native training kernel is unavailable ({error}); training falls back to the slower "
+            f"torch path.", KernelBuildWarning, stacklevel=4,
+        )
+        return entry
+    if entry["problems"]:  # it runs, at another target than the one asked for
+        warnings.warn(
+            f"skpmlp's native kernel runs built for {entry['target']!r} instead of {target!r}: "
+            f"{'; '.join(entry['problems'])}.", KernelBuildWarning, stacklevel=4,
+        )
+    return entry
+
+
+def _describe(library):
+    vector_bytes, registers = ctypes.c_int(), ctypes.c_int()
+    tiles = (ctypes.c_int * 4)()
+    isa = ctypes.create_string_buffer(32)
+    library.skp_target(ctypes.byref(vector_bytes), ctypes.byref(registers), tiles, isa, len(isa))
+    return {"isa": isa.value.decode(), "vector_bytes": vector_bytes.value, "registers": registers.value,
+            "tiles": {"matmul": (tiles[0], tiles[1]), "outer": (tiles[2], tiles[3])}}
 
 
 def build_info():
-    """``{"available", "error", "build_seconds"}`` of this process's kernel."""
-    return {
-        "available": _state["library"] is not None,
-        "error": _state["error"],
-        "build_seconds": _state["build_seconds"],
-    }
+    """The kernel of this process's target.
+
+    Returns
+    -------
+    dict
+        ``available``; ``target`` (asked for), ``built_for`` (the target it
+        was built for: the default target where the one asked for failed);
+        ``isa`` (``"avx512"``, ``"avx2-fma"``, ``"avx"``, ``"sse4.2"``,
+        ``"sse2"``, ``"neon"`` or ``"generic"``), ``vector_bytes``,
+        ``registers`` and ``tiles`` (rows x vectors of the matmul's and the
+        weight gradient's register tiles); ``path`` of the cached library,
+        ``build_seconds`` (None when it came from the cache) and ``error``
+        (why it is unavailable).
+    """
+    target = kernel_target()
+    entry = _loaded.get(target) or {"library": None, "error": None, "build_seconds": None, "path": None}
+    info = {"available": entry["library"] is not None, "target": target, "built_for": entry.get("target"),
+            "error": entry["error"], "build_seconds": entry["build_seconds"], "path": entry["path"],
+            "isa": None, "vector_bytes": None, "registers": None, "tiles": None}
+    if entry["library"] is not None:
+        info.update(_describe(entry["library"]))
+    return info

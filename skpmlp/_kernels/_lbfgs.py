@@ -10,7 +10,10 @@ import ctypes
 import numpy as np
 import torch
 
-from ._step import HYPER_WIDTH, LOSS_CODES, META_WIDTH, kernel_entry
+from ._checks import check_batches, check_tensors, host_array
+from ._step import (
+    HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, checked_tables, host_tables, kernel_entry,
+)
 
 #: Curvature pairs each model keeps (scipy's ``maxcor`` under
 #: scikit-learn); must match HISTORY in C++.
@@ -47,13 +50,32 @@ _ARGTYPES = [
 def _checked_layout(library):
     meta, hyper, state, history = _i(), _i(), _i(), _i()
     library.skp_lbfgs_layout(ctypes.byref(meta), ctypes.byref(hyper), ctypes.byref(state), ctypes.byref(history))
-    assert (meta.value, hyper.value, state.value, history.value) == (META_WIDTH, HYPER_WIDTH, STATE_WIDTH, HISTORY)
+    if (meta.value, hyper.value, state.value, history.value) != (META_WIDTH, HYPER_WIDTH, STATE_WIDTH, HISTORY):
+        raise RuntimeError("the native L-BFGS kernel's table layout differs from its Python bindings'")
 
 
 def _ptr(array):
     if isinstance(array, torch.Tensor):
         return ctypes.c_void_p(array.data_ptr())
     return ctypes.c_void_p(array.ctypes.data)
+
+
+def _check_packed(meta, packed, buffers):
+    """Each model's packed vectors (its real parameters) inside x, g, d and
+    its HISTORY pairs inside S and Y."""
+    sizes = meta[:, META_FIELDS["sizes"] : META_FIELDS["sizes"] + MAX_DEPTH + 2]
+    depth = meta[:, META_FIELDS["depth"]]
+    n_real = np.zeros(len(meta), dtype=np.int64)
+    for layer in range(MAX_DEPTH + 1):
+        on = depth >= layer
+        n_real[on] += sizes[on, layer] * sizes[on, layer + 1] + sizes[on, layer + 1]
+    n_packed = buffers["x"].numel()
+    if any(buffers[name].numel() != n_packed for name in ("g", "d")):
+        raise ValueError("x, g and d must have one length")
+    if any(buffers[name].numel() < HISTORY * n_packed for name in ("S", "Y")):
+        raise ValueError(f"S and Y must hold {HISTORY} pairs of the packed vectors")
+    if ((packed < 0) | (packed + n_real > n_packed)).any():
+        raise ValueError("a model's packed vectors lie outside x")
 
 
 def lbfgs_step(op, rows, meta, hyper, batches, state, packed, buffers, curves, *, n_outputs, loss, tol, ftol,
@@ -91,24 +113,33 @@ def lbfgs_step(op, rows, meta, hyper, batches, state, packed, buffers, curves, *
     max_iter, max_fun, max_ls, max_evals : int
     n_threads : int
     """
+    if op not in OPS:
+        raise ValueError(f"op must be one of {sorted(OPS)}, not {op!r}")
     params = buffers["params"]
-    entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
+    if params.dtype not in _ENTRY:
+        raise TypeError(f"the native L-BFGS kernel runs float32 or float64, not {params.dtype}")
     names = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
+    check_tensors({**{name: batches[name] for name in "XYW"}, **{name: buffers[name] for name in names}},
+                  params.dtype)
+    n_steps, K, F, bp = check_batches(batches, n_outputs, classification=loss == "softmax")
+    if n_steps != 1:
+        raise ValueError(f"L-BFGS evaluates one full batch per fold, not {n_steps} steps")
+    meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs)
+    host = host_tables(batches, n_steps, K)
+    rows = host_array(rows, np.int64, np.shape(rows), "rows")
+    if rows.ndim != 1 or ((rows < 0) | (rows >= len(meta))).any():
+        raise ValueError("rows must be a 1-d array of row indices of meta")
+    for array, dtype, shape, name in ((state, np.float64, (len(meta), STATE_WIDTH), "state"),
+                                      (packed, np.int64, (len(meta),), "packed"),
+                                      (curves, np.float64, (buffers["loss_sums"].numel(), max_iter), "curves")):
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or not array.flags.c_contiguous \
+                or not array.flags.writeable:
+            raise TypeError(f"{name} must be a writeable C-contiguous {np.dtype(dtype).name} array")
+        if array.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, not {array.shape}")
+    _check_packed(meta, packed, buffers)
+    entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     X, Y, W = batches["X"], batches["Y"], batches["W"]
-    n_steps, K, F, bp = X.shape
-    assert n_steps == 1
-    for t in (X, Y, W, *(buffers[name] for name in names)):
-        assert t.is_contiguous() and t.dtype == params.dtype and t.device.type == "cpu"
-    host = {
-        name: np.ascontiguousarray(batches[name], dtype=dtype)
-        for name, dtype in (("counts", np.float64), ("weight_sums", np.float64),
-                            ("stepping", np.uint8), ("step0", np.float64))
-    }
-    for array, dtype in ((rows, np.int64), (meta, np.int64), (hyper, np.float64), (state, np.float64),
-                         (packed, np.int64), (curves, np.float64)):
-        assert array.dtype == dtype and array.flags.c_contiguous
-    assert meta.shape[1] == META_WIDTH and hyper.shape == (len(meta), HYPER_WIDTH)
-    assert state.shape == (len(meta), STATE_WIDTH) and len(packed) == len(meta) and curves.shape[1] == max_iter
     code = entry(
         OPS[op], len(rows), _ptr(rows), _ptr(meta), _ptr(hyper), _ptr(state), _ptr(packed),
         K, bp, F, int(n_outputs), LOSS_CODES[loss], _ptr(X), _ptr(Y), _ptr(W),

@@ -10,7 +10,8 @@ import ctypes
 import numpy as np
 import torch
 
-from ._build import load_library
+from ._build import build_info, load_library
+from ._checks import check_batches, check_tables, check_tensors, host_array
 
 #: Deepest supported network (hidden layers); must match MAX_DEPTH in C++.
 MAX_DEPTH = 8
@@ -37,6 +38,7 @@ LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
 _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}
+_FORWARD_ENTRY = {torch.float32: "skp_forward_f32", torch.float64: "skp_forward_f64"}
 _p = ctypes.c_void_p
 _i = ctypes.c_int
 _ARGTYPES = [_i, _i, _p, _p, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i]
@@ -48,8 +50,10 @@ def kernel_available(verbose=False):
 
 
 def lanes(dtype):
-    """Samples per vector in the kernel: batches are padded to a multiple."""
-    return 64 // torch.empty((), dtype=dtype).element_size()
+    """Samples per vector of the loaded kernel (its target's vector bytes
+    over the element size): batches are padded to a multiple of it."""
+    vector_bytes = build_info()["vector_bytes"] if kernel_available() else None
+    return (vector_bytes or 64) // torch.empty((), dtype=dtype).element_size()
 
 
 def kernel_entry(name, argtypes, check_layout):
@@ -57,7 +61,8 @@ def kernel_entry(name, argtypes, check_layout):
     (after ``check_layout(library)`` confirmed the library's table layout
     is the one these bindings write) on first use."""
     library = load_library()
-    assert library is not None, "the native kernel is not available"
+    if library is None:
+        raise RuntimeError(f"the native kernel is not available ({build_info()['error']})")
     entry = getattr(library, name)
     if entry.argtypes is None:
         check_layout(library)
@@ -68,11 +73,30 @@ def kernel_entry(name, argtypes, check_layout):
 def _checked_layout(library):
     max_depth, meta, hyper = _i(), _i(), _i()
     library.skp_layout(ctypes.byref(max_depth), ctypes.byref(meta), ctypes.byref(hyper))
-    assert (max_depth.value, meta.value, hyper.value) == (MAX_DEPTH, META_WIDTH, HYPER_WIDTH)
+    if (max_depth.value, meta.value, hyper.value) != (MAX_DEPTH, META_WIDTH, HYPER_WIDTH):
+        raise RuntimeError("the native kernel's table layout differs from its Python bindings'")
 
 
 def _ptr(tensor):
     return None if tensor is None else ctypes.c_void_p(tensor.data_ptr())
+
+
+def checked_tables(meta, hyper, params, loss_sums, batch_shape, n_outputs):
+    """``meta`` and ``hyper`` checked against the buffers and batches they
+    will index (:func:`~._checks.check_tables`)."""
+    _, K, F, _ = batch_shape
+    return check_tables(meta, hyper, META_FIELDS, meta_width=META_WIDTH, hyper_width=HYPER_WIDTH,
+                        max_depth=MAX_DEPTH, n_params=params.numel(), n_slots=loss_sums.numel(), n_folds=K,
+                        n_features=F, n_outputs=n_outputs)
+
+
+def host_tables(batches, n_steps, K):
+    """The per-step host tables of ``batches`` as the kernel reads them."""
+    return {
+        name: host_array(batches[name], dtype, shape, name)
+        for name, dtype, shape in (("counts", np.float64, (n_steps, K)), ("weight_sums", np.float64, (n_steps, K)),
+                                   ("stepping", np.uint8, (n_steps, K)), ("step0", np.float64, (K,)))
+    }
 
 
 def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1):
@@ -100,26 +124,80 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
     params = buffers["params"]
+    if params.dtype not in _ENTRY:
+        raise TypeError(f"the native kernel trains float32 or float64, not {params.dtype}")
+    check_tensors({**{name: batches[name] for name in "XYW"}, **buffers}, params.dtype)
+    n_steps, K, F, bp = check_batches(batches, n_outputs, classification=loss == "softmax")
+    if bp % lanes(params.dtype):
+        raise ValueError(f"the padded batch ({bp}) must be a multiple of the kernel's lanes")
+    if mode != "epoch" and buffers.get("grads") is None:
+        raise ValueError(f"mode {mode!r} needs the gradient buffer")
+    for name in ("grads", "state1", "state2"):
+        if buffers.get(name) is not None and buffers[name].numel() != params.numel():
+            raise ValueError(f"{name} must have as many values as params")
+    meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs)
+    if mode in ("epoch", "update"):
+        adam = meta[:, META_FIELDS["solver"]] == 0
+        momentum = ~adam & (hyper[:, HYPER_FIELDS["momentum"]] != 0)
+        if (adam.any() or momentum.any()) and buffers.get("state1") is None:
+            raise ValueError("Adam and SGD with momentum need the first optimizer state buffer")
+        if adam.any() and buffers.get("state2") is None:
+            raise ValueError("Adam needs the second optimizer state buffer")
+    host = host_tables(batches, n_steps, K)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
-    X, Y, W = batches["X"], batches["Y"], batches["W"]
-    n_steps, K, F, bp = X.shape
-    for t in (X, Y, W, *buffers.values()):
-        assert t is None or (t.is_contiguous() and t.dtype == params.dtype and t.device.type == "cpu")
-    meta = np.ascontiguousarray(meta, dtype=np.int64)
-    hyper = np.ascontiguousarray(hyper, dtype=np.float64)
-    assert meta.shape[1] == META_WIDTH and hyper.shape[1] == HYPER_WIDTH and len(meta) == len(hyper)
-    host = {
-        name: np.ascontiguousarray(batches[name], dtype=dtype)
-        for name, dtype in (("counts", np.float64), ("weight_sums", np.float64),
-                            ("stepping", np.uint8), ("step0", np.float64))
-    }
     code = entry(
         MODES[mode], len(meta), meta.ctypes.data, hyper.ctypes.data, n_steps, K, bp, F, n_outputs,
-        LOSS_CODES[loss], _ptr(X), _ptr(Y), _ptr(W), host["counts"].ctypes.data,
+        LOSS_CODES[loss], _ptr(batches["X"]), _ptr(batches["Y"]), _ptr(batches["W"]), host["counts"].ctypes.data,
         host["weight_sums"].ctypes.data, host["stepping"].ctypes.data, host["step0"].ctypes.data,
         _ptr(params), _ptr(buffers.get("grads")), _ptr(buffers.get("state1")),
         _ptr(buffers.get("state2")), _ptr(buffers["loss_sums"]), int(n_threads),
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
+
+
+#: Rows of one forward block at most: samples along the lanes, as a
+#: training batch (the rows are cut into even blocks of whole vectors).
+FORWARD_BLOCK = 256
+_FORWARD_ARGTYPES = [_i, _p, _i, _i, _p, _i, _p, _p, _i]
+
+
+def forward_models(meta, X, params, out, *, n_threads=1):
+    """The outputs of every model of ``meta`` for the rows of ``X``.
+
+    Parameters
+    ----------
+    meta : ndarray of int64 of shape (n_models, META_WIDTH)
+        The step kernel's table (slot, depth, activation, sizes and
+        offsets are read).
+    X : Tensor of shape (n_rows, n_features)
+    params : Tensor
+        The flat parameter buffer the offsets index.
+    out : Tensor of shape (n_slots, n_rows, n_outputs)
+        Written at each model's slot (other slots are left as they are).
+    n_threads : int
+    """
+    dtype = params.dtype
+    if dtype not in _FORWARD_ENTRY:
+        raise TypeError(f"the native kernel runs float32 or float64, not {dtype}")
+    if X.dim() != 2 or out.dim() != 3 or out.shape[1] != X.shape[0]:
+        raise ValueError(f"X (n_rows, F) and out (n_slots, n_rows, C) disagree: {tuple(X.shape)}, "
+                         f"{tuple(out.shape)}")
+    check_tensors({"X": X, "params": params, "out": out}, dtype)
+    n_rows, n_features = X.shape
+    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
+    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(dtype)  # even blocks, whole vectors
+    Xb = X.new_zeros((n_blocks * block, n_features))
+    Xb[:n_rows] = X
+    Xb = Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous()
+    meta, _ = check_tables(meta, np.zeros((len(meta), HYPER_WIDTH)), META_FIELDS, meta_width=META_WIDTH,
+                           hyper_width=HYPER_WIDTH, max_depth=MAX_DEPTH, n_params=params.numel(),
+                           n_slots=out.shape[0], n_folds=None, n_features=n_features, n_outputs=out.shape[2])
+    entry = kernel_entry(_FORWARD_ENTRY[dtype], _FORWARD_ARGTYPES, _checked_layout)
+    code = entry(len(meta), meta.ctypes.data, n_blocks, block, _ptr(Xb), n_rows, _ptr(params), _ptr(out),
+                 int(n_threads))
+    if code != 0:
+        raise RuntimeError(f"native forward failed with code {code}")

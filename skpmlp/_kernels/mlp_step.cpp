@@ -6,7 +6,8 @@
 // offsets in, buffers out. The torch engine (skpmlp/_engine) is the
 // reference it is tested against in float64.
 //
-// Layout (T is float or double; L = 64 / sizeof(T) lanes of one vector):
+// Layout (T is float or double; L = VBYTES / sizeof(T) lanes of one vector,
+// VBYTES the compile target's vector width, see vector_target.h):
 //
 //   Samples lie along the vector lanes. A batch of B rows is padded to
 //   B_pad (a multiple of L) with zero-weight columns, and every activation
@@ -53,9 +54,11 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-#if defined(__AVX512F__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+
+#include "vector_target.h"
 
 namespace {
 
@@ -74,57 +77,7 @@ enum Act {
     A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
 };
 
-constexpr int VBYTES = 64;
-typedef float vfloat __attribute__((vector_size(VBYTES)));
-typedef double vdouble __attribute__((vector_size(VBYTES)));
-template <class T> struct VT;
-template <> struct VT<float> { typedef vfloat V; static constexpr int L = 16; };
-template <> struct VT<double> { typedef vdouble V; static constexpr int L = 8; };
-
-template <class T> inline typename VT<T>::V vload(const T* p) {
-    typename VT<T>::V v;
-    __builtin_memcpy(&v, p, sizeof(v));
-    return v;
-}
-template <class T> inline void vstore(T* p, typename VT<T>::V v) { __builtin_memcpy(p, &v, sizeof(v)); }
-template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>::V{} + x; }
-// Sum of the lanes by halving (log2(L) vector adds) where the compiler has
-// __builtin_shufflevector, else lane by lane. It keeps the accumulator in
-// registers: the reductions of the weight and bias gradients use it.
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_shufflevector)
-#define SKP_HAS_SHUFFLE 1
-#endif
-#endif
-template <class T> inline T vsum(typename VT<T>::V v);
-#ifdef SKP_HAS_SHUFFLE
-template <> inline float vsum<float>(vfloat v) {
-    typedef float v8 __attribute__((vector_size(32)));
-    typedef float v4 __attribute__((vector_size(16)));
-    const v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-    const v4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
-    return (b[0] + b[2]) + (b[1] + b[3]);
-}
-template <> inline double vsum<double>(vdouble v) {
-    typedef double v4 __attribute__((vector_size(32)));
-    typedef double v2 __attribute__((vector_size(16)));
-    const v4 a = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
-    const v2 b = __builtin_shufflevector(a, a, 0, 1) + __builtin_shufflevector(a, a, 2, 3);
-    return b[0] + b[1];
-}
-#else
-template <> inline float vsum<float>(vfloat v) {
-    float s = 0;
-    for (int i = 0; i < 16; ++i) s += v[i];
-    return s;
-}
-template <> inline double vsum<double>(vdouble v) {
-    double s = 0;
-    for (int i = 0; i < 8; ++i) s += v[i];
-    return s;
-}
-#endif
+using namespace skp;  // the target's vectors and tiles (vector_target.h)
 
 // ----------------------------------------------------------------- math
 // Every activation works on whole vectors of lanes. float: exp by
@@ -137,12 +90,20 @@ template <> inline double vsum<double>(vdouble v) {
 template <class T> struct VMath;
 
 template <> struct VMath<float> {
-    typedef vfloat V;
+    typedef VT<float>::V V;
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
     static SKP_INLINE V splat(float x) { return V{} + x; }
     static SKP_INLINE V recip(V d) {
-#if defined(__AVX512F__) && !defined(__clang__)
-        const V r = (V)__builtin_ia32_rcp14ps512_mask((__v16sf)d, (__v16sf)d, (__mmask16)-1);
+        // AVX-512's 14-bit estimate refined by one Newton step (about
+        // 1 ulp); elsewhere true division (correctly rounded): AVX's and
+        // SSE's 12-bit estimate with one Newton step (about 2 ulp) measured
+        // no faster than division on AMD Zen 4 (benchmarks/tiles.py);
+        // NEON's 8-bit one needs two steps and was not timed
+#if defined(__AVX512F__) && SKP_VBYTES == 64
+        const V r = (V)_mm512_rcp14_ps((__m512)d);
+        return r * (2.0f - d * r);
+#elif defined(__AVX512VL__) && SKP_VBYTES == 32
+        const V r = (V)_mm256_rcp14_ps((__m256)d);
         return r * (2.0f - d * r);
 #else
         return 1.0f / d;
@@ -213,12 +174,12 @@ template <> struct VMath<float> {
 };
 
 template <> struct VMath<double> {
-    typedef vdouble V;
+    typedef VT<double>::V V;
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
     template <class F> static V lanewise(V x, F f) {
-        for (int i = 0; i < 8; ++i) x[i] = f(x[i]);
+        for (int i = 0; i < VT<double>::L; ++i) x[i] = f(x[i]);
         return x;
     }
     static V exp(V x) { return lanewise(x, [](double v) { return std::exp(v); }); }
@@ -233,7 +194,7 @@ template <> struct VMath<double> {
 // within a few ulp of the C library and 10-20x faster than it lane by lane.
 // erf stays the C library's.
 struct VMathF64 {
-    typedef vdouble V;
+    typedef VT<double>::V V;
     typedef int64_t vlong __attribute__((vector_size(VBYTES)));
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
@@ -246,7 +207,8 @@ struct VMathF64 {
         c = under ? splat(-708.0) : c;
         // n = round(x / ln 2) by the 1.5 * 2^52 trick; r = x - n ln 2 in two parts
         const V shifter = splat(6755399441055744.0);
-        const V n = (c * 1.4426950408889634 + shifter) - shifter;
+        const V shifted = c * 1.4426950408889634 + shifter;
+        const V n = shifted - shifter;
         const V r = (c - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
         V p = splat(1.0 / 6227020800.0);  // 1 / 13!
         p = p * r + 1.0 / 479001600.0;
@@ -263,7 +225,11 @@ struct VMathF64 {
         p = p * r + 1.0;
         p = p * r + 1.0;
         // 2^n in two normal halves: n runs from -1022 to 1024
-        const vlong k = __builtin_convertvector(n, vlong), half = k >> 1;
+        // the integer n from the bits: shifted and shifter share an
+        // exponent, so their bit patterns differ by n (no double -> int64
+        // conversion instruction is needed; AVX2 and SSE have none)
+        const vlong k = reinterpret_cast<const vlong&>(shifted) - reinterpret_cast<const vlong&>(shifter);
+        const vlong half = k >> 1;
         const vlong bits1 = (half + 1023) << 52, bits2 = (k - half + 1023) << 52;
         const V y_ = p * reinterpret_cast<const V&>(bits1) * reinterpret_cast<const V&>(bits2);
         V y = y_;
@@ -311,53 +277,71 @@ constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
 constexpr double SQRT1_2 = 0.70710678118654752440;
 constexpr double INV_SQRT_2PI = 0.39894228040143267794;
 
+// y = f(x) and dy = f'(x) for one vector of lanes.
+template <class T, int act, class M>
+SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V& dy) {
+    typedef typename M::V V;
+    const V zero{}, one = M::splat(1);
+    switch (act) {  // a compile-time constant: no branch in the loop
+    case A_IDENTITY: y = x, dy = one; break;
+    case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
+    case A_TANH: y = M::tanh(x), dy = one - y * y; break;
+    case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
+    case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
+    case A_SELU:
+        y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
+        dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
+        break;
+    case A_GELU: {
+        // exp(-x^2 / 2) serves the derivative's density and the erf
+        const V pdf_exp = M::exp(T(-0.5) * x * x);
+        const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
+        y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
+        dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
+        break;
+    }
+    case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
+    case A_HARDSHRINK: {
+        const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
+        y = keep ? x : zero, dy = keep ? one : zero;
+        break;
+    }
+    case A_MISH: {
+        // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
+        // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
+        const V big = M::splat(20);
+        const V e = M::exp(x < big ? x : big);
+        const V q = e * (e + T(2));
+        const V tsp = M::div(q, q + T(2));
+        y = x * (x >= big ? one : tsp);
+        dy = x >= big ? one : tsp + x * (one - tsp * tsp) * M::div(e, one + e);
+        break;
+    }
+    default: y = x, dy = one;
+    }
+}
+
+#ifndef SKP_ACTIVATION_UNROLL
+#define SKP_ACTIVATION_UNROLL 2
+#endif
+
 // a = f(z) over n values (n a multiple of the lanes), and z overwritten by
 // f'(z): the backward then multiplies by it instead of recomputing the
 // activation's transcendentals (z is not needed after this).
 template <class T, int act, class M = VMath<T>> void activate_as(T* z, T* a, long n) {
     typedef typename M::V V;
-    constexpr int L = VT<T>::L;
-    const V zero{}, one = M::splat(1);
-    for (long i = 0; i < n; i += L) {
-        const V x = vload(z + i);
+    constexpr int L = VT<T>::L, U = SKP_ACTIVATION_UNROLL;
+    // U vectors at a time: their long dependency chains (exp, division)
+    // are independent, so the core overlaps them
+    long i = 0;
+    for (; i + U * L <= n; i += U * L) {
+        V y[U], dy[U];
+        for (int u = 0; u < U; ++u) activation_pair<T, act, M>(vload(z + i + u * L), y[u], dy[u]);
+        for (int u = 0; u < U; ++u) vstore(a + i + u * L, y[u]), vstore(z + i + u * L, dy[u]);
+    }
+    for (; i < n; i += L) {
         V y, dy;
-        switch (act) {  // a compile-time constant: no branch in the loop
-        case A_IDENTITY: y = x, dy = one; break;
-        case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
-        case A_TANH: y = M::tanh(x), dy = one - y * y; break;
-        case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
-        case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
-        case A_SELU:
-            y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
-            dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
-            break;
-        case A_GELU: {
-            // exp(-x^2 / 2) serves the derivative's density and the erf
-            const V pdf_exp = M::exp(T(-0.5) * x * x);
-            const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
-            y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
-            dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
-            break;
-        }
-        case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
-        case A_HARDSHRINK: {
-            const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
-            y = keep ? x : zero, dy = keep ? one : zero;
-            break;
-        }
-        case A_MISH: {
-            // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
-            // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
-            const V big = M::splat(20);
-            const V e = M::exp(x < big ? x : big);
-            const V q = e * (e + T(2));
-            const V tsp = M::div(q, q + T(2));
-            y = x * (x >= big ? one : tsp);
-            dy = x >= big ? one : tsp + x * (one - tsp * tsp) * M::div(e, one + e);
-            break;
-        }
-        default: y = x, dy = one;
-        }
+        activation_pair<T, act, M>(vload(z + i), y, dy);
         vstore(a + i, y);
         vstore(z + i, dy);
     }
@@ -432,13 +416,9 @@ template <class T, int MR>
 inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld, int nv,
                     const T* bias) {
     constexpr int L = VT<T>::L;
-    int v = 0;
-    for (; v + 4 <= nv; v += 4) tile_mm<T, MR, 4>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
-    switch (nv - v) {
-    case 3: tile_mm<T, MR, 3>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    case 2: tile_mm<T, MR, 2>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    case 1: tile_mm<T, MR, 1>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias); break;
-    }
+    balanced_tiles<tiles::MM_VECS>(nv, [&](int v, auto n) {
+        tile_mm<T, MR, decltype(n)::value>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
+    });
 }
 
 // out (n_rows, ld) = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
@@ -451,18 +431,11 @@ struct NoEpilogue {
 template <class T, class Epilogue = NoEpilogue>
 void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld,
                   int nv, const T* bias, Epilogue epilogue = Epilogue()) {
-    int r = 0;
-    for (; r + 4 <= n_rows; r += 4) {
-        rows_mm<T, 4>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, bias ? bias + r : nullptr);
-        epilogue(r, 4);
-    }
-    const T* b = bias ? bias + r : nullptr;
-    switch (n_rows - r) {
-    case 3: rows_mm<T, 3>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    case 2: rows_mm<T, 2>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    case 1: rows_mm<T, 1>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv, b); break;
-    }
-    if (n_rows > r) epilogue(r, n_rows - r);
+    balanced_tiles<tiles::MM_ROWS>(n_rows, [&](int r, auto n) {
+        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv,
+                                       bias ? bias + r : nullptr);
+        epilogue(r, decltype(n)::value);
+    });
 }
 
 // g[r][c] += sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
@@ -488,24 +461,16 @@ inline void tile_outer(int nv, const T* __restrict a, const T* __restrict d, lon
 
 template <class T, int MR>
 inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
-    int c = 0;
-    for (; c + 4 <= n_c; c += 4) tile_outer<T, MR, 4>(nv, a, d + c * ld, ld, g + c, gld);
-    switch (n_c - c) {
-    case 3: tile_outer<T, MR, 3>(nv, a, d + c * ld, ld, g + c, gld); break;
-    case 2: tile_outer<T, MR, 2>(nv, a, d + c * ld, ld, g + c, gld); break;
-    case 1: tile_outer<T, MR, 1>(nv, a, d + c * ld, ld, g + c, gld); break;
-    }
+    balanced_tiles<tiles::OUTER_COLS>(n_c, [&](int c, auto n) {
+        tile_outer<T, MR, decltype(n)::value>(nv, a, d + c * ld, ld, g + c, gld);
+    });
 }
 
 // g (n_r, n_c; row stride gld) += a (n_r, ld) . d (n_c, ld)^T
 template <class T> void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
-    int r = 0;
-    for (; r + 4 <= n_r; r += 4) outer_row_block<T, 4>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
-    switch (n_r - r) {
-    case 3: outer_row_block<T, 3>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    case 2: outer_row_block<T, 2>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    case 1: outer_row_block<T, 1>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld); break;
-    }
+    balanced_tiles<tiles::OUTER_ROWS>(n_r, [&](int r, auto n) {
+        outer_row_block<T, decltype(n)::value>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
+    });
 }
 
 // ---------------------------------------------------------------- model
@@ -575,18 +540,11 @@ template <class T> struct Problem {
     T *params, *grads, *state1, *state2, *loss_sums;
 };
 
-// Forward, loss and backward of one batch; the dense gradient lands in
-// s.grads. Returns the model's weighted mean batch loss.
+// The forward of one batch x (n_in, bp): each hidden layer's activation in
+// s.a[l] and its f'(z) in s.z[l], the outputs in s.logits (n_out, bp).
 template <class T, class Math = VMath<T>>
-double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
-    const long bp = P.bp;
+void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s) {
     const int nv = int(bp / VT<T>::L);
-    const long batch = long(step) * P.n_folds + m.fold;
-    const T* x = P.Xb + batch * P.n_features * bp;
-    const T* w = P.Wb + batch * bp;
-    const T* params = P.params;
-
-    // forward
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
@@ -600,6 +558,19 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
             matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off);
         }
     }
+}
+
+// Forward, loss and backward of one batch; the dense gradient lands in
+// s.grads. Returns the model's weighted mean batch loss.
+template <class T, class Math = VMath<T>>
+double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
+    const long bp = P.bp;
+    const int nv = int(bp / VT<T>::L);
+    const long batch = long(step) * P.n_folds + m.fold;
+    const T* x = P.Xb + batch * P.n_features * bp;
+    const T* w = P.Wb + batch * bp;
+    const T* params = P.params;
+    forward<T, Math>(m, x, bp, params, s);
 
     // loss and its gradient on the logits, weighted per sample (lane)
     const int C = P.n_outputs;
@@ -840,7 +811,53 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
     return 0;
 }
 
+// The outputs of every model for n_rows rows: X in blocks (n_blocks, F,
+// block) as the step's batches (samples along the lanes, zero padding),
+// out (n_slots, n_rows, n_outputs) row-major, model m's rows at its slot.
+template <class T>
+int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows,
+                   const T* params, T* out, int n_threads) {
+    for (int i = 0; i < n_models; ++i) {
+        const int64_t depth = meta[long(i) * META + M_DEPTH];
+        if (depth < 0 || depth > MAX_DEPTH) return 1;
+    }
+    if (block % VT<T>::L != 0) return 2;
+    const double no_hyper[HYPER] = {};
+    std::atomic<int> next{0};
+    auto worker = [&]() {
+        Scratch<T> s;
+        for (int i = next++; i < n_models; i = next++) {
+            const Model m(meta + long(i) * META, no_hyper);
+            const int C = m.n_outputs();
+            const int F = m.layers[0].n_in;
+            s.prepare(m, block);
+            T* model_out = out + long(m.slot) * n_rows * C;
+            for (int b = 0; b < n_blocks; ++b) {
+                forward<T>(m, X + long(b) * F * block, block, params, s);
+                const int rows = std::min(block, n_rows - b * block);
+                for (int i = 0; i < rows; ++i)
+                    for (int c = 0; c < C; ++c) model_out[(long(b) * block + i) * C + c] = s.logits[c * block + i];
+            }
+        }
+    };
+    n_threads = std::max(1, std::min(n_threads, n_models));
+    std::vector<std::thread> pool;
+    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    return 0;
+}
+
 }  // namespace
+
+#define SKP_FORWARD_ENTRY(NAME, T)                                                                      \
+    extern "C" int NAME(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows, \
+                        const T* params, T* out, int n_threads) {                                       \
+        return forward_models<T>(n_models, meta, n_blocks, block, X, n_rows, params, out, n_threads);   \
+    }
+
+SKP_FORWARD_ENTRY(skp_forward_f32, float)
+SKP_FORWARD_ENTRY(skp_forward_f64, double)
 
 #define SKP_ENTRY(NAME, T)                                                                               \
     extern "C" int NAME(int mode, int n_models, const int64_t* meta, const double* hyper, int n_steps,  \
@@ -855,6 +872,97 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
 
 SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
+
+namespace {
+
+// The gradients of one tiny softmax network (3 inputs, 5 tanh units, 3
+// classes; a batch of 2 L - 3 weighted rows, so one vector of lanes is
+// partly padding) by the kernel and by plain scalar loops: 0 where they
+// agree to the precision's rounding. Run once per load, it catches a
+// library that executes but computes nonsense on this CPU.
+template <class T> int self_test() {
+    constexpr int F = 3, H = 5, C = 3, L = VT<T>::L, BP = 2 * L, B = 2 * L - 3;
+    constexpr long W1 = 0, B1 = F * H, W2 = B1 + H, B2 = W2 + H * C, N = B2 + C;
+    std::vector<T> params(N), grads(N, T(0)), x(F * BP, T(0)), y(BP, T(0)), w(BP, T(0)), loss(1, T(0));
+    for (long i = 0; i < N; ++i) params[i] = T(0.37 * std::sin(1.0 + 2.1 * i));
+    double weight_total = 0;
+    for (int i = 0; i < B; ++i) {
+        for (int f = 0; f < F; ++f) x[f * BP + i] = T(std::cos(0.7 * i + 1.3 * f));
+        y[i] = T(i % C);
+        w[i] = T(1.0 + 0.25 * (i % 4));
+        weight_total += double(w[i]);
+    }
+    for (int i = 0; i < B; ++i) w[i] = T(double(w[i]) / weight_total);
+    int64_t meta[META] = {};
+    meta[M_DEPTH] = 1, meta[M_ACT] = A_TANH;
+    meta[M_SIZES] = F, meta[M_SIZES + 1] = H, meta[M_SIZES + 2] = C;
+    meta[M_WOFF] = W1, meta[M_WOFF + 1] = W2, meta[M_BOFF] = B1, meta[M_BOFF + 1] = B2;
+    meta[M_LD] = H, meta[M_LD + 1] = C;
+    double hyper[HYPER] = {}, counts = B, weight_sums = 1, step0 = 0;
+    const uint8_t stepping = 1;
+    Problem<T> P{1, 1, BP, F, C, LOSS_SOFTMAX, x.data(), y.data(), w.data(), &counts, &weight_sums,
+                 &step0, &stepping, params.data(), grads.data(), nullptr, nullptr, loss.data()};
+    if (run<T>(1, 1, meta, hyper, P, 1) != 0) return 1;
+
+    // the same by scalar loops, in double
+    std::vector<double> expected(N, 0.0);
+    double expected_loss = 0;
+    for (int i = 0; i < B; ++i) {
+        double a[H], z2[C], d2[C], zmax = -1e300, total = 0;
+        for (int j = 0; j < H; ++j) {
+            double z = params[B1 + j];
+            for (int f = 0; f < F; ++f) z += double(x[f * BP + i]) * params[W1 + f * H + j];
+            a[j] = std::tanh(z);
+        }
+        for (int c = 0; c < C; ++c) {
+            z2[c] = params[B2 + c];
+            for (int j = 0; j < H; ++j) z2[c] += a[j] * params[W2 + j * C + c];
+            zmax = std::max(zmax, z2[c]);
+        }
+        for (int c = 0; c < C; ++c) total += std::exp(z2[c] - zmax);
+        const int label = int(y[i]);
+        expected_loss += double(w[i]) * (std::log(total) + zmax - z2[label]) * B;
+        for (int c = 0; c < C; ++c) {
+            d2[c] = (std::exp(z2[c] - zmax) / total - (c == label)) * double(w[i]);
+            expected[B2 + c] += d2[c];
+            for (int j = 0; j < H; ++j) expected[W2 + j * C + c] += a[j] * d2[c];
+        }
+        for (int j = 0; j < H; ++j) {
+            double d1 = 0;
+            for (int c = 0; c < C; ++c) d1 += d2[c] * params[W2 + j * C + c];
+            d1 *= 1 - a[j] * a[j];
+            expected[B1 + j] += d1;
+            for (int f = 0; f < F; ++f) expected[W1 + f * H + j] += double(x[f * BP + i]) * d1;
+        }
+    }
+    const double tolerance = std::is_same<T, float>::value ? 1e-4 : 1e-12;
+    for (long i = 0; i < N; ++i)
+        if (!(std::fabs(grads[i] - expected[i]) <= tolerance * (1 + std::fabs(expected[i])))) return 2;
+    if (!(std::fabs(loss[0] - expected_loss) <= tolerance * (1 + std::fabs(expected_loss)))) return 3;
+    return 0;
+}
+
+}  // namespace
+
+// 0 when the kernel computes one small network's gradients as plain loops
+// do, in float (10 + its code otherwise) and double (20 + its code).
+extern "C" int skp_self_test() {
+    const int f32 = self_test<float>();
+    if (f32 != 0) return 10 + f32;
+    const int f64 = self_test<double>();
+    return f64 != 0 ? 20 + f64 : 0;
+}
+
+// What the library was built for: vector bytes, vector registers, the
+// tiles, and the ISA's name (at most `n` bytes with its terminating zero).
+extern "C" int skp_target(int* vector_bytes, int* registers, int* tile_shape, char* isa, int n) {
+    *vector_bytes = VBYTES, *registers = VREGS;
+    const int shape[4] = {tiles::MM_ROWS, tiles::MM_VECS, tiles::OUTER_ROWS, tiles::OUTER_COLS};
+    std::memcpy(tile_shape, shape, sizeof(shape));
+    std::strncpy(isa, SKP_ISA, n - 1);
+    isa[n - 1] = 0;
+    return 0;
+}
 
 extern "C" int skp_layout(int* max_depth, int* meta, int* hyper) {
     *max_depth = MAX_DEPTH, *meta = META, *hyper = HYPER;

@@ -1,0 +1,88 @@
+"""Checks of the arguments handed to the native kernels.
+
+The kernels read and write raw memory at the offsets they are given, so
+every buffer's dtype, device, contiguity and shape, and every model's
+offsets, are checked here before a call, with real exceptions: an
+``assert`` would vanish under ``python -O`` and leave a bad offset to
+corrupt memory.
+"""
+
+import numpy as np
+import torch
+
+
+def check_tensors(tensors, dtype):
+    """Every tensor of ``tensors`` (name -> tensor or None) is a contiguous
+    CPU tensor of ``dtype``."""
+    for name, tensor in tensors.items():
+        if tensor is None:
+            continue
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor, got {type(tensor).__name__}")
+        if tensor.device.type != "cpu":
+            raise ValueError(f"{name} must be on the CPU, not {tensor.device}")
+        if tensor.dtype != dtype:
+            raise TypeError(f"{name} must be {dtype}, not {tensor.dtype}")
+        if not tensor.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+
+
+def host_array(value, dtype, shape, name):
+    """``value`` as a C-contiguous numpy array of ``dtype`` and ``shape``."""
+    array = np.ascontiguousarray(value, dtype=dtype)
+    if array.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, not {array.shape}")
+    return array
+
+
+def check_batches(batches, n_outputs, classification):
+    """The shapes of one call's batches; returns (n_steps, K, F, B_pad)."""
+    X, Y, W = batches["X"], batches["Y"], batches["W"]
+    if X.dim() != 4:
+        raise ValueError(f"X must be (n_steps, K, F, B_pad), not {tuple(X.shape)}")
+    n_steps, K, F, bp = X.shape
+    want_y = (n_steps, K, bp) if classification else (n_steps, K, n_outputs, bp)
+    if tuple(Y.shape) != want_y:
+        raise ValueError(f"Y must have shape {want_y}, not {tuple(Y.shape)}")
+    if tuple(W.shape) != (n_steps, K, bp):
+        raise ValueError(f"W must have shape {(n_steps, K, bp)}, not {tuple(W.shape)}")
+    return n_steps, K, F, bp
+
+
+def check_tables(meta, hyper, fields, *, meta_width, hyper_width, max_depth, n_params, n_slots, n_folds,
+                 n_features, n_outputs):
+    """``meta`` / ``hyper`` rows that describe models lying inside the
+    buffers: depth in range, layer sizes chaining from ``n_features`` to
+    ``n_outputs``, every weight and bias range inside ``n_params``, slot
+    and fold indices in range. Returns both as C-contiguous arrays."""
+    meta = np.ascontiguousarray(meta, dtype=np.int64)
+    hyper = np.ascontiguousarray(hyper, dtype=np.float64)
+    if meta.ndim != 2 or meta.shape[1] != meta_width:
+        raise ValueError(f"meta must be (n_models, {meta_width}), not {meta.shape}")
+    if hyper.shape != (len(meta), hyper_width):
+        raise ValueError(f"hyper must be ({len(meta)}, {hyper_width}), not {hyper.shape}")
+    depth = meta[:, fields["depth"]]
+    if ((depth < 0) | (depth > max_depth)).any():
+        raise ValueError(f"model depths must lie in [0, {max_depth}]")
+    for column, bound in (("slot", n_slots), ("fold", n_folds)):
+        if bound is None:  # not read by this call
+            continue
+        values = meta[:, fields[column]]
+        if ((values < 0) | (values >= bound)).any():
+            raise ValueError(f"a model's {column} lies outside [0, {bound})")
+    sizes = meta[:, fields["sizes"] : fields["sizes"] + max_depth + 2]
+    rows = np.arange(len(meta))
+    if (sizes[:, 0] != n_features).any() or (sizes[rows, depth + 1] != n_outputs).any():
+        raise ValueError("a model's input or output size disagrees with the batches")
+    for layer in range(max_depth + 1):
+        on = depth >= layer
+        n_in, n_out = sizes[on, layer], sizes[on, layer + 1]
+        w_off = meta[on, fields["w_off"] + layer]
+        b_off = meta[on, fields["b_off"] + layer]
+        ld = meta[on, fields["ld"] + layer]
+        if (n_in < 1).any() or (n_out < 1).any() or (ld < n_out).any():
+            raise ValueError(f"layer {layer}: sizes must be positive and row strides at least the width")
+        if (w_off < 0).any() or (b_off < 0).any() or (w_off + (n_in - 1) * ld + n_out > n_params).any() \
+                or (b_off + n_out > n_params).any():
+            raise ValueError(f"layer {layer}: a weight or bias range lies outside the parameter buffer")
+    return meta, hyper

@@ -1,0 +1,184 @@
+// The vector width, register budget and register tiles of the compile
+// target, and the width-generic vector operations the kernels are written
+// with. Nothing in the kernels names a lane count or a register count: it
+// comes from here, so one source serves every target.
+//
+//   target (compiler macros)        vector bytes  registers  float lanes
+//   AVX-512 (__AVX512F__)           64            32         16
+//   AVX2 + FMA, AVX (__AVX__)       32            16         8
+//   aarch64 NEON (__aarch64__)      16            32         4
+//   SSE2 .. SSE4.2, anything else   16            16         4
+//
+// The tiles (rows x vectors of accumulators held in registers by the two
+// inner loops of mlp_step.cpp) are chosen per register budget, by
+// measurement (benchmarks/tiles.py on the step benchmark's 240 models, one
+// thread, AMD Zen 4; docs/user_guide/performance.rst):
+//
+//   * matmul (tile_mm): MM_ROWS x MM_VECS accumulators, MM_VECS loads of
+//     the input and one broadcast coefficient live at once;
+//   * weight gradient (tile_outer): OUTER_ROWS x OUTER_COLS accumulators and
+//     OUTER_ROWS + OUTER_COLS loads live at once.
+//
+//   registers  matmul  outer  measured against
+//   32         8 x 3   5 x 4  4x4 / 4x4: 7.42 -> 6.25 ms a step (AVX-512)
+//   16, FMA    6 x 2   3 x 3  4x3 / 3x3: 6.72 -> 6.37 ms (AVX2)
+//   16, no FMA 3 x 3   3 x 3  4x2 / 3x3: 16.1 -> 15.4 ms (SSE4.2)
+//
+// 8 x 3 and 6 x 2 are the shapes of the mature float32 GEMM micro-kernels
+// for these budgets (BLIS armv8a 8 x 12 floats, BLIS haswell 6 x 16).
+// Each can be overridden with -DSKP_MM_ROWS=... (and the three others) to
+// time other shapes with the same source.
+
+#ifndef SKPMLP_VECTOR_TARGET_H
+#define SKPMLP_VECTOR_TARGET_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace skp {
+
+#if defined(__AVX512F__)
+#define SKP_ISA "avx512"
+#define SKP_WIDEST_BYTES 64
+constexpr int VREGS = 32;
+#define SKP_TILES 8, 3, 5, 4
+#elif defined(__AVX__)
+#if defined(__AVX2__) && defined(__FMA__)
+#define SKP_ISA "avx2-fma"
+#else
+#define SKP_ISA "avx"
+#endif
+#define SKP_WIDEST_BYTES 32
+constexpr int VREGS = 16;
+#define SKP_TILES 6, 2, 3, 3
+#elif defined(__aarch64__)
+#define SKP_ISA "neon"
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 32;
+#define SKP_TILES 8, 3, 5, 4  // as AVX-512's: the same 32 registers (not timed: emulated only)
+#elif defined(__SSE4_2__)
+#define SKP_ISA "sse4.2"
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
+#define SKP_TILES 3, 3, 3, 3
+#elif defined(__SSE2__)
+#define SKP_ISA "sse2"
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
+#define SKP_TILES 3, 3, 3, 3
+#else
+#define SKP_ISA "generic"
+#define SKP_WIDEST_BYTES 16
+constexpr int VREGS = 16;
+#define SKP_TILES 3, 3, 3, 3
+#endif
+
+// A narrower vector than the target's widest, for timing (e.g. 32-byte
+// vectors on AVX-512, which keep its 32 registers): -DSKP_VECTOR_BYTES=32.
+#ifdef SKP_VECTOR_BYTES
+#define SKP_VBYTES SKP_VECTOR_BYTES
+#else
+#define SKP_VBYTES SKP_WIDEST_BYTES
+#endif
+
+namespace tiles {
+constexpr int DEFAULT[4] = {SKP_TILES};
+#ifdef SKP_MM_ROWS
+constexpr int MM_ROWS = SKP_MM_ROWS;
+#else
+constexpr int MM_ROWS = DEFAULT[0];
+#endif
+#ifdef SKP_MM_VECS
+constexpr int MM_VECS = SKP_MM_VECS;
+#else
+constexpr int MM_VECS = DEFAULT[1];
+#endif
+#ifdef SKP_OUTER_ROWS
+constexpr int OUTER_ROWS = SKP_OUTER_ROWS;
+#else
+constexpr int OUTER_ROWS = DEFAULT[2];
+#endif
+#ifdef SKP_OUTER_COLS
+constexpr int OUTER_COLS = SKP_OUTER_COLS;
+#else
+constexpr int OUTER_COLS = DEFAULT[3];
+#endif
+static_assert(MM_ROWS >= 1 && MM_VECS >= 1 && OUTER_ROWS >= 1 && OUTER_COLS >= 1, "empty tile");
+}  // namespace tiles
+
+// SKP_VBYTES (a macro, for #if) and VBYTES: the vector bytes in use
+constexpr int VBYTES = SKP_VBYTES;
+static_assert(VBYTES <= SKP_WIDEST_BYTES && VBYTES >= 16, "vector wider than the target's");
+
+// GCC / clang vector extensions: arithmetic, comparisons and selects on
+// whole vectors, lowered to the target's instructions (or split into
+// several machine vectors where the target's are narrower).
+template <class T, int BYTES> struct Vec {
+    typedef T type __attribute__((vector_size(BYTES)));
+};
+template <class T> struct VT {
+    typedef typename Vec<T, VBYTES>::type V;
+    static constexpr int L = VBYTES / int(sizeof(T));  // lanes
+};
+
+template <class T> inline typename VT<T>::V vload(const T* p) {
+    typename VT<T>::V v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+template <class T> inline void vstore(T* p, typename VT<T>::V v) { std::memcpy(p, &v, sizeof(v)); }
+template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>::V{} + x; }
+
+// Sum of the lanes by halving: the low half plus the high half until two
+// lanes are left (log2(L) vector adds, in registers), the same order at
+// every width.
+template <class T, int BYTES> inline T reduce_halves(typename Vec<T, BYTES>::type v) {
+    if constexpr (BYTES == 2 * int(sizeof(T))) {
+        return v[0] + v[1];
+    } else {
+        typedef typename Vec<T, BYTES / 2>::type H;
+        H low, high;
+        std::memcpy(&low, &v, BYTES / 2);
+        std::memcpy(&high, reinterpret_cast<const char*>(&v) + BYTES / 2, BYTES / 2);
+        return reduce_halves<T, BYTES / 2>(low + high);
+    }
+}
+template <class T> inline T vsum(typename VT<T>::V v) { return reduce_halves<T, VBYTES>(v); }
+
+// A run of n items cut into tiles of N, where a remainder under N / 2
+// shares the last full tile (13 = 4 + 4 + 3 + 2 for N = 4, not
+// 4 + 4 + 4 + 1): a tile of one row or one vector holds too few
+// accumulators to hide the FMA latency. f(first, size) for each tile, size
+// a compile-time constant.
+template <int N, class F> inline void balanced_tiles(int n, F&& f);
+
+// f(std::integral_constant<int, n>{}) for a run-time 1 <= n <= N: the
+// remainder of a tiled loop, dispatched to a tile of its exact size.
+template <int N, class F> inline void with_count(int n, F&& f) {
+    if constexpr (N >= 1) {
+        if (n == N) {
+            f(std::integral_constant<int, N>{});
+        } else {
+            with_count<N - 1>(n, f);
+        }
+    }
+}
+
+template <int N, class F> inline void balanced_tiles(int n, F&& f) {
+    int n_full = n / N;
+    if (n % N != 0 && n % N < N / 2 && n_full > 0) --n_full;  // its last tile shares the remainder
+    int first = 0;
+    for (int t = 0; t < n_full; ++t, first += N) f(first, std::integral_constant<int, N>{});
+    int left = n - first;
+    if (left > N) {  // a full tile and a small remainder: two tiles of about half
+        const int half = (left + 1) / 2;
+        with_count<N>(half, [&](auto count) { f(first, count); });
+        first += half, left -= half;
+    }
+    with_count<N>(left, [&](auto count) { f(first, count); });
+}
+
+}  // namespace skp
+
+#endif
