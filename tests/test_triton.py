@@ -264,6 +264,7 @@ def test_models_of_different_widths_share_a_launch():
     float64)."""
     spec = population([(3,), (9,), (16,), (17,), (30,), (9, 3), (40, 2), (100,)], ["relu"])
     trainer = _triton.TritonTrainer(spec, config("classification", backend="triton"), 40, 1)
+    assert trainer.describe().startswith("Triton kernels")  # what verbose prints for the run
     launches = trainer._plan_launches(25)
     assert [(launch["kernel"], launch["H"], launch["n_models"]) for launch in launches] == [
         ("one_hidden", 16, 3), ("one_hidden", 32, 2), ("deep", 16, 1), ("deep", 64, 1), ("deep", 128, 1),

@@ -308,6 +308,15 @@ class TritonTrainer(PopulationTrainer):
     #: fit the GPU), or None
     fallback = None
 
+    def describe(self):
+        """Which path trains, in words (``verbose`` shows it)."""
+        device = self.net.device
+        if self.fallback is not None:
+            return f"torch ({device}): {self.fallback}"
+        if self.data_parallel is not None:
+            return f"torch ({device}): the Triton kernels do not run data-parallel"
+        return f"Triton kernels ({device}{', interpreted' if device.type == 'cpu' else ''})"
+
     def _torch_epoch(self, X, y, plan):
         """An epoch of torch's ops (data-parallel runs, and the fallback):
         the same flat buffers, optimizer state and step counts."""
