@@ -88,3 +88,18 @@ def machine_limits(device="cpu", dtype=torch.float32, clock=time.perf_counter):
     t = seconds_per_call(lambda: dst.copy_(src), device=device, warmup=1, repeats=5, clock=clock)
     bandwidth = 2 * src.numel() * src.element_size() / t / 1e9  # read + write
     return {"matmul_gflops": gflops, "copy_gbytes_per_s": bandwidth}
+
+
+#: FP32 lanes (FMA units) per streaming multiprocessor, by compute
+#: capability major version (and minor where it differs): V100, T4 and A100
+#: have 64; the 8.6/8.9 parts, H100 and later 128.
+_FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, 8: 128, 9: 128, 10: 128, 12: 128}
+
+
+def gpu_fma_peak(device="cuda"):
+    """Theoretical float32 FMA peak of a CUDA device in GFLOP/s (an FMA is
+    two FLOPs): SMs x FP32 lanes per SM x 2 x its clock. A 132-SM H100 SXM
+    at 1.98 GHz: 66.9 TFLOP/s."""
+    props = torch.cuda.get_device_properties(device)
+    lanes = _FP32_LANES.get((props.major, props.minor), _FP32_LANES.get(props.major, 128))
+    return props.multi_processor_count * lanes * 2 * props.clock_rate * 1e3 / 1e9

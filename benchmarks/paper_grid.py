@@ -6,7 +6,8 @@ synthetic 2-class data, samples {100, 1000, 10000} x features {5, 10, 50,
 100} x batch {32, 128, 256}; plus a 10-class case and seed 001's
 learning-rate grid on a 784-1024-10 sigmoid net. Reports time per epoch of
 
-(a) skpmlp (the native per-model kernel on the CPU, where it builds), (b) skpmlp's
+(a) skpmlp (the native per-model kernel on the CPU, where it builds; the
+Triton kernels on CUDA, where triton is installed), (b) skpmlp's
 torch engine, (c) the paper's M3, (d) a padded pack, (e) sequential training (a
 sample of models, extrapolated),
 
@@ -153,7 +154,7 @@ def measure(method, widths, activations, repeats, n_features, batch, n_outputs, 
                 backend = "auto" if method == "skpmlp" else "torch"
                 trainer = skpmlp_trainer(widths, activations, repeats, n_features, n_outputs, device,
                                          backend=backend)
-                if trainer.backend == "native":
+                if trainer.backend in ("native", "triton"):  # kernels: a whole epoch per call
                     fn, steps_per_call = epoch_step(trainer, X, y, batch)
                 else:
                     train = single_fold_step(trainer)

@@ -23,18 +23,27 @@ Per step, in one process and one run:
   stopping bookkeeping included), divided by its number of steps: what a
   search pays per step.
 
+With ``--device cuda`` the same population on the GPU: ``plain torch``
+and ``plain torch, by width`` (CUDA), ``skpmlp torch`` (the torch engine on
+CUDA, the reference and fallback), ``skpmlp triton`` (the Triton kernels, a
+whole epoch per launch) and ``triton, whole fit`` (what ``device="cuda"``
+trains with); the issue #31 target is ``skpmlp triton`` at 10x ``plain
+torch`` or more.
+
 Each figure is the median over several epochs; FLOPs count the real (not
 padded) widths, 3 matmuls per layer (forward, input gradient, weight
 gradient); the limit is the measured float32 matmul rate of this machine
-(a large ``torch.mm``, which runs near the FMA peak).
+(a large ``torch.mm``, which runs near the FMA peak) on the CPU, the GPU's
+float32 FMA peak (SMs x FP32 lanes x 2 x clock) on CUDA.
 
 Usage::
 
     python benchmarks/step.py               # 1 thread, then all cores
     python benchmarks/step.py --threads 1 --targets native,x86-64-v3,x86-64-v2
     python benchmarks/step.py --threads 1 --clock cpu    # on a loaded machine
+    python benchmarks/step.py --device cuda # says so and exits where there is no CUDA
 
-Writes ``benchmarks/results/step.json``.
+Writes ``benchmarks/results/step.json`` (``step_cuda.json`` on CUDA).
 """
 
 import argparse
@@ -52,12 +61,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import machine_limits  # noqa: E402
+from _harness import gpu_fma_peak, machine_limits, synchronize  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._batches import BatchPlanner  # noqa: E402
 from skpmlp._engine._native import NativeTrainer  # noqa: E402
 from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
+from skpmlp._engine._triton import TritonTrainer  # noqa: E402
 from skpmlp._kernels import build_info, executable_targets, kernel_available  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
@@ -92,7 +102,7 @@ class PlainTorchStep:
     model of a depth, padded to the widest; ``by="width"`` groups models of
     one architecture (no padding, more and smaller matmuls)."""
 
-    def __init__(self, spec, by="depth"):
+    def __init__(self, spec, by="depth", device="cpu"):
         by_group = {}
         for i, arch in enumerate(spec.hidden_layer_sizes):
             by_group.setdefault(len(arch) if by == "depth" else tuple(arch), []).append(i)
@@ -104,8 +114,8 @@ class PlainTorchStep:
             sizes = [N_FEATURES, *widths, N_CLASSES]
             layers = []
             for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-                W = (torch.randn(len(models), fan_in, fan_out) / fan_in**0.5).requires_grad_()
-                b = torch.zeros(len(models), 1, fan_out, requires_grad=True)
+                W = (torch.randn(len(models), fan_in, fan_out, device=device) / fan_in**0.5).requires_grad_()
+                b = torch.zeros(len(models), 1, fan_out, device=device, requires_grad=True)
                 layers.append((W, b))
                 params += [W, b]
             acts = sorted(spec.activations[i] for i in models)  # one slice per activation
@@ -136,12 +146,14 @@ CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = CLOCK["wall"]
 
 
-def time_epochs(run_epoch, n_steps, epochs):
+def time_epochs(run_epoch, n_steps, epochs, device="cpu"):
     run_epoch()
+    synchronize(device)
     samples = []
     for _ in range(epochs):
         start = clock()
         run_epoch()
+        synchronize(device)
         samples.append((clock() - start) / n_steps)
     return statistics.median(samples)
 
@@ -201,6 +213,68 @@ def measure_native(threads, epochs, target):
     return results
 
 
+def measure_gpu(epochs, device="cuda"):
+    """Seconds per step of the plain fused torch steps, skpmlp's torch
+    engine, the Triton kernels and a whole fit on them, all on ``device``."""
+    rng = np.random.default_rng(0)
+    X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32, device=device)
+    y = torch.tensor(rng.integers(0, N_CLASSES, N_ROWS), device=device)
+    spec = population()
+    cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, device=device)
+    plan = BatchPlanner([np.arange(N_ROWS)], BATCH, 0, None, dtype=torch.float32, device=device).next_epoch()
+    results = {}
+    for name, by in (("plain torch", "depth"), ("plain torch, by width", "width")):
+        plain = PlainTorchStep(spec, by=by, device=device)
+
+        def plain_epoch():
+            for s in range(plan.n_steps):
+                rows = plan.rows[s, 0]
+                plain.step(X[rows], y[rows])
+
+        results[name] = time_epochs(plain_epoch, plan.n_steps, epochs, device)
+    for name, cls, backend in (("skpmlp torch", PopulationTrainer, "torch"),
+                               ("skpmlp triton", TritonTrainer, "triton")):
+        trainer = cls(spec, dataclasses.replace(cfg, backend=backend), N_FEATURES, 1)
+        results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs, device)
+    rows = np.arange(N_ROWS)
+    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
+    fit_cfg = dataclasses.replace(cfg, max_iter=epochs, n_iter_no_change=10**6, backend="triton")
+    X_host, y_host = X.cpu().numpy(), y.cpu().numpy()
+    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X_host, y_host, folds)  # warm
+    start = clock()
+    train_population(spec, fit_cfg, X_host, y_host, folds)
+    results["triton, whole fit"] = (clock() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    return results
+
+
+def main_gpu(epochs):
+    """The ``--device cuda`` table: ratios to the plain fused torch steps
+    and shares of the GPU's float32 FMA peak."""
+    if not torch.cuda.is_available():
+        print("no CUDA device here: nothing to measure (the GPU figures need a machine with one)")
+        return
+    peak = gpu_fma_peak("cuda")
+    flops = step_flops(population(), BATCH)
+    name = torch.cuda.get_device_name()
+    report = {"device": name, "torch": torch.__version__, "models": population().n_models, "batch": BATCH,
+              "step_gflop": flops / 1e9, "fp32_fma_peak_gflops": peak, "runs": []}
+    print(f"{name}: {report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
+          f"float32 FMA peak {peak:.0f} GFLOP/s")
+    print(f"{'method':>22} {'ms/step':>8} {'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of peak':>8}")
+    timings = measure_gpu(epochs)
+    for method, seconds in timings.items():
+        gflops = flops / seconds / 1e9
+        ratio, ratio_width = timings["plain torch"] / seconds, timings["plain torch, by width"] / seconds
+        print(f"{method:>22} {1e3 * seconds:8.3f} {ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} "
+              f"{gflops / peak:8.2%}")
+        report["runs"].append({"method": method, "ms_per_step": 1e3 * seconds, "speedup_vs_plain": ratio,
+                               "speedup_vs_plain_by_width": ratio_width, "gflops": gflops,
+                               "of_fp32_fma_peak": gflops / peak})
+    out = Path(__file__).resolve().parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "step_cuda.json").write_text(json.dumps(report, indent=1))
+
+
 def default_targets():
     """``native`` and every narrower x86-64 level this CPU executes."""
     return ["native", *(level for level in executable_targets() if level != "x86-64-v4")]
@@ -215,8 +289,11 @@ def main():
                         help="kernel targets, comma-separated (default: %(default)s)")
     parser.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                         help="wall time, or the process's CPU time (for a loaded machine, one thread)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args()
     clock = CLOCK[args.clock]
+    if args.device == "cuda":
+        return main_gpu(args.epochs)
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
     limit = machine_limits("cpu", clock=clock)["matmul_gflops"]

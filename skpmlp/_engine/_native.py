@@ -12,6 +12,7 @@ The kernel loops over each model's own widths: the padding of a group
 costs memory, never time.
 """
 
+import sys
 import time
 
 import numpy as np
@@ -20,6 +21,7 @@ import torch
 from .. import _kernels
 from ._activations import ACTIVATION_CODES
 from ._trainer import PopulationTrainer
+from ._triton import describe_gpu_backend, gpu_trainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
 
@@ -261,6 +263,9 @@ def choose_trainer(spec, config):
     faster for such a population (:func:`torch_is_faster`)."""
     if config.backend == "torch":
         return PopulationTrainer
+    gpu = gpu_trainer(spec, config)  # CUDA, or backend="triton": the Triton kernels or torch
+    if gpu is not None:
+        return gpu
     reason = native_supported(config, spec)
     if reason is None and not _kernels.kernel_available():
         reason = f"the kernel could not be built ({_kernels.build_info()['error']})"
@@ -279,6 +284,8 @@ def prepare_kernel(config, *, verbose=False):
         on_cpu = torch.device(config.device).type == "cpu"
     except (RuntimeError, TypeError):  # "auto", resolved where the run happens
         on_cpu = not torch.cuda.is_available()
+    if verbose and not on_cpu:
+        print(describe_gpu_backend(config), file=sys.stderr)
     if config.backend == "torch" or not on_cpu:
         return False
     return _kernels.kernel_available(verbose=verbose)

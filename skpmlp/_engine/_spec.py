@@ -229,11 +229,12 @@ class TrainConfig:
     max_models : int or None
         With ``refill``, how many models may train in all (first population
         included); None: no cap.
-    backend : {"auto", "native", "torch"}
+    backend : {"auto", "native", "triton", "torch"}
         How each epoch's steps run: the per-model native kernel
-        (``"native"``, CPU only), torch's batched ops (``"torch"``, the
-        reference and the GPU path), or the kernel wherever it can run
-        (``"auto"``).
+        (``"native"``, CPU only), the Triton kernels (``"triton"``, CUDA,
+        or the CPU in Triton's interpreter), torch's batched ops
+        (``"torch"``, the reference and the fallback), or a kernel wherever
+        one can run (``"auto"``: native on the CPU, Triton on CUDA).
     """
 
     task: str
@@ -272,7 +273,7 @@ class TrainConfig:
         assert self.solver in ("adam", "sgd", "lbfgs")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
-        assert self.backend in ("auto", "native", "torch")
+        assert self.backend in ("auto", "native", "triton", "torch")
         assert self.loss in ("squared_error", "poisson")
         assert self.refill in (None, "sample", "perturb")
 

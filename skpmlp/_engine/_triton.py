@@ -1,0 +1,397 @@
+"""The population trainer on the Triton kernels (CUDA; the CPU only in
+Triton's interpreter), and the choice of a GPU run's trainer.
+
+:class:`TritonTrainer` is a :class:`PopulationTrainer` whose epoch is one
+launch per width class of ``skpmlp._kernels._triton_step``: each model runs
+every step of its fold's batches (forward, loss gradient, backward, L2 and
+the optimizer update) in one program, reading and writing the same flat
+parameter and optimizer-state buffers as the torch path. Everything around
+the epoch (monitoring, early stopping, halving, compaction, export) is the
+torch trainer's, as for the native CPU kernel (:mod:`._native`).
+
+A launch holds the models of one width class: their widest hidden layer
+padded to a power of two (16, 32, ... :data:`MAX_WIDTH`), so that the
+``tl.dot`` tiles stay dense whatever the models' own widths; one-hidden-layer
+models with a small enough first layer go to the kernel that keeps every
+tile on chip, the others to the layer-by-layer kernel. Every launch is
+loaded before any trains, its batch tile halved where the GPU has not the
+shared memory it asks for, and a run whose kernels do not fit at all
+trains on torch.
+
+``device="cuda"`` trains on these kernels where triton is installed and the
+run fits them (:func:`triton_unsupported`), else on torch's CUDA ops, the
+reference and fallback (:func:`gpu_trainer`). Triton is imported only when
+a run trains on it.
+"""
+
+import dataclasses
+import os
+import warnings
+from importlib.util import find_spec
+
+import numpy as np
+import torch
+
+from ._activations import ACTIVATION_CODES
+from ._trainer import PopulationTrainer
+
+#: Widest padded hidden layer the kernels take: a 256-wide weight tile
+#: alone asks for more shared memory than any GPU has per program (272 KB
+#: measured for sm_90 in float32); wider populations train on torch.
+MAX_WIDTH = 128
+#: Most outputs (classes, targets or labels) the kernels take.
+MAX_OUTPUTS = 256
+#: Deepest network the kernels' tables hold (``_triton_step.MAX_DEPTH``;
+#: kept here so that choosing a trainer never imports triton).
+MAX_DEPTH = 8
+#: Programs per streaming multiprocessor of a launch; a program trains its
+#: models one after another (the layer-by-layer kernel's reuse one scratch).
+PROGRAMS_PER_SM = 8
+#: Programs of a launch where set (tests set it to run several models per
+#: program); None: one per model, capped by :data:`PROGRAMS_PER_SM` on a GPU.
+max_programs = None
+
+_LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
+
+
+def triton_installed():
+    """Whether triton can be imported (without importing it)."""
+    return find_spec("triton") is not None
+
+
+def triton_version():
+    """The installed triton's ``(major, minor)`` (without importing it)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return tuple(int(part) for part in version("triton").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return (0, 0)
+
+
+def interpreter_requested():
+    """Whether ``TRITON_INTERPRET`` asks Triton to run kernels on the CPU
+    through its numpy interpreter."""
+    return os.environ.get("TRITON_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _pow2(n, least=16):
+    """The smallest power of two ``>= max(n, least)``."""
+    return max(least, 1 << (max(int(n), 1) - 1).bit_length())
+
+
+def triton_unsupported(config, spec=None):
+    """Why the Triton kernels cannot train this run, or None when they can.
+
+    ``spec`` (optional) adds the population's own limits: depth, widths
+    and outputs."""
+    if not triton_installed():
+        return "triton is not installed (pip install skpmlp[gpu])"
+    # compiled for sm_80 / sm_90 from 3.2 in float32; tl.dot takes float64 from 3.5
+    version = triton_version()
+    if version < (3, 2):
+        return f"triton {'.'.join(map(str, version))} is older than 3.2"
+    if config.dtype == "float64" and version < (3, 5):
+        return f"dtype='float64' needs triton 3.5 or later (float64 tl.dot), not {'.'.join(map(str, version))}"
+    device = torch.device(config.device)
+    if device.type == "cpu" and not interpreter_requested():
+        return "Triton runs on the CPU only in its interpreter (TRITON_INTERPRET=1)"
+    if device.type not in ("cpu", "cuda"):
+        return f"device {config.device!r}"
+    if config.dtype not in ("float32", "float64"):
+        return f"dtype {config.dtype!r}"
+    if config.task == "regression" and config.loss != "squared_error":
+        return f"loss={config.loss!r} (the kernels have squared error only)"
+    if config.n_outputs > MAX_OUTPUTS:
+        return f"more than {MAX_OUTPUTS} outputs"
+    if spec is not None:
+        if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
+            return f"networks deeper than {MAX_DEPTH} hidden layers"
+        if max(max(arch) for arch in spec.hidden_layer_sizes) > MAX_WIDTH:
+            return f"hidden layers wider than {MAX_WIDTH} units"
+    return None
+
+
+def gpu_trainer(spec, config):
+    """The trainer class of a run that Triton may train, or None where the
+    choice is not this module's (a CPU run that does not ask for Triton).
+
+    ``backend="triton"`` trains on the kernels or raises with the reason;
+    ``backend="auto"`` on CUDA trains on them where it can, else on torch.
+    """
+    if config.backend == "triton":
+        reason = triton_unsupported(config, spec)
+        if reason is not None:
+            raise ValueError(f"backend='triton' cannot train this run: {reason}.")
+        return TritonTrainer
+    if config.backend == "auto" and torch.device(config.device).type == "cuda":
+        if triton_installed() and triton_unsupported(config, spec) is None:
+            return TritonTrainer
+        return PopulationTrainer
+    return None
+
+
+def describe_gpu_backend(config):
+    """One line saying how a CUDA run trains: on the Triton kernels, or on
+    torch and why."""
+    if config.device == "auto":  # announced where CUDA is there: the run resolves it so
+        config = dataclasses.replace(config, device="cuda")
+    if config.backend == "torch":
+        return f"[skpmlp] training on {config.device} with torch (backend='torch')"
+    reason = triton_unsupported(config)
+    if reason is None:
+        return (f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper than "
+                f"{MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch)")
+    return f"[skpmlp] training on {config.device} with torch: {reason}"
+
+
+def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset):
+    """The kernels' ``meta`` and ``hyper`` rows of ``slots`` of ``net``, and
+    each row's widest hidden layer.
+
+    Parameters
+    ----------
+    net : FusedNetwork
+    slots : ndarray of int
+        Slots to train (the frozen ones are left out).
+    slot_fold, slot_lr, slot_alpha, slot_step_offset : ndarray of shape (n_slots,)
+    slot_optimizer : sequence of OptimizerSettings, one per slot
+
+    Returns
+    -------
+    meta : ndarray of int64 of shape (len(slots), META_WIDTH)
+    hyper : ndarray of float64 of shape (len(slots), HYPER_WIDTH)
+    widest : ndarray of int of shape (len(slots),)
+    """
+    from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+    assert k.MAX_DEPTH == MAX_DEPTH
+    fields, h = k.META_FIELDS, k.HYPER_FIELDS
+    slots = np.asarray(slots, dtype=np.int64)
+    meta = np.zeros((len(slots), k.META_WIDTH), dtype=np.int64)
+    hyper = np.zeros((len(slots), k.HYPER_WIDTH))
+    widest = np.zeros(len(slots), dtype=np.int64)
+    meta[:, fields["slot"]] = slots
+    meta[:, fields["fold"]] = slot_fold[slots]
+    hyper[:, h["lr"]], hyper[:, h["alpha"]] = slot_lr[slots], slot_alpha[slots]
+    hyper[:, h["step_offset"]] = slot_step_offset[slots]
+    settings = [slot_optimizer[s] for s in slots]
+    meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
+    meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum and o.momentum > 0) for o in settings]
+    for name in ("beta_1", "beta_2", "epsilon", "momentum"):
+        hyper[:, h[name]] = [getattr(o, name) for o in settings]
+    group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
+    for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
+        rows = np.flatnonzero(group_of_row == gi)
+        group = net.groups[gi]
+        positions = slots[rows] - net.group_offsets[gi]
+        depth = len(group.widths)
+        meta[rows, fields["depth"]] = depth
+        meta[rows, fields["activation"]] = [ACTIVATION_CODES[group.activation_of(int(p))] for p in positions]
+        archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64)
+        archs = archs.reshape(len(rows), depth)
+        widest[rows] = archs.max(1)
+        sizes = fields["sizes"]
+        meta[rows, sizes] = net.n_features
+        meta[rows, sizes + 1 : sizes + depth + 1] = archs
+        meta[rows, sizes + depth + 1] = net.n_outputs
+        # each layer's (weight, bias) flat ranges for slot 0 of the group,
+        # shifted by the slot's position; a bias's length is the layer's
+        # padded width, the weight's row stride
+        ranges = net.parameter_ranges(gi, 0, 1)
+        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+            meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
+            meta[rows, fields["b_off"] + layer] = b_off + positions * width
+            meta[rows, fields["ld"] + layer] = width
+    return meta, hyper, widest
+
+
+def one_hidden_fits(width, n_features, itemsize):
+    """Whether one-hidden-layer models of width class ``width`` take the
+    kernel that keeps every tile in registers: its first layer's weights
+    (``F_PAD x width``) at most 32 KB, which keeps the kernel's shared
+    memory under about 100 KB (measured for sm_90: 72 KB for 64 x 128 float32
+    tiles and 32-row batch tiles); the others go layer by layer."""
+    return _pow2(n_features) * width * itemsize <= 32 * 1024
+
+
+def launch_settings(width, n_features, n_outputs, batch):
+    """Tile sizes, warps and stages of a launch of hidden width class ``width``.
+
+    32-row batch tiles (16 at 128 units), four warps up to 64 units and
+    eight above, and no software pipelining (each stage would be another
+    copy of the tiles in shared memory). First choices, to be tuned where a
+    GPU is at hand; a launch halves its batch tile where the GPU has not the
+    shared memory it asks for (:meth:`TritonTrainer._fit_launches`)."""
+    return {
+        "H": width,
+        "C_PAD": _pow2(n_outputs),
+        "BB": min(_pow2(batch), 32 if width <= 64 else 16),
+        "F_PAD": _pow2(n_features),
+        "BF": min(_pow2(n_features), 64),
+        "num_warps": 4 if width <= 64 else 8,
+        "num_stages": 1,
+    }
+
+
+class TritonTrainer(PopulationTrainer):
+    """:class:`PopulationTrainer` whose epochs run on the Triton kernels.
+
+    A data-parallel run (its gradients summed over ranks at every step)
+    trains on the torch path: the kernels fuse the update into the step."""
+
+    backend = "triton"
+
+    def _update_partitions(self):
+        # the kernels step every unfrozen slot themselves: their tables are
+        # rebuilt at the next epoch; the torch partitions only if a
+        # data-parallel epoch needs them
+        self._launches = None
+        self._torch_partitions = False
+
+    def _plan_launches(self, batch):
+        """One launch per (kernel, width class): its tables on the device
+        and its settings."""
+        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+        net = self.net
+        slots = np.flatnonzero(~self.frozen)
+        replica = net.slot_models
+        meta, hyper, widest = triton_tables(
+            net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+            slot_alpha=self._replica_alpha[replica],
+            slot_optimizer=[self._replica_optimizer[r] for r in replica],
+            slot_step_offset=self._replica_step_offset[replica],
+        )
+        depth = meta[:, k.META_FIELDS["depth"]]
+        classes = np.array([_pow2(w) for w in widest], dtype=np.int64)
+        itemsize = net.flat.element_size()
+        one_hidden = (depth == 1) & np.array([one_hidden_fits(c, net.n_features, itemsize) for c in classes],
+                                             dtype=bool)
+        launches = []
+        for kernel, chosen in (("one_hidden", one_hidden), ("deep", ~one_hidden)):
+            for width in np.unique(classes[chosen]):
+                rows = np.flatnonzero(chosen & (classes == width))
+                settings = launch_settings(int(width), net.n_features, net.n_outputs, batch)
+                to = lambda a: torch.as_tensor(np.ascontiguousarray(a), device=net.device)  # noqa: E731
+                launches.append({
+                    "kernel": kernel, "meta": to(meta[rows]), "hyper": to(hyper[rows]),
+                    "n_models": len(rows), "max_depth": int(depth[rows].max()), **settings,
+                })
+        return launches
+
+    def _n_programs(self, n_models):
+        if max_programs is not None:
+            return max(1, min(n_models, max_programs))
+        if self.net.device.type == "cuda":
+            sms = torch.cuda.get_device_properties(self.net.device).multi_processor_count
+            return max(1, min(n_models, PROGRAMS_PER_SM * sms))
+        return n_models
+
+    def run_epoch(self, X, y, plan):
+        if self.data_parallel is not None or self.fallback is not None:
+            return self._torch_epoch(X, y, plan)
+        self.loss_sums.zero_()
+        S, K, B = plan.rows.shape
+        args = self._epoch_args(X, y, plan)
+        if self._launches is None or self._launches_batch != B:
+            self._launches, self._launches_batch = self._plan_launches(B), B
+            if not self._fit_launches(args):
+                return self._torch_epoch(X, y, plan)
+        for launch in self._launches:
+            self._launch(launch, args, self._n_programs(launch["n_models"]), launch["n_models"])
+        self.optimizer.step_counts += torch.as_tensor(
+            plan.stepping.sum(0), dtype=self.optimizer.step_counts.dtype, device=self.net.device
+        )
+
+    #: why this trainer's epochs run on torch after all (the kernels did not
+    #: fit the GPU), or None
+    fallback = None
+
+    def describe(self):
+        """Which path trains, in words (``verbose`` shows it)."""
+        device = self.net.device
+        if self.fallback is not None:
+            return f"torch ({device}): {self.fallback}"
+        if self.data_parallel is not None:
+            return f"torch ({device}): the Triton kernels do not run data-parallel"
+        return f"Triton kernels ({device}{', interpreted' if device.type == 'cpu' else ''})"
+
+    def _torch_epoch(self, X, y, plan):
+        """An epoch of torch's ops (data-parallel runs, and the fallback):
+        the same flat buffers, optimizer state and step counts."""
+        if not self._torch_partitions:
+            PopulationTrainer._update_partitions(self)
+            self._torch_partitions = True
+        return super().run_epoch(X, y, plan)
+
+    def _epoch_args(self, X, y, plan):
+        """The kernels' arguments that every launch of an epoch shares."""
+        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+        S, K, B = plan.rows.shape
+        device, state = self.net.device, self.optimizer.state
+        return dict(
+            X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(),
+            weights_ptr=plan.weights.contiguous(), counts_ptr=plan.counts.contiguous(),
+            wsum_ptr=torch.as_tensor(plan.weight_sums, dtype=torch.float64).to(device),
+            stepping_ptr=torch.as_tensor(plan.stepping, dtype=torch.int8).to(device),
+            step0_ptr=self.optimizer.step_counts,
+            params_ptr=self.net.flat.detach(), state1_ptr=state[0], state2_ptr=state[-1],
+            loss_ptr=self.loss_sums, n_steps=S, n_folds=K, B=B, F=X.shape[1], C=self.net.n_outputs,
+            LOSS=k.LOSS_CODES[_LOSS_OF_TASK[self.config.task]], enable_fp_fusion=True,
+        )
+
+    def _launch(self, launch, args, n_programs, n_models):
+        """Run ``launch``'s kernel on ``n_programs`` programs over its first
+        ``n_models`` models (0: compile and load it, train nothing)."""
+        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+
+        tiles = {name: launch[name] for name in ("H", "C_PAD", "BB", "num_warps", "num_stages")}
+        if launch["kernel"] == "one_hidden":
+            k.epoch_one_hidden[(n_programs,)](
+                meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], n_models=n_models, F_PAD=launch["F_PAD"],
+                **args, **tiles,
+            )
+            return
+        dw = max(launch["H"], launch["C_PAD"])
+        b_pad = -(-args["B"] // launch["BB"]) * launch["BB"]
+        stride = b_pad * (2 * launch["max_depth"] * launch["H"] + 2 * dw)
+        k.epoch_deep[(n_programs,)](
+            meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], scratch_ptr=self._scratch(n_programs * stride),
+            n_models=n_models, max_depth=launch["max_depth"], scratch_stride=stride, BF=launch["BF"], DW=dw,
+            **args, **tiles,
+        )
+
+    def _fit_launches(self, args):
+        """Compile and load every launch's kernel before any of them trains
+        (a launch over no model), halving the batch tile of one that asks
+        for more shared memory or registers than the GPU has. Where even 16
+        rows do not fit, the run trains on torch from here on, with a
+        warning, and this returns False."""
+        from triton.runtime.errors import OutOfResources  # noqa: PLC0415
+
+        for launch in self._launches:
+            while True:
+                try:
+                    self._launch(launch, args, 1, 0)
+                    break
+                except OutOfResources as error:
+                    if launch["BB"] > 16:
+                        launch["BB"] //= 2
+                        continue
+                    self.fallback = f"the {launch['kernel']} kernel of width {launch['H']} does not fit: {error}"
+                    warnings.warn(
+                        f"The Triton kernels do not fit this GPU ({self.fallback}); the run trains on "
+                        f"torch's CUDA ops.", UserWarning, stacklevel=2,
+                    )
+                    return False
+        return True
+
+    def _scratch(self, n):
+        """The layer-by-layer kernel's working memory: at least ``n``
+        values, kept between epochs."""
+        scratch = getattr(self, "_scratch_buffer", None)
+        if scratch is None or scratch.numel() < n:
+            scratch = self._scratch_buffer = torch.empty(n, dtype=self.net.dtype, device=self.net.device)
+        return scratch
