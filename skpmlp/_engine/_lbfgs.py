@@ -46,26 +46,16 @@ import numpy as np
 import torch
 
 from ._build import as_tensor, build_network, targets_tensor
+from ._lbfgs_native import NativeLbfgsRun
+from ._lbfgs_rules import (
+    ABNORMAL, CONVERGED, DIVERGED, EPS, FTOL, HISTORY, MAX_FUN, MAX_ITER, MAX_LINE_SEARCH,
+    NATIVE_EVALS_PER_CALL, RUNNING,
+)
 from ._linesearch import STPMAX, LineSearches
 from ._losses import LOSSES, training_loss
 from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
 from ._spec import OptimizerSettings, TrainResult
 from .. import _kernels
-
-#: L-BFGS-B's settings under scikit-learn's MLP: history length (scipy's
-#: ``maxcor``), relative decrease tolerance (``ftol``, scipy's default
-#: ``factr * eps``), and evaluations per line search (``maxls``).
-HISTORY = 10
-FTOL = 2.2204460492503131e-09
-MAX_LINE_SEARCH = 20
-#: Evaluations of each model per native call: enough for its curvature
-#: pairs to stay in cache, few enough for ``max_time`` and Ctrl-C to be
-#: seen within a fraction of a second on small data.
-NATIVE_EVALS_PER_CALL = 25
-_EPS = np.finfo(np.float64).eps
-
-#: Why a model stopped (``LbfgsRun.reason``).
-RUNNING, CONVERGED, MAX_ITER, MAX_FUN, ABNORMAL, DIVERGED = range(6)
 
 
 def param_slots(net):
@@ -457,7 +447,7 @@ class LbfgsRun:
             yy = self._host(self.seg.dot(y, y))
             sy = np.where(unit, gd - self.gd0, (gd - self.gd0) * stp)
             ddum = np.where(unit, -self.gd0, -self.gd0 * stp)
-            update = going & (sy > _EPS * ddum)
+            update = going & (sy > EPS * ddum)
             if update.any():
                 step = self.seg.spread(self._tensor(np.where(update & ~unit, stp, 1.0)))
                 self._push_pairs(update, step * self.d, y, sy, yy)
@@ -515,8 +505,6 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
 
 def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time):
     """The round loop of :func:`train_lbfgs`."""
-    from ._lbfgs_native import NativeLbfgsRun  # it builds on this module's constants
-
     # natively, one kernel call runs each model for several evaluations in a
     # row (one, when a callback wants to see every fused evaluation); torch
     # ops over the flat buffers elsewhere (GPU, or torch's gradients)

@@ -25,7 +25,7 @@ loops in a fixed order.
 import numpy as np
 import torch
 
-from ._lbfgs import FTOL, MAX_LINE_SEARCH, RUNNING
+from ._lbfgs_rules import FTOL, MAX_LINE_SEARCH, RUNNING
 from .. import _kernels
 
 
