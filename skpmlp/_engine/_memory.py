@@ -22,6 +22,8 @@ planned from ``max_memory`` alone, never from the free memory
 import numpy as np
 import torch
 
+from ._optim import n_state_buffers
+
 #: Share of the free device memory a fit plans to use; the rest is headroom
 #: for the allocator's fragmentation and for other tensors.
 FREE_MEMORY_SHARE = 0.8
@@ -40,10 +42,8 @@ def model_bytes(spec, config, n_features, *, n_folds, n_eval):
     fold replicas included): ndarray of shape (n_models,)."""
     itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
     padding = 1.0 + config.max_padding
-    # parameters, gradients, optimizer state (two buffers for the whole run
-    # if any model is Adam, else one), best weights
-    any_adam = any(o.solver == "adam" for o in spec.optimizers_of(config))
-    n_buffers = 2 + (2 if any_adam else 1) + bool(config.early_stopping)
+    # parameters, gradients, optimizer state (for the whole run), best weights
+    n_buffers = 2 + n_state_buffers(spec.optimizers_of(config)) + bool(config.early_stopping)
     C, B = config.n_outputs, config.batch_size
     out = np.empty(spec.n_models)
     for i, arch in enumerate(spec.hidden_layer_sizes):

@@ -134,9 +134,9 @@ class NativeTrainer(PopulationTrainer):
     #: where it is not set)
     n_threads = None
 
-    def _update_partitions(self):
-        # the kernel steps every unfrozen slot itself: no torch optimizer
-        # partitions to build
+    def _slots_changed(self):
+        # the kernel steps every unfrozen slot itself, from its tables: no
+        # torch optimizer partitions to build
         slots = np.flatnonzero(~self.frozen)
         replica = self.net.slot_models
         self._meta, self._hyper = kernel_tables(

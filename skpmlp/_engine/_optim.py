@@ -110,8 +110,14 @@ class FusedOptimizer:
                 )
 
 
+def n_state_buffers(settings):
+    """State buffers (laid out as the parameters) that models with these
+    :class:`~._spec.OptimizerSettings` need together: two if any of them is
+    Adam (its moments), else one (SGD's momentum buffer)."""
+    return 2 if any(s.solver == "adam" for s in settings) else 1
+
+
 def make_optimizer(settings, params, grads, n_folds):
     """The fused optimizer of models with these :class:`~._spec.OptimizerSettings`
-    (one per slot): two state buffers if any of them is Adam, else one."""
-    n_state_buffers = 2 if any(s.solver == "adam" for s in settings) else 1
-    return FusedOptimizer(params, grads, n_folds, n_state_buffers)
+    (one per slot), with the state buffers they need."""
+    return FusedOptimizer(params, grads, n_folds, n_state_buffers(settings))
