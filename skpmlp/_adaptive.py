@@ -16,7 +16,7 @@ layer's side of it:
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._params import uses_early_stopping
+from ._settings import uses_early_stopping
 from ._population import Population, model_seed
 from ._space import PARAMETERS, is_distribution
 

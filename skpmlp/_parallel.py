@@ -86,11 +86,14 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
     return result, _shard_info(shard, spec, config.device, threads, start)
 
 
-def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None, **train_kwargs):
+def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None, data_parallel=True,
+                 **train_kwargs):
     """Train a population in-process (``n_jobs=None``) or as joblib shards.
 
     ``config.device`` is resolved where each run trains: here without
-    ``n_jobs``, on its worker for a shard.
+    ``n_jobs``, on its worker for a shard. With ``data_parallel`` (and an
+    initialised process group, see :func:`skpmlp.data_parallel`) every
+    step's rows are split over the ranks instead.
 
     Returns
     -------
@@ -100,10 +103,10 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None,
         One entry per fused run (see :func:`train_shard`); a data-parallel
         run's also has ``world_size`` and ``rows_per_rank``.
     """
-    data_parallel = current_data_parallel()
-    if data_parallel is not None:
+    dp = current_data_parallel() if data_parallel else None
+    if dp is not None:
         return _train_data_parallel(
-            data_parallel, spec, config, X, y, folds, n_jobs=n_jobs, epoch_callback=epoch_callback,
+            dp, spec, config, X, y, folds, n_jobs=n_jobs, epoch_callback=epoch_callback,
             **train_kwargs,
         )
     if n_jobs is None:

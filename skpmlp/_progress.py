@@ -2,10 +2,12 @@
 ``verbose >= 2`` also a line per epoch) and, after the run, GridSearchCV's
 line per fit; or a lone model's lines in scikit-learn MLP's words."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from joblib.logger import short_format_time
 
-from ._params import one_value
+from ._settings import one_value
 
 
 def _tqdm():
@@ -170,18 +172,48 @@ class MLPProgress:
         """Nothing to close: lines only."""
 
 
-def progress_for(estimator, lone, max_iter, name):
-    """The ``epoch_callback`` reporting a run with ``estimator``'s
-    ``verbose`` (None when quiet): scikit-learn MLP's lines for a ``lone``
-    minibatch model (the fit is one model, see :meth:`~._splits.SplitSettings.is_lone`),
-    else :class:`SearchProgress`. A lone L-BFGS model keeps the run's lines
-    (scikit-learn prints scipy's own L-BFGS-B report there)."""
-    if not estimator.verbose:
-        return None
-    solver = one_value(estimator.solver)
-    if lone and solver in ("adam", "sgd"):
-        return MLPProgress(
-            estimator.tol, estimator.n_iter_no_change, bool(estimator.early_stopping),
+@dataclass(frozen=True)
+class ProgressSettings:
+    """What a fit reports while it trains, from the estimator's parameters:
+    scikit-learn MLP's lines for a lone minibatch model (the fit is one
+    model, see :meth:`~._splits.SplitSettings.is_lone`), else a search's
+    progress (:class:`SearchProgress`). A lone L-BFGS model keeps the run's
+    lines (scikit-learn prints scipy's own L-BFGS-B report there).
+
+    Parameters
+    ----------
+    verbose : int
+    max_iter : int
+    mlp_lines : bool
+        Print scikit-learn MLP's lines (a lone minibatch model).
+    tol, n_iter_no_change, early_stopping, adaptive :
+        What those lines say (see :class:`MLPProgress`).
+    """
+
+    verbose: int
+    max_iter: int
+    mlp_lines: bool = False
+    tol: float = 1e-4
+    n_iter_no_change: float = 10
+    early_stopping: bool = False
+    adaptive: bool = False
+
+    @classmethod
+    def of(cls, estimator, lone):
+        """The settings of ``estimator``'s fit (``lone``: it is one model)."""
+        solver = one_value(estimator.solver)
+        return cls(
+            verbose=estimator.verbose, max_iter=estimator.max_iter,
+            mlp_lines=lone and solver in ("adam", "sgd"), tol=estimator.tol,
+            n_iter_no_change=estimator.n_iter_no_change, early_stopping=bool(estimator.early_stopping),
             adaptive=solver == "sgd" and one_value(estimator.learning_rate) == "adaptive",
         )
-    return SearchProgress(estimator.verbose, max_iter, name=name)
+
+    def callback(self, name):
+        """The engine's ``epoch_callback`` reporting a run called ``name``
+        ("fused run", "refit run"), or None when quiet."""
+        if not self.verbose:
+            return None
+        if self.mlp_lines:
+            return MLPProgress(self.tol, self.n_iter_no_change, self.early_stopping, adaptive=self.adaptive)
+        return SearchProgress(self.verbose, self.max_iter, name=name)

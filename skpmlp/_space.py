@@ -15,31 +15,21 @@ candidate is a list). Every drawn value is checked as the lists are, so a
 distribution that draws a negative learning rate fails with the
 parameter's name.
 
-Adding a searchable parameter is one entry of :data:`PARAMETERS`: how to
-read its candidates from a list or scalar, and how to check one drawn value.
+Which parameters are searchable, and how each reads its candidates from a
+list or scalar and checks one drawn value, comes from the parameter table
+(:mod:`._params`).
 """
 
 import warnings
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_random_state
 
-from ._engine import canonical_activation
-from ._population import (
-    MODEL_PARAMS,
-    OPTIMIZER_DEFAULTS,
-    SEARCHED_PARAMS,
-    Population,
-    _activations,
-    _architecture,
-    _as_list,
-    _is_width,
-    _positive_numbers,
-    architectures,
-)
+from ._checks import as_list
+from ._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, PARAMS, SEARCHED_PARAMS
+from ._population import Population
 
 __all__ = ["LayerSizesDistribution", "SearchSpace", "build_population", "is_distribution"]
 
@@ -50,127 +40,9 @@ def is_distribution(value):
     return hasattr(value, "rvs")
 
 
-# ------------------------------------------------------------- parameters
-def _drawn_number(value, name, *, allow_zero):
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    return _positive_numbers([value], name, allow_zero=allow_zero)[0]
-
-
-def _drawn_architecture(value, name):
-    # an int-valued distribution draws one hidden layer's width
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    return _architecture((value,) if _is_width(value) else value)
-
-
-def _drawn_activation(value, name):
-    if not isinstance(value, str):
-        raise ValueError(f"{name} values must be strings; got {value!r}.")
-    canonical_activation(value)
-    return value
-
-
-def _option(options):
-    """A :class:`_Parameter` check: one of the strings ``options``."""
-    def check(value, name):
-        if isinstance(value, np.str_):
-            value = str(value)
-        if not isinstance(value, str) or value not in options:
-            raise ValueError(f"{name} values must be one of {sorted(options)}; got {value!r}.")
-        return value
-    return check
-
-
-def _boolean(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} values must be booleans; got {value!r}.")
-    return bool(value)
-
-
-def _interval(low, high, *, low_closed, high_closed):
-    """A :class:`_Parameter` check: a finite number in the interval."""
-    def check(value, name):
-        if isinstance(value, np.ndarray) and value.shape == ():
-            value = value[()]
-        ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
-        ok = ok and (value >= low if low_closed else value > low)
-        ok = ok and (high is None or (value <= high if high_closed else value < high))
-        if not ok:
-            where = ("[" if low_closed else "(") + f"{low}, {'inf' if high is None else high}" + (
-                "]" if high_closed and high is not None else ")")
-            raise ValueError(f"{name} values must be numbers in {where}; got {value!r}.")
-        return float(value)
-    return check
-
-
-def _batch_size(value, name):
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    if isinstance(value, (str, np.str_)) and value == "auto":
-        return "auto"
-    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} values must be 'auto' or positive ints; got {value!r}.")
-    return int(value)
-
-
-def _each(check):
-    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value.
-
-    A value listed twice is two candidates, as in GridSearchCV (identical
-    models, trained and scored alike).
-    """
-    return lambda value, name: [check(v, name) for v in _as_list(value, name)]
-
-
-@dataclass(frozen=True)
-class _Parameter:
-    """How a searchable parameter's candidates are read and its draws checked.
-
-    ``candidates(value, name)`` turns a list (or a single value) into the
-    list of valid candidates; ``check(value, name)`` returns one drawn value
-    as a valid (plain Python) value or raises ``ValueError`` naming ``name``.
-    """
-
-    candidates: object
-    check: object
-
-
-#: Searchable parameters, in ``cv_results_`` column order.
-PARAMETERS = {
-    "hidden_layer_sizes": _Parameter(
-        candidates=lambda value, name: architectures(value),
-        check=_drawn_architecture,
-    ),
-    "activation": _Parameter(
-        candidates=lambda value, name: _activations(value),
-        check=_drawn_activation,
-    ),
-    "learning_rate_init": _Parameter(
-        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=False),
-        check=lambda value, name: _drawn_number(value, name, allow_zero=False),
-    ),
-    "alpha": _Parameter(
-        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=True),
-        check=lambda value, name: _drawn_number(value, name, allow_zero=True),
-    ),
-    # the optimizer, per model (scikit-learn's MLP names and ranges)
-    **{
-        name: _Parameter(candidates=_each(check), check=check)
-        for name, check in {
-            "solver": _option({"adam", "sgd", "lbfgs"}),
-            "momentum": _interval(0, 1, low_closed=True, high_closed=True),
-            "nesterovs_momentum": _boolean,
-            "beta_1": _interval(0, 1, low_closed=True, high_closed=False),
-            "beta_2": _interval(0, 1, low_closed=True, high_closed=False),
-            "epsilon": _interval(0, None, low_closed=False, high_closed=False),
-            "learning_rate": _option({"constant", "invscaling", "adaptive"}),
-            "power_t": _interval(0, None, low_closed=True, high_closed=False),
-            "batch_size": _batch_size,
-        }.items()
-    },
-}
-assert tuple(PARAMETERS) == SEARCHED_PARAMS
+#: Searchable parameters, in ``cv_results_`` column order: how each reads
+#: its candidates and checks its draws (the parameter table's rules).
+PARAMETERS = {name: PARAMS[name].values for name in SEARCHED_PARAMS}
 
 
 # ------------------------------------------------------------------- space
@@ -412,7 +284,7 @@ def _check_candidates(value, name, *, low):
     """A list of ints >= ``low``, or a distribution; for LayerSizesDistribution."""
     if is_distribution(value):
         return value
-    values = _as_list(value, name)
+    values = as_list(value, name)
     for v in values:
         if not isinstance(v, Integral) or isinstance(v, bool) or v < low:
             raise ValueError(f"{name} must hold ints >= {low} or be a distribution; got {value!r}.")

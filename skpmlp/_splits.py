@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.model_selection import GroupShuffleSplit, check_cv, train_test_split
 
-from ._params import uses_early_stopping
+from ._settings import uses_early_stopping
 
 
 #: scikit-learn MLP's words when early stopping would watch fewer than two rows.
@@ -133,7 +133,7 @@ class SplitSettings:
     validation_fraction : float, default=0.1
     early_stopping : bool, default=False
         Whether the models early-stop (minibatch solvers only, see
-        :func:`~._params.uses_early_stopping`).
+        :func:`~._settings.uses_early_stopping`).
     pruning : {None, "halving"}, default=None
     """
 

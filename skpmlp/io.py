@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_is_fitted
 import skpmlp
 
 from ._compat import get_param_names
-from ._search import fitted_scorers, resolve_scorers
+from ._scorers import fitted_scorers, resolve_scorers
 from ._space import LayerSizesDistribution, is_distribution
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]

@@ -8,7 +8,7 @@ refitting anything: ``cross_validate`` for a whole grid at once.
 from sklearn.base import clone
 
 from ._compat import validate_params
-from ._search import run_search
+from ._runner import search
 
 __all__ = ["fused_cross_validate"]
 
@@ -60,4 +60,4 @@ def fused_cross_validate(
         cv=cv, scoring=scoring, return_train_score=return_train_score, refit=False
     )
     validate_params(estimator)
-    return run_search(estimator, X, y, sample_weight, groups).cv_results
+    return search(estimator, X, y, sample_weight, groups).cv_results

@@ -16,7 +16,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
-from skpmlp._population import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
+from skpmlp._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
 from skpmlp._splits import holdout_split
 
 BASE = dict(hidden_layer_sizes=[(5,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=12,

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._population import OPTIMIZER_DEFAULTS
+from skpmlp._params import OPTIMIZER_DEFAULTS
 from skpmlp._space import PARAMETERS, SearchSpace
 from skpmlp.model_selection import fused_cross_validate
 
