@@ -34,7 +34,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier
-from skpmlp.plotting import LearningCurvesDisplay
+from skpmlp.plotting import EpochCurvesDisplay
 
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
@@ -126,4 +126,4 @@ ax.set_ylabel("validation accuracy")
 # %%
 # The learning curves of the five best models
 # -------------------------------------------
-LearningCurvesDisplay.from_estimator(search, top_k=5)
+EpochCurvesDisplay.from_estimator(search, top_k=5)

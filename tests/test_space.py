@@ -316,7 +316,7 @@ def test_conditional_search(iris):
     assert search.export_model(2).learning_rate_init == 0.003
 
 
-@pytest.mark.parametrize("display", ["SearchResultsDisplay", "LearningCurvesDisplay", "SearchHeatmapDisplay"])
+@pytest.mark.parametrize("display", ["SearchResultsDisplay", "EpochCurvesDisplay", "SearchHeatmapDisplay"])
 def test_sampled_search_plots(display, sampled):
     pytest.importorskip("matplotlib")
     import matplotlib
