@@ -39,7 +39,7 @@ MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}
 _p = ctypes.c_void_p
 _i = ctypes.c_int
-_ARGTYPES = [_i, _i, _p, _p, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i]
+_ARGTYPES = [_i, _i, _p, _p, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i]
 
 
 def kernel_available(verbose=False):
@@ -94,8 +94,9 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``counts``, ``weight_sums`` (n_steps, K) and ``step0`` (K,) float64
         and ``stepping`` (n_steps, K) bool numpy arrays.
     buffers : dict of Tensor
-        ``params``, ``grads``, ``state1``, ``state2`` (flat, one layout)
-        and ``loss_sums`` (n_slots,), updated in place.
+        ``params``, ``grads``, ``state1``, ``state2``, ``state3`` (flat,
+        one layout; ``state3`` only for Adam with amsgrad, solver 2) and
+        ``loss_sums`` (n_slots,), updated in place.
     n_outputs : int
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
@@ -119,7 +120,7 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         LOSS_CODES[loss], _ptr(X), _ptr(Y), _ptr(W), host["counts"].ctypes.data,
         host["weight_sums"].ctypes.data, host["stepping"].ctypes.data, host["step0"].ctypes.data,
         _ptr(params), _ptr(buffers.get("grads")), _ptr(buffers.get("state1")),
-        _ptr(buffers.get("state2")), _ptr(buffers["loss_sums"]), int(n_threads),
+        _ptr(buffers.get("state2")), _ptr(buffers.get("state3")), _ptr(buffers["loss_sums"]), int(n_threads),
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
