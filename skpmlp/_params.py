@@ -451,6 +451,13 @@ _ROWS = (
         The ``"invscaling"`` exponent.""",
     ),
     Param(
+        "amsgrad", _OPTIMIZER.amsgrad, _BOOLEAN, "bool", role="optimizer",
+        doc="""\
+        Adam's AMSGrad variant, as ``torch.optim.Adam(amsgrad=True)``: each
+        step divides by the running maximum of the second moment estimates,
+        so a parameter's step size never grows back. SGD ignores it.""",
+    ),
+    Param(
         "pruning", None, ([None, StrOptions({"halving"})], None), '{None, "halving"}', role="search",
         family="search",
         doc="""\

@@ -71,6 +71,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         epsilon=1e-8,
         learning_rate="constant",
         power_t=0.5,
+        amsgrad=False,
         pruning=None,
         halving_factor=3,
         min_iter=5,

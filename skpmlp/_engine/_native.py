@@ -21,6 +21,9 @@ from ._trainer import PopulationTrainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
 
+#: The kernel's solver code of (solver, amsgrad): Adam, SGD, Adam with amsgrad.
+_SOLVER_CODES = {("adam", False): 0, ("sgd", False): 1, ("sgd", True): 1, ("adam", True): 2}
+
 
 def native_supported(config, spec):
     """Why the kernel cannot train this run, or None when it can."""
@@ -66,7 +69,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     if slot_step_offset is not None:
         hyper[:, h["step_offset"]] = slot_step_offset[slots]
     settings = [slot_optimizer[s] for s in slots]
-    meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
+    meta[:, fields["solver"]] = [_SOLVER_CODES[o.solver, o.amsgrad] for o in settings]
     meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum) for o in settings]
     hyper[:, h["beta_1"]] = [o.beta_1 for o in settings]
     hyper[:, h["beta_2"]] = [o.beta_2 for o in settings]
@@ -166,6 +169,7 @@ class NativeTrainer(PopulationTrainer):
         buffers = {
             "params": self.net.flat.detach(), "grads": grads,
             "state1": state[0] if state else None, "state2": state[1] if len(state) > 1 else None,
+            "state3": state[2] if len(state) > 2 else None,
             "loss_sums": self.loss_sums,
         }
         _kernels.run_models(

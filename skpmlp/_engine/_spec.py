@@ -31,6 +31,9 @@ class OptimizerSettings:
         SGD's schedule (:mod:`._schedules`); Adam ignores it.
     power_t : float
         The invscaling exponent.
+    amsgrad : bool
+        Adam's AMSGrad variant (``torch.optim.Adam(amsgrad=True)``): the
+        step divides by the running maximum of the second moment.
     """
 
     solver: str = "adam"
@@ -41,6 +44,7 @@ class OptimizerSettings:
     epsilon: float = 1e-8
     learning_rate: str = "constant"
     power_t: float = 0.5
+    amsgrad: bool = False
 
     def __post_init__(self):
         assert self.solver in ("adam", "sgd", "lbfgs")
@@ -278,8 +282,11 @@ class TrainConfig:
 
     def optimizer_settings(self):
         """The :class:`OptimizerSettings` of models whose spec gives none:
-        the config's fields of the same names."""
-        return OptimizerSettings(**{f.name: getattr(self, f.name) for f in fields(OptimizerSettings)})
+        the config's fields of the same names (scikit-learn's MLP settings;
+        the others, such as ``amsgrad``, come per model in the spec or take
+        their defaults)."""
+        own = {f.name for f in fields(self)}
+        return OptimizerSettings(**{f.name: getattr(self, f.name) for f in fields(OptimizerSettings) if f.name in own})
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""
