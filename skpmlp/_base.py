@@ -65,12 +65,15 @@ class SearchScoreMixin:
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            True labels (a 2-D indicator matrix for multilabel
+            classification) or targets for ``X``.
         sample_weight : array-like of shape (n_samples,), default=None
             Passed to the scorer.
 
         Returns
         -------
         score : float
+            The scorer's value for the best model (or ensemble) on ``(X, y)``.
         """
         check_is_fitted(self)
         scorer = self.scorer_[self.refit] if isinstance(self.scorer_, dict) else self.scorer_
@@ -127,6 +130,8 @@ class BaseParallelMLP(BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Sparse input is densified.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Class labels (a 2-D 0/1 indicator matrix for multilabel
+            classification) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows in every model's loss (and L2 divisor, as
             scikit-learn's MLP) and in the scorers that take
@@ -146,6 +151,7 @@ class BaseParallelMLP(BaseEstimator):
         Returns
         -------
         self : object
+            The fitted search.
         """
         self._check_settings()
         # validation sets the data attributes first: put them back if the fit
@@ -332,6 +338,7 @@ class BaseParallelMLP(BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The best model's (or ensemble's) predicted labels or values.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)

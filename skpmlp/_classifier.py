@@ -102,8 +102,9 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
 
     @available_if(_needs_refit("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities of the best model (or ensemble); each label's
-        probability for a multilabel ``y``.
+        """Predict class probabilities with the best model (or ensemble).
+
+        For a multilabel ``y``, each label's probability.
 
         Parameters
         ----------
@@ -112,14 +113,16 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         Returns
         -------
         ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
+            The probability of every class (every label), rows in ``X``'s order.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_needs_refit("predict_log_proba"))
     def predict_log_proba(self, X):
-        """Log of the class probabilities of the best model (or ensemble), as
-        ``MLPClassifier.predict_log_proba``.
+        """Predict the log of the class probabilities with the best model (or ensemble).
+
+        As ``MLPClassifier.predict_log_proba``.
 
         Parameters
         ----------
@@ -128,6 +131,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            The log-probability of every class.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)

@@ -536,7 +536,7 @@ _ROWS = (
         ([StrOptions(set(get_scorer_names())), callable, list, tuple, set, dict, None], None),
         "str, callable, list, tuple, set, dict or None", role="search", family="search",
         doc="""\
-        scikit-learn scorer(s) used to rank models on the held-out rows;
+        The scikit-learn scorer(s) that rank models on the held-out rows;
         None uses the estimator's own score: accuracy for classifiers, R^2
         for regressors. Several scorers, or a callable returning a dict of
         metrics, give multi-metric ``cv_results_`` columns, as

@@ -167,6 +167,8 @@ class _BaseSingleMLP(BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predicted labels (an indicator matrix for a multilabel model) or
+            values.
         """
         return self._labels_from_outputs(self._outputs(X))
 
@@ -303,8 +305,9 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         store_params(self, locals())
 
     def predict_proba(self, X):
-        """Class probabilities (softmax of the outputs), or for a multilabel
-        model each label's probability (sigmoid of its output).
+        """Predict class probabilities: the softmax of the outputs.
+
+        For a multilabel model, each label's probability (the sigmoid of its output).
 
         Parameters
         ----------
@@ -313,12 +316,14 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         Returns
         -------
         ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
+            The probability of every class (every label), rows in ``X``'s order.
         """
         return self._proba_from_outputs(self._outputs(X))
 
     def predict_log_proba(self, X):
-        """Log of the class probabilities: the log-softmax of the outputs,
-        exact where the probabilities underflow; for a multilabel model the
+        """Predict the log of the class probabilities: the log-softmax of the outputs.
+
+        Exact where the probabilities underflow; for a multilabel model the
         log of :meth:`predict_proba`, as ``MLPClassifier``.
 
         Parameters
@@ -328,6 +333,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            The log-probability of every class.
         """
         return self._log_proba_from_outputs(self._outputs(X))
 

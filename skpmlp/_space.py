@@ -326,7 +326,7 @@ class LayerSizesDistribution:
 
     See Also
     --------
-    sklearn.model_selection.RandomizedSearchCV : takes the same
+    sklearn.model_selection.RandomizedSearchCV : Takes the same
         distributions in ``param_distributions``.
 
     Examples
@@ -350,6 +350,7 @@ class LayerSizesDistribution:
         size : int or None, default=None
             None draws one architecture; an int a list of that many.
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
 
         Returns
         -------

@@ -93,9 +93,9 @@ class InconsistentVersionWarning(UserWarning):
     estimator_name : str
         Class of the saved estimator.
     saved_version : str
-        skpmlp version that saved the file.
+        The skpmlp version that saved the file.
     current_version : str
-        skpmlp version loading it.
+        The skpmlp version loading it.
     """
 
     def __init__(self, estimator_name, saved_version, current_version):
@@ -639,6 +639,7 @@ def load(path):
     Parameters
     ----------
     path : str, path-like or binary file object
+        The file :func:`save` wrote.
 
     Returns
     -------

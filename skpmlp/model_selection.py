@@ -23,7 +23,9 @@ def fused_cross_validate(
     estimator : ParallelMLPClassifier or ParallelMLPRegressor
         Its hyperparameters define the population; it is not modified.
     X : array-like of shape (n_samples, n_features)
+        The training input samples.
     y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Class labels or regression targets.
     groups : array-like of shape (n_samples,), default=None
         Group labels of the rows, passed to the ``cv`` splitter's ``split``
         (``GroupKFold``, ``LeaveOneGroupOut``, ...), as in
@@ -37,6 +39,7 @@ def fused_cross_validate(
     return_train_score : bool, default=False
         Also score each replica on its fold's training rows.
     sample_weight : array-like of shape (n_samples,), default=None
+        Row weights in every model's loss and in the scorers that take them.
 
     Returns
     -------

@@ -42,8 +42,10 @@ _SETTING = contextvars.ContextVar("skpmlp_data_parallel", default=("auto", None)
 
 
 class DataParallelError(RuntimeError):
-    """A data-parallel run failed on another rank (or a rank stopped
-    answering); raised on every rank that did not fail itself."""
+    """A data-parallel run failed on another rank (or a rank stopped answering).
+
+    Raised on every rank that did not fail itself.
+    """
 
 
 class _PeerFailure(RuntimeError):
@@ -56,8 +58,9 @@ class _Reported(DataParallelError):
 
 @contextlib.contextmanager
 def data_parallel(enabled=True, *, timeout=None):
-    """Choose whether fits inside this block split their rows over the
-    ranks of the initialised ``torch.distributed`` process group.
+    """Choose whether fits inside this block split their rows over the ranks.
+
+    The ranks are those of the initialised ``torch.distributed`` process group.
 
     By default (outside any such block) a fit splits its rows whenever
     ``torch.distributed`` is initialised with more than one rank, e.g. in a
@@ -73,6 +76,11 @@ def data_parallel(enabled=True, *, timeout=None):
     timeout : float, optional
         Seconds a rank waits for the others in any collective of the run
         before it fails (default 1800, torch's default).
+
+    Yields
+    ------
+    None
+        The block runs with the setting; the previous one is back after it.
 
     Examples
     --------

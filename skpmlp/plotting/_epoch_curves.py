@@ -25,9 +25,9 @@ class EpochCurvesDisplay:
     labels : list of str
         One legend entry per curve.
     score_name : str, default="validation score"
-        y-axis label of the validation panel.
+        The y-axis label of the validation panel.
     loss_name : str, default="training loss"
-        y-axis label of the loss panel.
+        The y-axis label of the loss panel.
 
     Attributes
     ----------
@@ -41,7 +41,7 @@ class EpochCurvesDisplay:
 
     See Also
     --------
-    SearchResultsDisplay : the final scores of the whole search.
+    SearchResultsDisplay : The final scores of the whole search.
 
     Examples
     --------
@@ -79,6 +79,7 @@ class EpochCurvesDisplay:
         Parameters
         ----------
         estimator : fitted ParallelMLPClassifier or ParallelMLPRegressor
+            The search whose results are drawn.
         top_k : int, default=5
             Number of models, best first.
         metric : str, default="score"
@@ -89,6 +90,7 @@ class EpochCurvesDisplay:
         Returns
         -------
         EpochCurvesDisplay
+            The display, drawn.
         """
         _check_matplotlib("EpochCurvesDisplay")
         results = _fitted_results(estimator)
@@ -124,6 +126,7 @@ class EpochCurvesDisplay:
         Returns
         -------
         self : EpochCurvesDisplay
+            The display, drawn.
         """
         plt = _check_matplotlib("EpochCurvesDisplay.plot")
         panels = 1 if self.validation_scores is None else 2

@@ -26,7 +26,9 @@ class SearchHeatmapDisplay:
     y_values : list of length n_y
         Row labels (values of ``y_name``).
     x_name : str, default="hidden_layer_sizes"
+        The parameter of the columns (the x-axis label).
     y_name : str, default="activation"
+        The parameter of the rows (the y-axis label).
     score_name : str, default="score"
         Colorbar label.
 
@@ -41,7 +43,7 @@ class SearchHeatmapDisplay:
 
     See Also
     --------
-    SearchResultsDisplay : the score against width, one line per activation.
+    SearchResultsDisplay : The score against width, one line per activation.
 
     Examples
     --------
@@ -75,6 +77,7 @@ class SearchHeatmapDisplay:
         Parameters
         ----------
         estimator : fitted ParallelMLPClassifier, ParallelMLPRegressor or GridSearchCV
+            The search whose results are drawn.
         x_param, y_param : str, default="hidden_layer_sizes", "activation"
             Searched parameter names (or ``"width"``, the total hidden width)
             for the columns and the rows.
@@ -83,14 +86,18 @@ class SearchHeatmapDisplay:
         aggregate : {"max", "mean"}, default="max"
             How the other parameters are reduced in each cell.
         ax : matplotlib Axes, default=None
+            The axes to draw on; None creates a figure.
         cmap : str or matplotlib Colormap, default="viridis"
+            The colormap of the scores.
         values_format : str or None, default=".3f"
             Format of the cell annotations; None writes none.
         colorbar : bool, default=True
+            Draw a colorbar labelled with the score's name.
 
         Returns
         -------
         SearchHeatmapDisplay
+            The display, drawn.
         """
         results = _fitted_results(estimator)
         return cls.from_cv_results(
@@ -109,14 +116,29 @@ class SearchHeatmapDisplay:
         ----------
         cv_results : dict
             A ``cv_results_`` of skpmlp or of GridSearchCV.
-        x_param, y_param, metric, aggregate, ax, cmap, values_format, colorbar
-            As in :meth:`from_estimator`.
+        x_param : str, default="hidden_layer_sizes"
+            See :meth:`from_estimator`.
+        y_param : str, default="activation"
+            See :meth:`from_estimator`.
+        metric : str, default="score"
+            See :meth:`from_estimator`.
+        aggregate : {"max", "mean"}, default="max"
+            See :meth:`from_estimator`.
+        ax : matplotlib Axes, default=None
+            See :meth:`from_estimator`.
+        cmap : str or matplotlib Colormap, default="viridis"
+            See :meth:`from_estimator`.
+        values_format : str or None, default=".3f"
+            See :meth:`from_estimator`.
+        colorbar : bool, default=True
+            See :meth:`from_estimator`.
         score_name : str, default=None
             Colorbar label; None derives it from ``metric``.
 
         Returns
         -------
         SearchHeatmapDisplay
+            The display, drawn.
         """
         _check_matplotlib("SearchHeatmapDisplay")
         if x_param == y_param:
@@ -139,14 +161,18 @@ class SearchHeatmapDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            The axes to draw on; None creates a figure.
         cmap : str or matplotlib Colormap, default="viridis"
+            The colormap of the scores.
         values_format : str or None, default=".3f"
             Format of the cell annotations; None writes none.
         colorbar : bool, default=True
+            Draw a colorbar labelled with the score's name.
 
         Returns
         -------
         self : SearchHeatmapDisplay
+            The display, drawn.
         """
         plt = _check_matplotlib("SearchHeatmapDisplay.plot")
         n_y, n_x = self.scores.shape

@@ -25,6 +25,7 @@ class LineageDisplay:
         Every model's validation score per epoch of its own (fold mean);
         None leaves the right panel out.
     score_name : str, default="validation score"
+        The y-axis label of the validation scores.
 
     Attributes
     ----------
@@ -74,6 +75,7 @@ class LineageDisplay:
         Returns
         -------
         LineageDisplay
+            The display, drawn.
         """
         _check_matplotlib("LineageDisplay")
         results = _fitted_results(estimator)
@@ -104,6 +106,7 @@ class LineageDisplay:
         Returns
         -------
         self : LineageDisplay
+            The display, drawn.
         """
         plt = _check_matplotlib("LineageDisplay.plot")
         panels = 1 if self.curves is None else 2

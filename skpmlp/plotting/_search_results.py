@@ -33,7 +33,7 @@ class SearchResultsDisplay:
     group_name : str or None, default="activation"
         Legend title.
     score_name : str, default="score"
-        y-axis label.
+        The y-axis label.
 
     Attributes
     ----------
@@ -46,8 +46,8 @@ class SearchResultsDisplay:
 
     See Also
     --------
-    SearchHeatmapDisplay : the score over two parameters.
-    EpochCurvesDisplay : per-epoch curves of the top models.
+    SearchHeatmapDisplay : The score over two parameters.
+    EpochCurvesDisplay : Per-epoch curves of the top models.
 
     Examples
     --------
@@ -83,6 +83,7 @@ class SearchResultsDisplay:
         Parameters
         ----------
         estimator : fitted ParallelMLPClassifier, ParallelMLPRegressor or GridSearchCV
+            The search whose results are drawn.
         x : str, default="width"
             ``"width"``: the total hidden width of each model, the SUM of its
             ``hidden_layer_sizes`` (architectures of equal total width, such
@@ -106,6 +107,7 @@ class SearchResultsDisplay:
         Returns
         -------
         SearchResultsDisplay
+            The display, drawn.
         """
         results = _fitted_results(estimator)
         return cls.from_cv_results(
@@ -123,15 +125,26 @@ class SearchResultsDisplay:
         cv_results : dict
             A ``cv_results_`` of skpmlp, or of GridSearchCV over an MLP (no
             repeats there, so no band).
-        x, group_by, metric, aggregate, band, ax
-            As in :meth:`from_estimator`.
+        x : str, default="width"
+            See :meth:`from_estimator`.
+        group_by : str or None, default="activation"
+            See :meth:`from_estimator`.
+        metric : str, default="score"
+            See :meth:`from_estimator`.
+        aggregate : {"max", "mean"}, default="max"
+            See :meth:`from_estimator`.
+        band : {"minmax", "std"} or None, default="minmax"
+            See :meth:`from_estimator`.
+        ax : matplotlib Axes, default=None
+            See :meth:`from_estimator`.
         score_name : str, default=None
-            y-axis label; None derives it from ``metric`` and the number of
-            splits.
+            The y-axis label; None derives it from ``metric`` and the number
+            of splits.
 
         Returns
         -------
         SearchResultsDisplay
+            The display, drawn.
         """
         _check_matplotlib("SearchResultsDisplay")
         if band is not None:
@@ -165,6 +178,7 @@ class SearchResultsDisplay:
         Returns
         -------
         self : SearchResultsDisplay
+            The display, drawn.
         """
         plt = _check_matplotlib("SearchResultsDisplay.plot")
         ax = _get_axes(plt, ax, figsize=(6.4, 4.2))
