@@ -67,19 +67,17 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None, wa
         results[f"rank_{key}"] = rank_scores(means, demoted)
 
 
-def build_cv_results(
-    population, test_scores, train_scores=None, *, fit_time, score_time, multimetric, n_iter=None,
-    pruned=None, failed=None, held_out=True,
-):
+def build_cv_results(population, scores, *, fit_time, score_time, multimetric, status=None, held_out=True):
     """Build ``cv_results_`` for a population.
 
     Parameters
     ----------
     population : Population
-    test_scores : dict of str to ndarray of shape (n_models, n_splits)
-        One entry per scorer; the single-metric entry is named ``"score"``.
-    train_scores : dict like ``test_scores``, optional
-        Adds the ``*_train_<name>`` columns (``return_train_score=True``).
+    scores : dict
+        ``scores["test"]``: dict of str to ndarray of shape (n_models,
+        n_splits), one entry per scorer (the single-metric entry is named
+        ``"score"``); ``scores["train"]``, when there, adds the
+        ``*_train_<name>`` columns (``return_train_score=True``).
     fit_time : float
         Total seconds of the fused run; each model and split is charged an
         equal share (the fused run trains them together).
@@ -88,16 +86,13 @@ def build_cv_results(
         fit, as GridSearchCV's).
     multimetric : bool
         Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
-    n_iter : ndarray of shape (n_models,), optional
-        Epochs every model trained (the most over its folds): the
-        ``n_iter`` column.
-    pruned : ndarray of bool of shape (n_models,), optional
-        Models stopped by successive halving: the ``pruned`` column; they
-        rank below the others.
-    failed : ndarray of bool of shape (n_models,), optional
-        Models that diverged or never trained: they rank below every other
-        model whatever their ``error_score``, so they are never selected
-        while another model is left.
+    status : dict of str to ndarray of shape (n_models,), optional
+        Every model's ``"n_iter"`` (the epochs it trained, the most over its
+        folds: the ``n_iter`` column), ``"pruned"`` (stopped by successive
+        halving: the ``pruned`` column; they rank below the others) and
+        ``"failed"`` (diverged or never trained: they rank below every
+        other model whatever their ``error_score``, so they are never
+        selected while another model is left); each may be left out.
     held_out : bool, default=True
         Whether the test scores come from held-out rows. False when a lone
         configuration trained on every row (its test scores are NaN by
@@ -111,6 +106,9 @@ def build_cv_results(
         ``split{k}_test_<name>``, ``mean_/std_/rank_test_<name>`` (and the
         train columns).
     """
+    status = status or {}
+    n_iter, pruned, failed = status.get("n_iter"), status.get("pruned"), status.get("failed")
+    test_scores, train_scores = scores["test"], scores.get("train")
     n = population.n_models
     n_splits = next(iter(test_scores.values())).shape[1]
     share = n * n_splits

@@ -102,11 +102,12 @@ def run_search(plan):
     with torch_threads(1):
         scores, score_time, test_loss = score_folds(plan, result, spec, failed)
     multimetric = plan.multimetric or set(scores["test"]) != {"score"}
+    status = {"n_iter": result.n_iter.max(axis=1), "failed": failed.any(axis=1)}
+    if plan.config.pruning is not None:
+        status["pruned"] = result.pruned.any(axis=1)
     cv_results = build_cv_results(
-        population, scores["test"], scores.get("train"), fit_time=result.train_time,
-        score_time=score_time, multimetric=multimetric, n_iter=result.n_iter.max(axis=1),
-        pruned=None if plan.config.pruning is None else result.pruned.any(axis=1),
-        failed=failed.any(axis=1), held_out=plan.held_out,
+        population, scores, fit_time=result.train_time, score_time=score_time, multimetric=multimetric,
+        status=status, held_out=plan.held_out,
     )
     schedules = None
     if source is not None:

@@ -63,30 +63,45 @@ class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
         return self.outputs[:, 0] if self.outputs.shape[1] == 1 else self.outputs
 
 
-def score_population(
-    outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None, sample_weight=None,
-    error_score=np.nan,
-):
-    """Score every model from its outputs on ``(X, y)``.
+@dataclasses.dataclass(frozen=True)
+class ScoredRows:
+    """The rows a population is scored on.
+
+    Attributes
+    ----------
+    X, y :
+        The scored data, as the user gave it (what scorers see).
+    y_encoded : ndarray
+        ``y`` as the engine sees it (class indices or 2-D float targets).
+    task : {"classification", "regression", "multilabel"}
+    classes : ndarray, optional
+        Class labels, for classification scorers.
+    sample_weight : ndarray, optional
+        Passed to the scorer (weights the default score).
+    """
+
+    X: object
+    y: np.ndarray
+    y_encoded: np.ndarray
+    task: str
+    classes: np.ndarray = None
+    sample_weight: np.ndarray = None
+
+
+def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
+    """Score every model from its outputs on ``rows``.
 
     Parameters
     ----------
     outputs : ndarray of shape (n_models, n_samples, n_outputs)
         Logits (classification) or predictions (regression).
-    X, y : the scored data, as the user gave it (for scorers).
-    y_encoded : ndarray
-        ``y`` as the engine sees it (class indices or 2-D float targets).
-    task : {"classification", "regression", "multilabel"}
+    rows : ScoredRows
     scorer : callable or None
         A scikit-learn scorer; None uses the fused default score (accuracy
         or R^2).
-    classes : ndarray, optional
-        Class labels, for classification scorers.
     failed : ndarray of bool, optional
         Models that diverged or never trained: they get ``error_score`` and are never passed
         to a scorer.
-    sample_weight : ndarray, optional
-        Passed to the scorer (weights the default score).
     error_score : "raise" or float
         Score of a diverged model or of a model whose scoring raised; with
         "raise", the error is raised instead, as GridSearchCV does.
@@ -109,41 +124,48 @@ def score_population(
             f"{int(np.flatnonzero(failed)[0])}; error_score='raise'."
         )
     if scorer is None:
-        target, weights = _torch_targets(y_encoded, task, sample_weight)
-        scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
-    else:
-        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-        values = {}
-        n_errors = 0
-        for i in np.flatnonzero(~failed):
-            if task != "regression":
-                out_activation = "logistic" if task == "multilabel" else "softmax"
-                model = _PrecomputedClassifier(outputs[i], classes, out_activation)
-            else:
-                model = _PrecomputedRegressor(outputs[i])
-            try:
-                values[i] = scorer(model, X, y, **kwargs)
-            except Exception:
-                if error_score == "raise":
-                    raise
-                values[i], n_errors = None, n_errors + 1
-        if n_errors:
-            warnings.warn(
-                f"Scoring failed for {n_errors} of {n_models} models; their score is set to "
-                f"error_score={error_score}.",
-                UserWarning,
-                stacklevel=2,
-            )
-        names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
-        if names is not None:  # a callable returning a dict of metrics
-            scores = {
-                name: _score_array({i: None if v is None else v[name] for i, v in values.items()},
-                                   n_models, failed, error_score)
-                for name in names
-            }
-            return scores, time.perf_counter() - start
-        scores = values
-    return _score_array(scores, n_models, failed, error_score), time.perf_counter() - start
+        target, weights = _torch_targets(rows.y_encoded, rows.task, rows.sample_weight)
+        scores = MONITOR_SCORES[rows.task](torch.as_tensor(outputs, dtype=torch.float64), target, weights)
+        return _score_array(scores.numpy(), n_models, failed, error_score), time.perf_counter() - start
+    values = _scorer_values(outputs, rows, scorer, failed, error_score)
+    names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
+    if names is None:
+        return _score_array(values, n_models, failed, error_score), time.perf_counter() - start
+    scores = {  # a callable returning a dict of metrics
+        name: _score_array({i: None if v is None else v[name] for i, v in values.items()},
+                           n_models, failed, error_score)
+        for name in names
+    }
+    return scores, time.perf_counter() - start
+
+
+def _scorer_values(outputs, rows, scorer, failed, error_score):
+    """``{model: the scorer's value, or None where it raised}`` of the models
+    not ``failed``, each seen through a precomputed estimator; a warning
+    counts the scorings that raised (with ``error_score="raise"``, the first
+    raises)."""
+    kwargs = {} if rows.sample_weight is None else {"sample_weight": rows.sample_weight}
+    values, n_errors = {}, 0
+    for i in np.flatnonzero(~failed):
+        if rows.task != "regression":
+            out_activation = "logistic" if rows.task == "multilabel" else "softmax"
+            model = _PrecomputedClassifier(outputs[i], rows.classes, out_activation)
+        else:
+            model = _PrecomputedRegressor(outputs[i])
+        try:
+            values[i] = scorer(model, rows.X, rows.y, **kwargs)
+        except Exception:
+            if error_score == "raise":
+                raise
+            values[i], n_errors = None, n_errors + 1
+    if n_errors:
+        warnings.warn(
+            f"Scoring failed for {n_errors} of {len(outputs)} models; their score is set to "
+            f"error_score={error_score}.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return values
 
 
 def _torch_targets(y_encoded, task, sample_weight):
@@ -280,11 +302,11 @@ def _score_part(plan, outputs, rows, failed, tables, k):
     data, total = plan.data, 0.0
     for name, scorer in plan.scorers.items():
         weighted = data.sample_weight is not None and name in plan.weighted
-        values, seconds = score_population(
-            outputs, data.X[rows], data.y[rows], data.y_encoded[rows], task=plan.config.task,
-            scorer=scorer, classes=data.classes, failed=failed,
-            sample_weight=data.sample_weight[rows] if weighted else None, error_score=plan.error_score,
+        scored = ScoredRows(
+            data.X[rows], data.y[rows], data.y_encoded[rows], plan.config.task, classes=data.classes,
+            sample_weight=data.sample_weight[rows] if weighted else None,
         )
+        values, seconds = score_population(outputs, scored, scorer, failed=failed, error_score=plan.error_score)
         total += seconds
         # a callable returning a dict of metrics names its own columns
         named = values.items() if isinstance(values, dict) else [(name, values)]

@@ -151,7 +151,7 @@ def test_error_score_sets_only_the_failed_scores(error_score, monkeypatch):
     outputs, y = np.zeros((3, 4, 1)), np.zeros((4, 1))
     failed = None if error_score == "raise" else np.array([False, True, False])
     scores, _ = _scoring.score_population(
-        outputs, None, y, y, task="regression", scorer=None, failed=failed, error_score=error_score,
+        outputs, _scoring.ScoredRows(None, y, y, task="regression"), None, failed=failed, error_score=error_score,
     )
     expected = exact.astype(np.float64)
     if failed is not None:

@@ -500,11 +500,12 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
         net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds], sample_weight,
         backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
     )
-    return _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time)
+    return _run(net, evaluate, config, M, epoch_callback, deadline, start_time)
 
 
-def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time):
-    """The round loop of :func:`train_lbfgs`."""
+def _run(net, evaluate, config, M, epoch_callback, deadline, start_time):
+    """The round loop of :func:`train_lbfgs` (``M`` models on ``evaluate.K`` folds)."""
+    K, backend = evaluate.K, evaluate.backend
     # natively, one kernel call runs each model for several evaluations in a
     # row (one, when a callback wants to see every fused evaluation); torch
     # ops over the flat buffers elsewhere (GPU, or torch's gradients)

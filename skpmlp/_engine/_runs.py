@@ -18,8 +18,47 @@ from ._memory import data_bytes, halving_chunks, memory_budget, model_bytes, pla
 
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
-    """What a training call asks of every run (see
-    :func:`~._train.train_population` for each field)."""
+    """What a training call (:func:`~._train.train_population`) asks of every run.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights in every model's loss (and in the L2 divisor, as
+        scikit-learn's MLP) and in the monitoring scores.
+    monitor : bool, default=True
+        Score every replica on its fold's evaluation rows every epoch
+        (needed by early stopping and pruning; gives ``validation_scores``).
+    epoch_callback : callable, optional
+        Called after every epoch as ``epoch_callback(epoch, info)`` with a
+        dict of per-replica numpy arrays (``loss``, ``val_score``,
+        ``active``; minibatch runs also ``converged``, the replicas the
+        stopping rule stopped so far, and ``learning_rate``, the rates for
+        the next epoch), of shape (n_folds * n_models,), fold-major.
+    max_memory : float, optional
+        Bytes the run may use on its device (with halving, the only input
+        of the chunk plan).
+    deadline : float, optional
+        Wall-clock time (:func:`time.time`, comparable across processes and
+        machines, unlike :func:`time.perf_counter`) after which training
+        ends at the end of an epoch, keeping what was trained
+        (``halted="max_time"``). A run that would start after it is not
+        trained (initial weights, ``n_iter=0``).
+    always_start : bool, default=True
+        Train the first run for at least one epoch even when it starts
+        past ``deadline``, so that a fit always has a trained model. The
+        shards of a split search other than the first pass False: one that
+        was queued past the deadline trains nothing.
+    data_parallel : DataParallel, optional
+        Split every step's rows over its ranks
+        (:mod:`._distributed`); the chunk plan, the deadline and the
+        stopping decisions are then agreed by every rank, and running out
+        of memory fails the run on every rank instead of retrying.
+        L-BFGS models and adaptive runs (``config.refill``) are not supported.
+    refill_source : RefillSource, optional
+        Needed with ``config.refill``: the new models of freed slots (see
+        :mod:`._refill`). An adaptive run is one fused run, never chunked,
+        and its result holds every model it trained.
+    """
 
     sample_weight: np.ndarray = None
     monitor: bool = True

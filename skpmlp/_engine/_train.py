@@ -43,10 +43,7 @@ from ._stopping import ReplicaStatus
 from ._threads import torch_threads
 
 
-def train_population(
-    spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, deadline=None, always_start=True, data_parallel=None, refill_source=None,
-):
+def train_population(spec, config, X, y, folds, **options):
     """Train every model of ``spec`` on every fold as one fused network.
 
     A population whose estimated needs exceed ``max_memory`` or 80% of the
@@ -72,42 +69,11 @@ def train_population(
         Class indices in ``[0, n_outputs)`` or regression targets.
     folds : list of (train_rows, eval_rows)
         Row indices per fold; ``eval_rows`` may be None (no monitoring).
-    sample_weight : ndarray of shape (n_samples,), optional
-        Row weights in every model's loss (and in the L2 divisor, as
-        scikit-learn's MLP) and in the monitoring scores.
-    monitor : bool, default=True
-        Score every replica on its fold's evaluation rows every epoch
-        (needed by early stopping and pruning; gives ``validation_scores``).
-    epoch_callback : callable, optional
-        Called after every epoch as ``epoch_callback(epoch, info)`` with a
-        dict of per-replica numpy arrays (``loss``, ``val_score``,
-        ``active``; minibatch runs also ``converged``, the replicas the
-        stopping rule stopped so far, and ``learning_rate``, the rates for
-        the next epoch), of shape (n_folds * n_models,), fold-major.
-    max_memory : float, optional
-        Bytes the run may use on its device (with halving, the only input
-        of the chunk plan).
-    deadline : float, optional
-        Wall-clock time (:func:`time.time`, comparable across processes and
-        machines, unlike :func:`time.perf_counter`) after which training
-        ends at the end of an epoch, keeping what was trained
-        (``halted="max_time"``). A chunk that would start after it is not
-        trained (initial weights, ``n_iter=0``).
-    always_start : bool, default=True
-        Train the first chunk for at least one epoch even when it starts
-        past ``deadline``, so that a fit always has a trained model. The
-        shards of a split search other than the first pass False: one that
-        was queued past the deadline trains nothing.
-    data_parallel : DataParallel, optional
-        Split every step's rows over its ranks
-        (:mod:`._distributed`); the chunk plan, the deadline and the
-        stopping decisions are then agreed by every rank, and running out
-        of memory fails the run on every rank instead of retrying.
-        L-BFGS models and adaptive runs (``config.refill``) are not supported.
-    refill_source : RefillSource, optional
-        Needed with ``config.refill``: the new models of freed slots (see
-        :mod:`._refill`). An adaptive run is one fused run, never chunked,
-        and its result holds every model it trained.
+    **options :
+        The fields of :class:`~._runs.RunOptions` (``sample_weight``,
+        ``monitor``, ``epoch_callback``, ``max_memory``, ``deadline``,
+        ``always_start``, ``data_parallel``, ``refill_source``): what every
+        run of the call gets.
 
     Returns
     -------
@@ -116,10 +82,7 @@ def train_population(
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
-    options = RunOptions(
-        sample_weight=sample_weight, monitor=monitor, epoch_callback=epoch_callback, max_memory=max_memory,
-        deadline=deadline, always_start=always_start, data_parallel=data_parallel, refill_source=refill_source,
-    )
+    options = RunOptions(**options)
     runs = plan_runs(spec, config, X, folds, options)
     return _train_runs(runs, spec, X, y, folds, options)
 
