@@ -107,7 +107,8 @@ columns = {
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.6), sharey=True, layout="constrained")
 for ax, (name, values) in zip(axes, columns.items()):
     for d in (1, 2, 3):
-        ax.scatter(np.asarray(values)[depth == d], scores[depth == d], s=6, alpha=0.5, label=f"depth {d}")
+        ax.scatter(np.asarray(values)[depth == d], scores[depth == d], s=6, alpha=0.5,
+                   label=f"depth {d}")
     ax.set_xscale("log")
     ax.set_xlabel(name)
 axes[0].set_ylabel("validation accuracy")

@@ -16,8 +16,8 @@ layer's side of it:
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._settings import uses_early_stopping
 from ._population import Population, model_seed
+from ._settings import uses_early_stopping
 from ._space import PARAMETERS, is_distribution
 
 #: Continuous hyperparameters ``refill="perturb"`` changes (where searched),
@@ -67,7 +67,8 @@ class SpaceRefills:
         unset = list(population.unset) or [frozenset()] * population.n_models
         self.initial_rows = [(dict(p), names) for p, names in zip(population.params, unset)]
         # a stream of its own: the first population's draws are unchanged
-        self._rng = check_random_state(np.random.SeedSequence([self.seed, 16]).generate_state(1)[0])
+        stream = np.random.SeedSequence([self.seed, 16]).generate_state(1)[0]
+        self._rng = check_random_state(stream)
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
 

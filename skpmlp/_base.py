@@ -195,7 +195,8 @@ class BaseParallelMLP(BaseEstimator):
         fitted = self._search_attributes(run)
         if not self.refit:
             return fitted
-        fitted.update(refit(self, run, fitted, Selection.of(self).members(run, fitted["best_index_"])))
+        members = Selection.of(self).members(run, fitted["best_index_"])
+        fitted.update(refit(self, run, fitted, members))
         if run.plan.warm_started:  # the curves go on from the previous fit's
             continued = continued_attributes(vars(self), fitted)
             fitted.update({name: continued[name] for name in MLP_ATTRIBUTES})
@@ -216,7 +217,8 @@ class BaseParallelMLP(BaseEstimator):
             names = [key[len("mean_test_"):] for key in scorers if key.startswith("mean_test_")]
         else:
             names = list(scorers)
-        if self.refit is False or callable(self.refit) or (isinstance(self.refit, str) and self.refit in names):
+        named = isinstance(self.refit, str) and self.refit in names
+        if self.refit is False or callable(self.refit) or named:
             return
         raise ValueError(
             "For multi-metric scoring, the parameter refit must be set to a scorer key or a "
@@ -233,7 +235,8 @@ class BaseParallelMLP(BaseEstimator):
         not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
         if not not_converged or result.halted is not None:
             return
-        lone_minibatch = SplitSettings.of(self).is_lone(n_models) and one_value(self.solver) != "lbfgs"
+        lone = SplitSettings.of(self).is_lone(n_models)
+        lone_minibatch = lone and one_value(self.solver) != "lbfgs"
         warnings.warn(
             # a lone model is scikit-learn's MLP: its words
             f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) reached and the "

@@ -42,7 +42,9 @@ def as_list(value, name):
     else:
         values = [value]
     if not values:
-        raise ValueError(f"{name} must hold at least one value; got an empty {type(value).__name__}.")
+        raise ValueError(
+            f"{name} must hold at least one value; got an empty {type(value).__name__}."
+        )
     return values
 
 
@@ -161,7 +163,8 @@ def of_check(check):
 
 
 # ------------------------------------------------------------- the rules
-ARCHITECTURES = Values(candidates=lambda value, name: architectures(value), check=_drawn_architecture)
+ARCHITECTURES = Values(candidates=lambda value, name: architectures(value),
+                       check=_drawn_architecture)
 ACTIVATIONS = Values(candidates=lambda value, name: activations(value), check=_drawn_activation)
 
 
@@ -169,7 +172,8 @@ def positive(*, allow_zero):
     """Finite numbers above zero (or from zero)."""
     return Values(
         candidates=lambda value, name: positive_numbers(value, name, allow_zero=allow_zero),
-        check=lambda value, name: positive_numbers([_scalar(value)], name, allow_zero=allow_zero)[0],
+        check=lambda value, name: positive_numbers([_scalar(value)], name,
+                                                   allow_zero=allow_zero)[0],
     )
 
 

@@ -13,7 +13,8 @@ from ._single import SingleMLPClassifier
 from ._targets import ClassifierTargetsMixin
 
 
-class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin, BaseParallelMLP):
+class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin,
+                            BaseParallelMLP):
     __doc__ = class_docstring(
         "Train a whole search space of MLP classifiers at once.",
         """    Every combination of ``hidden_layer_sizes`` x ``activation`` x

@@ -32,6 +32,7 @@ def validated_data(estimator, X, y, sample_weight):
     )
     X = dense(X)
     if sample_weight is not None:
-        sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64,
+                                            ensure_non_negative=True)
     y, y_encoded, n_outputs, task = estimator._encode_targets(y)
     return X, y, y_encoded, sample_weight, n_outputs, task

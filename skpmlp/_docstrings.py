@@ -48,11 +48,16 @@ def class_docstring(summary, extended, *, parameters, attributes, see_also, exam
         Indented as a docstring written in a class body.
     """
     parts = [
-        summary, _block(extended), section("Parameters", parameters), section("Attributes", attributes),
+        summary, _block(extended), section("Parameters", parameters),
+        section("Attributes", attributes),
         "See Also\n--------\n" + "\n".join(f"{name} : {what}" for name, what in see_also),
         "Examples\n--------\n" + _block(examples),
     ]
     return textwrap.indent("\n\n".join(parts), "    ").lstrip() + "\n    "
+
+
+#: What ``best_estimator_`` is with ``ensemble_size > 1``.
+_ENSEMBLES = {"classifier": "MLPEnsembleClassifier", "regressor": "MLPEnsembleRegressor"}
 
 
 def _default_score(task):
@@ -120,7 +125,9 @@ def single_attributes(task):
         Class labels; for a multilabel model, ``arange(n_labels)`` (the
         columns of the indicator matrix), as scikit-learn's MLP.""")]
     return [
-        *(classes if task == "classifier" else []), _out_activation(task, search=False), *_MLP_ATTRIBUTES,
+        *(classes if task == "classifier" else []),
+        _out_activation(task, search=False),
+        *_MLP_ATTRIBUTES,
         *_DATA_ATTRIBUTES,
     ]
 
@@ -234,7 +241,7 @@ def search_attributes(task, single):
         *(classes if task == "classifier" else []),
         _out_activation(task, search=True),
         *_SEARCH_RUN,
-        (f"best_estimator_ : {single} or MLPEnsemble{'Classifier' if task == 'classifier' else 'Regressor'}",
+        (f"best_estimator_ : {single} or {_ENSEMBLES[task]}",
          """\
         The best model, standalone (the average of the top models with
         ``ensemble_size > 1``). Only with ``refit``."""),

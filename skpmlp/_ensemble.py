@@ -84,7 +84,8 @@ class _BaseMLPEnsemble(BaseEstimator):
         """
         if not self.estimators:
             raise ValueError("estimators must hold at least one model.")
-        self._set_members([clone(e).fit(X, y, sample_weight=sample_weight) for e in self.estimators])
+        members = [clone(e).fit(X, y, sample_weight=sample_weight) for e in self.estimators]
+        self._set_members(members)
         return self
 
     def _set_members(self, members):

@@ -142,9 +142,9 @@ def lone_model_divergence(result):
         raise ValueError(NONFINITE_WEIGHTS)
     if result.diverged[0, 0]:
         warnings.warn(
-            f"The model's loss became NaN or infinite in epoch {int(result.n_iter[0, 0])}; training "
-            f"stopped there. Its weights (with early_stopping, the best ones) are finite and make the "
-            f"fitted model. Try a smaller learning rate or scale the input features.",
+            f"The model's loss became NaN or infinite in epoch {int(result.n_iter[0, 0])}; "
+            f"training stopped there. Its weights (with early_stopping, the best ones) are finite "
+            f"and make the fitted model. Try a smaller learning rate or scale the input features.",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -20,7 +20,12 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._engine import (
-    current_data_parallel, merge_results, resolve_device, split_models, torch_threads, train_data_parallel,
+    current_data_parallel,
+    merge_results,
+    resolve_device,
+    split_models,
+    torch_threads,
+    train_data_parallel,
     train_population,
 )
 
@@ -117,7 +122,7 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
         result = train_population(spec, config, X, y, folds, **train_kwargs)
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
-    shard_kwargs = {name: value for name, value in train_kwargs.items() if name != "epoch_callback"}
+    shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(train_shard)(
             spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts),

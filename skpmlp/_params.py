@@ -104,7 +104,9 @@ class Param:
 
     def default_in(self, family):
         """The default in the ``family`` ("search" or "single") estimators."""
-        return self.default if family == "search" or self.single_default == _SAME else self.single_default
+        if family == "search" or self.single_default == _SAME:
+            return self.default
+        return self.single_default
 
     def constraint_in(self, family):
         """The ``_parameter_constraints`` entry in ``family``'s estimators:
@@ -152,7 +154,8 @@ _OPTIONAL_SECONDS = ([Interval(Real, 0, None, closed="neither"), None], None)
 # ----------------------------------------------------------------- the table
 _ROWS = (
     Param(
-        "hidden_layer_sizes", None, ([Interval(Integral, 1, None, closed="left"), "array-like"], _checks.ARCHITECTURES),
+        "hidden_layer_sizes", None,
+        ([Interval(Integral, 1, None, closed="left"), "array-like"], _checks.ARCHITECTURES),
         "int or array-like of int", role="model", single_default=(100,),
         search_type="int, array-like of int, list of tuples, distribution or None",
         doc="""\
@@ -171,8 +174,10 @@ _ROWS = (
         width, a :class:`~skpmlp.LayerSizesDistribution` several depths.""",
     ),
     Param(
-        "activation", ("relu", "tanh", "logistic"), ([StrOptions(set(ACTIVATION_NAMES))], _checks.ACTIVATIONS),
-        "str", role="model", single_default="relu", search_type="str, array-like of str or distribution",
+        "activation", ("relu", "tanh", "logistic"),
+        ([StrOptions(set(ACTIVATION_NAMES))], _checks.ACTIVATIONS),
+        "str", role="model", single_default="relu",
+        search_type="str, array-like of str or distribution",
         doc="""\
         Hidden activation, one of identity, logistic (alias sigmoid), tanh,
         relu, elu, selu, gelu, leaky_relu, hardshrink, mish.""",
@@ -215,7 +220,8 @@ _ROWS = (
     Param(
         "learning_rate_init", (0.001, 0.003, 0.01),
         ([Interval(Real, 0, None, closed="neither")], _checks.positive(allow_zero=False)),
-        "float", role="model", single_default=0.001, search_type="float, array-like of float or distribution",
+        "float", role="model", single_default=0.001,
+        search_type="float, array-like of float or distribution",
         doc="""\
         The initial learning rate: the step size of Adam and of SGD's
         ``"constant"`` schedule.""",
@@ -227,7 +233,8 @@ _ROWS = (
         ``n_models``).""",
     ),
     Param(
-        "alpha", 0.0001, ([Interval(Real, 0, None, closed="left")], _checks.positive(allow_zero=True)),
+        "alpha", 0.0001,
+        ([Interval(Real, 0, None, closed="left")], _checks.positive(allow_zero=True)),
         "float", role="model", search_type="float, array-like of float or distribution",
         doc="""\
         L2 penalty, as in scikit-learn's MLP.""",
@@ -303,7 +310,8 @@ _ROWS = (
         ``cv_results_["params"]`` holds the drawn values.""",
     ),
     Param(
-        "param_grid", None, ([dict, list, None], None), "dict, list of dict or None", role="search",
+        "param_grid", None, ([dict, list, None], None), "dict, list of dict or None",
+        role="search",
         family="search",
         # the searchable parameters are listed from this table (see _param_grid_doc)
         doc="",
@@ -430,7 +438,8 @@ _ROWS = (
         Adam's decay rate of the second moment estimates, in [0, 1).""",
     ),
     Param(
-        "epsilon", _OPTIMIZER.epsilon, _interval(Real, 0, None, "neither"), "float", role="optimizer",
+        "epsilon", _OPTIMIZER.epsilon, _interval(Real, 0, None, "neither"), "float",
+        role="optimizer",
         doc="""\
         Adam's numerical stability term, > 0.""",
     ),
@@ -458,7 +467,8 @@ _ROWS = (
         so a parameter's step size never grows back. SGD ignores it.""",
     ),
     Param(
-        "pruning", None, ([None, StrOptions({"halving"})], None), '{None, "halving"}', role="search",
+        "pruning", None, ([None, StrOptions({"halving"})], None), '{None, "halving"}',
+        role="search",
         family="search",
         doc="""\
         ``"halving"`` runs successive halving inside the fused run: after
@@ -474,7 +484,8 @@ _ROWS = (
         device raises ``MemoryError`` unless ``max_memory`` is set.""",
     ),
     Param(
-        "halving_factor", 3, ([Interval(Real, 1, None, closed="neither")], None), "float", role="search",
+        "halving_factor", 3, ([Interval(Real, 1, None, closed="neither")], None), "float",
+        role="search",
         family="search",
         doc="""\
         Inverse of the fraction of models kept at each halving.""",
@@ -485,7 +496,8 @@ _ROWS = (
         Epochs before the first halving.""",
     ),
     Param(
-        "refill", None, ([None, StrOptions({"sample", "perturb"})], None), '{None, "sample", "perturb"}',
+        "refill", None, ([None, StrOptions({"sample", "perturb"})], None),
+        '{None, "sample", "perturb"}',
         role="search", family="search",
         doc="""\
         An adaptive search that keeps the fused network full. None leaves
@@ -521,7 +533,8 @@ _ROWS = (
         and ``max_time``.""",
     ),
     Param(
-        "cv", None, (["cv_object", None], None), "int, cross-validation generator, iterable or None",
+        "cv", None, (["cv_object", None], None),
+        "int, cross-validation generator, iterable or None",
         role="search", family="search",
         doc="""\
         None holds out ``validation_fraction`` of the rows (of the groups,
@@ -574,7 +587,8 @@ _ROWS = (
         measurements behind the default.""",
     ),
     Param(
-        "selection", "auto", ([StrOptions({"auto", "score", "loss"})], None), '{"auto", "loss", "score"}',
+        "selection", "auto", ([StrOptions({"auto", "score", "loss"})], None),
+        '{"auto", "loss", "score"}',
         role="search", family="search",
         doc="""\
         What picks ``best_index_`` (and orders an ensemble's members):
@@ -587,7 +601,8 @@ _ROWS = (
         ``best_score_`` always use ``scoring``. Ties go by row order.""",
     ),
     Param(
-        "tie_breaker", "loss", ([StrOptions({"loss"}), None], None), '{"loss"} or None', role="search",
+        "tie_breaker", "loss", ([StrOptions({"loss"}), None], None), '{"loss"} or None',
+        role="search",
         family="search",
         doc="""\
         With ``selection="score"``, how models tied for a rank (the same
@@ -610,7 +625,8 @@ _ROWS = (
         it on data the search never saw.""",
     ),
     Param(
-        "error_score", np.nan, ([StrOptions({"raise"}), Real], None), '"raise" or float', role="search",
+        "error_score", np.nan, ([StrOptions({"raise"}), Real], None), '"raise" or float',
+        role="search",
         family="search",
         doc="""\
         Score of a fit (a model on a fold) that diverged or whose scoring
@@ -660,7 +676,7 @@ _ROWS = (
     Param(
         # 0 means nothing to joblib: refused here, not deep inside Parallel
         "n_jobs", None,
-        ([Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None], None),
+        ([Interval(Integral, None, -1, closed="right"), *_POSITIVE_INT, None], None),
         "int or None", role="search", family="search",
         doc="""\
         None trains the population as one fused network in this process.
@@ -697,7 +713,8 @@ _ROWS = (
         least one epoch.""",
     ),
     Param(
-        "random_state", None, (["random_state"], None), "int, RandomState instance or None", role="fit",
+        "random_state", None, (["random_state"], None), "int, RandomState instance or None",
+        role="fit",
         doc="""\
         Seeds the early-stopping split, the minibatch order and, with
         ``repeat``, the initial weights.""",
@@ -731,7 +748,8 @@ MODEL_PARAMS = _names("model")
 #: on how many rows: each may vary per model; ``cv_results_`` shows them only
 #: where searched.
 OPTIMIZER_PARAMS = _names("optimizer") + _names("batch")
-OPTIMIZER_DEFAULTS = {name: row.default for name in OPTIMIZER_PARAMS for row in _ROWS if row.name == name}
+OPTIMIZER_DEFAULTS = {row.name: row.default for row in _ROWS if row.name in OPTIMIZER_PARAMS}
+OPTIMIZER_DEFAULTS = {name: OPTIMIZER_DEFAULTS[name] for name in OPTIMIZER_PARAMS}
 
 #: The hyperparameters a population varies, in ``cv_results_`` column order.
 SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS
@@ -764,7 +782,8 @@ def _param_grid_doc():
 
 
 #: Every parameter, by name, in signature order.
-PARAMS = {row.name: replace(row, doc=_param_grid_doc()) if row.name == "param_grid" else row for row in _ROWS}
+PARAMS = {row.name: row for row in _ROWS}
+PARAMS["param_grid"] = replace(PARAMS["param_grid"], doc=_param_grid_doc())
 
 #: The estimators: a family ("search" or "single") and a task.
 FAMILIES, TASKS = ("search", "single"), ("classifier", "regressor")
@@ -774,7 +793,10 @@ def estimator_params(family, task):
     """The rows of the parameters of the ``family`` estimators of ``task``
     ("classifier" or "regressor"), in signature order."""
     assert family in FAMILIES and task in TASKS
-    return [row for row in PARAMS.values() if row.family in ("both", family) and row.task in ("both", task)]
+    return [
+        row for row in PARAMS.values()
+        if row.family in ("both", family) and row.task in ("both", task)
+    ]
 
 
 def parameter_constraints(family, task):
@@ -806,7 +828,10 @@ def signature_mismatches(estimator_class, family, task):
     name = f"{estimator_class.__name__}.__init__"
     have, want = [p.name for p in params], [row.name for row in rows]
     messages = [f"{name} lacks the table's parameter {n!r}" for n in want if n not in have]
-    messages += [f"{name} has {n!r}, which the parameter table does not give it" for n in have if n not in want]
+    messages += [
+        f"{name} has {n!r}, which the parameter table does not give it"
+        for n in have if n not in want
+    ]
     if not messages and have != want:
         messages.append(f"{name}'s parameters are not in the table's order: {have} != {want}")
     for position, param in enumerate(params):
@@ -826,4 +851,5 @@ def store_params(estimator, arguments):
     estimator's attributes of the same names, as scikit-learn's estimators
     store their parameters: one line per ``__init__``, whatever its
     signature."""
-    vars(estimator).update({name: value for name, value in arguments.items() if name not in ("self", "__class__")})
+    ignored = ("self", "__class__")
+    vars(estimator).update({name: v for name, v in arguments.items() if name not in ignored})

@@ -46,7 +46,8 @@ class Population:
         params, repeats = [], []
         for configuration in configurations:
             for repeat in range(n_repeats):
-                params.append({name: configuration[name] for name in SEARCHED_PARAMS if name in configuration})
+                names = [name for name in SEARCHED_PARAMS if name in configuration]
+                params.append({name: configuration[name] for name in names})
                 repeats.append(repeat)
         shown = tuple(name for name in SEARCHED_PARAMS if name in shown)
         unset = () if unset is None else tuple(names for names in unset for _ in range(n_repeats))
@@ -85,7 +86,8 @@ class Population:
                 OptimizerSettings(**dict(zip(_SETTINGS, values)))
                 for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
-            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")], dtype=np.int64),
+            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")],
+                                 dtype=np.int64),
         )
 
 

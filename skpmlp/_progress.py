@@ -44,7 +44,8 @@ class SearchProgress:
             self.close()
             self.run += 1
             if self._tqdm is not None:
-                self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}", unit="epoch")
+                self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}",
+                                      unit="epoch")
         active = info["active"]
         scores = info["val_score"]
         if scores is not None and np.isfinite(scores[active]).any():
@@ -55,8 +56,9 @@ class SearchProgress:
         if self.bar is not None:
             self.bar.set_postfix(status, refresh=False)
             self.bar.update(1)
-        line = (f"{self.name} {self.run} epoch {epoch + 1}: {status['models']} models training, mean loss "
-                f"{np.nanmean(info['loss'][active]) if active.any() else np.nan:.5f}")
+        loss = np.nanmean(info["loss"][active]) if active.any() else np.nan
+        line = (f"{self.name} {self.run} epoch {epoch + 1}: {status['models']} models training, "
+                f"mean loss {loss:.5f}")
         if "best_val" in status:
             line += f", best validation score {status['best_val']}"
         if self.verbose >= 2 or (self.bar is None and (epoch + 1) % 10 == 0):
@@ -110,7 +112,8 @@ def report_fits(cv_results, *, fit_time, score_time, verbose, multimetric, retur
         for k in range(n_splits):
             progress = ""
             if verbose > 2:
-                progress = f" {k + 1}/{n_splits}" + (f"; {i + 1}/{n_models}" if verbose > 9 else "")
+                progress = f" {k + 1}/{n_splits}"
+                progress += f"; {i + 1}/{n_models}" if verbose > 9 else ""
             result = params_msg + (";" if params_msg else "")
             if verbose > 2:
                 scores = {
@@ -124,9 +127,10 @@ def report_fits(cv_results, *, fit_time, score_time, verbose, multimetric, retur
                         result += f" {name}: ({train_msg}test={test:.3f})"
                 else:
                     train, test = scores["score"]
-                    result += ", score=" + (
-                        f"(train={train:.3f}, test={test:.3f})" if return_train_score else f"{test:.3f}"
-                    )
+                    if return_train_score:
+                        result += f", score=(train={train:.3f}, test={test:.3f})"
+                    else:
+                        result += f", score={test:.3f}"
             result += f" total time={short_format_time(fit_time[i, k] + score_time[i, k])}"
             line = f"[CV{progress}] END "
             print(line + "." * (80 - len(line) - len(result)) + result)
@@ -154,7 +158,8 @@ class MLPProgress:
         self.early_stopping, self.adaptive = early_stopping, adaptive
         watched = "Validation score" if early_stopping else "Training loss"
         # scikit-learn's format, %d included (an inf patience never stops)
-        self.reason = f"{watched} did not improve more than tol={tol:f} for {n_iter_no_change:.0f} consecutive epochs."
+        self.reason = (f"{watched} did not improve more than tol={tol:f} for "
+                       f"{n_iter_no_change:.0f} consecutive epochs.")
         self.rate = None
 
     def __call__(self, epoch, info):
@@ -205,7 +210,8 @@ class ProgressSettings:
         return cls(
             verbose=estimator.verbose, max_iter=estimator.max_iter,
             mlp_lines=lone and solver in ("adam", "sgd"), tol=estimator.tol,
-            n_iter_no_change=estimator.n_iter_no_change, early_stopping=bool(estimator.early_stopping),
+            n_iter_no_change=estimator.n_iter_no_change,
+            early_stopping=bool(estimator.early_stopping),
             adaptive=solver == "sgd" and one_value(estimator.learning_rate) == "adaptive",
         )
 
@@ -215,5 +221,6 @@ class ProgressSettings:
         if not self.verbose:
             return None
         if self.mlp_lines:
-            return MLPProgress(self.tol, self.n_iter_no_change, self.early_stopping, adaptive=self.adaptive)
+            return MLPProgress(self.tol, self.n_iter_no_change, self.early_stopping,
+                               adaptive=self.adaptive)
         return SearchProgress(self.verbose, self.max_iter, name=name)

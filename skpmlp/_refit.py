@@ -51,14 +51,16 @@ def refit(estimator, run, fitted, members):
     """
     start = time.perf_counter()
     refitted, overrides = {}, {}
-    if estimator.cv is None and estimator.holdout_refit and run.plan.held_out and run.population.n_models > 1:
+    holdout = estimator.cv is None and estimator.holdout_refit and run.plan.held_out
+    if holdout and run.population.n_models > 1:
         refitted, overrides = _holdout_refit(estimator, run, fitted, members)
     elif estimator.cv is not None:
         refitted = _cv_refit(estimator, run, members)
     data = {name: vars(estimator)[name] for name in DATA_ATTRIBUTES if name in vars(estimator)}
     state = {**fitted, **data, "_refitted": refitted}
     models = [
-        single_model(estimator, state, row, None, refitted=bool(refitted), training=overrides.get(row))
+        single_model(estimator, state, row, None, refitted=bool(refitted),
+                     training=overrides.get(row))
         for row in members
     ]
     best = models[0] if len(models) == 1 else estimator._ensemble_class.from_fitted(models)
@@ -79,7 +81,8 @@ def _retrain(run, rows, config, folds):
     plan = run.plan
     result, _ = train_models(
         run.spec.subset(rows), config, plan.data.X, plan.data.y_encoded, folds,
-        dataclasses.replace(plan.execution, name="refit run"), sample_weight=plan.data.train_weight,
+        dataclasses.replace(plan.execution, name="refit run"),
+        sample_weight=plan.data.train_weight,
     )
     warn_halted(result, "the refit of the best configuration")
     refitted = {}
@@ -211,7 +214,8 @@ def _model_params(estimator, params, training):
     return {
         **{name: getattr(estimator, name) for name in training_params(task) if name in names},
         # an optimizer setting not shown was not searched: one value
-        **{name: one_value(getattr(estimator, name)) for name in OPTIMIZER_PARAMS if name in names},
+        **{name: one_value(getattr(estimator, name)) for name in OPTIMIZER_PARAMS
+           if name in names},
         **params,
         **(training or {}),
     }

@@ -11,7 +11,8 @@ from ._single import SingleMLPRegressor
 from ._targets import RegressorTargetsMixin
 
 
-class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMixin, BaseParallelMLP):
+class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMixin,
+                           BaseParallelMLP):
     __doc__ = class_docstring(
         "Train a whole search space of MLP regressors at once.",
         """\

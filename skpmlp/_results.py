@@ -6,7 +6,6 @@ import numpy as np
 from scipy.stats import rankdata
 
 
-
 def rank_scores(means, demoted=None):
     """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last.
 
@@ -34,11 +33,13 @@ def _param_column(values, masked=None):
     except ValueError:  # tuples of different lengths
         dtype = np.dtype(object)
     else:
-        dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else np.dtype(object)
+        plain = inferred.dtype.kind != "U" and inferred.ndim == 1
+        dtype = inferred.dtype if plain else np.dtype(object)
     data = np.empty(len(values), dtype=dtype)
     for i, value in enumerate(values):
         data[i] = value  # one by one: a tuple stays one object
-    return np.ma.MaskedArray(data, mask=np.zeros(len(values), dtype=bool) if masked is None else masked)
+    return np.ma.MaskedArray(data,
+                             mask=np.zeros(len(values), dtype=bool) if masked is None else masked)
 
 
 def warn_non_finite(key, means):
@@ -67,7 +68,8 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None, wa
         results[f"rank_{key}"] = rank_scores(means, demoted)
 
 
-def build_cv_results(population, scores, *, fit_time, score_time, multimetric, status=None, held_out=True):
+def build_cv_results(population, scores, *, fit_time, score_time, multimetric, status=None,
+                     held_out=True):
     """Build ``cv_results_`` for a population.
 
     Parameters

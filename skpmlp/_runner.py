@@ -16,8 +16,8 @@ from ._adaptive import adaptive_columns, adaptive_population, hyperparameter_sch
 from ._engine import torch_threads
 from ._failures import lone_model_divergence, warn_halted, warn_or_raise_about_fit_failures
 from ._progress import announce_fits, report_fits
-from ._resume import folds_digest, merge_resumed
 from ._results import build_cv_results
+from ._resume import folds_digest, merge_resumed
 from ._scoring import score_folds
 from ._search import plan_search
 from ._training import train_models
@@ -88,7 +88,8 @@ def run_search(plan):
     source = plan.refill_source()
     data = plan.data
     result, shards = train_models(
-        plan.training_spec(), plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
+        plan.training_spec(), plan.config, data.X, data.y_encoded, plan.engine_folds,
+        plan.execution,
         sample_weight=data.train_weight, refill_source=source,
     )
     if plan.resumed is not None:  # the whole population: the others as they were
@@ -106,18 +107,21 @@ def run_search(plan):
     if plan.config.pruning is not None:
         status["pruned"] = result.pruned.any(axis=1)
     cv_results = build_cv_results(
-        population, scores, fit_time=result.train_time, score_time=score_time, multimetric=multimetric,
+        population, scores, fit_time=result.train_time, score_time=score_time,
+        multimetric=multimetric,
         status=status, held_out=plan.held_out,
     )
     schedules = None
     if source is not None:
         cv_results = adaptive_columns(cv_results, result)
         schedules = hyperparameter_schedules(
-            population, result.extra["parent"], result.extra["start_iter"], result.n_iter.max(axis=1),
+            population, result.extra["parent"], result.extra["start_iter"],
+            result.n_iter.max(axis=1),
             source.perturbed,
         )
     report_fits(
-        cv_results, fit_time=np.full(failed.shape, result.train_time / failed.size), score_time=score_time,
+        cv_results, fit_time=np.full(failed.shape, result.train_time / failed.size),
+        score_time=score_time,
         verbose=verbose, multimetric=multimetric, return_train_score=plan.return_train_score,
     )
     return SearchRun(

@@ -125,8 +125,10 @@ def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
         )
     if scorer is None:
         target, weights = _torch_targets(rows.y_encoded, rows.task, rows.sample_weight)
-        scores = MONITOR_SCORES[rows.task](torch.as_tensor(outputs, dtype=torch.float64), target, weights)
-        return _score_array(scores.numpy(), n_models, failed, error_score), time.perf_counter() - start
+        scores = MONITOR_SCORES[rows.task](torch.as_tensor(outputs, dtype=torch.float64), target,
+                                           weights)
+        return _score_array(scores.numpy(), n_models, failed,
+                            error_score), time.perf_counter() - start
     values = _scorer_values(outputs, rows, scorer, failed, error_score)
     names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
     if names is None:
@@ -175,7 +177,9 @@ def _torch_targets(y_encoded, task, sample_weight):
     target = torch.as_tensor(np.asarray(y_encoded))
     if task != "classification":
         target = target.reshape(len(target), -1).to(torch.float64)
-    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    weights = None
+    if sample_weight is not None:
+        weights = torch.as_tensor(sample_weight, dtype=torch.float64)[None]
     return target, weights
 
 
@@ -273,7 +277,8 @@ def score_folds(plan, result, spec, failed):
             if part not in scores or rows is None:
                 continue
             outputs = population_outputs(
-                result.coefs[k], result.intercepts[k], spec.activations, scoring_config, data.X[rows]
+                result.coefs[k], result.intercepts[k], spec.activations, scoring_config,
+                data.X[rows]
             )
             if part == "test":
                 test_loss[:, k] = population_loss(
@@ -303,10 +308,12 @@ def _score_part(plan, outputs, rows, failed, tables, k):
     for name, scorer in plan.scorers.items():
         weighted = data.sample_weight is not None and name in plan.weighted
         scored = ScoredRows(
-            data.X[rows], data.y[rows], data.y_encoded[rows], plan.config.task, classes=data.classes,
+            data.X[rows], data.y[rows], data.y_encoded[rows], plan.config.task,
+            classes=data.classes,
             sample_weight=data.sample_weight[rows] if weighted else None,
         )
-        values, seconds = score_population(outputs, scored, scorer, failed=failed, error_score=plan.error_score)
+        values, seconds = score_population(outputs, scored, scorer, failed=failed,
+                                           error_score=plan.error_score)
         total += seconds
         # a callable returning a dict of metrics names its own columns
         named = values.items() if isinstance(values, dict) else [(name, values)]

@@ -22,7 +22,12 @@ from ._data import validated_data
 from ._population import Population
 from ._progress import ProgressSettings
 from ._resume import (
-    check_resume_settings, check_same_population, previous_search, resume_seed, resume_spec, survivors,
+    check_resume_settings,
+    check_same_population,
+    previous_search,
+    resume_seed,
+    resume_spec,
+    survivors,
 )
 from ._scorers import resolve_scorers, weighted_scorers
 from ._settings import check_solvers, resolve_seed, train_config, warn_batch_size
@@ -209,7 +214,9 @@ def check_groups(groups, X):
         return None
     groups = check_array(groups, ensure_2d=False, dtype=None, input_name="groups")
     if groups.ndim != 1:
-        raise ValueError(f"groups must be 1-D, one group label per sample; got shape {groups.shape}.")
+        raise ValueError(
+            f"groups must be 1-D, one group label per sample; got shape {groups.shape}."
+        )
     if len(groups) != X.shape[0]:
         raise ValueError(
             f"groups has {len(groups)} entries but X has {X.shape[0]} samples; give one "
@@ -234,7 +241,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     prior = dict(vars(estimator))
     check_resume_settings(estimator)
     previous = previous_search(estimator, prior)
-    X, y, y_encoded, sample_weight, n_outputs, task = validated_data(estimator, X, y, sample_weight)
+    X, y, y_encoded, sample_weight, n_outputs, task = validated_data(
+        estimator, X, y, sample_weight
+    )
     seed = resolve_seed(estimator.random_state)
     if previous is not None:  # the previous search's population and folds
         seed = resume_seed(estimator, previous, seed)
@@ -242,13 +251,16 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
     configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
-    population = Population.from_configurations(configurations, estimator.n_repeats, space.searched, unset)
+    population = Population.from_configurations(configurations, estimator.n_repeats,
+                                                space.searched, unset)
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models, prior)
     check_refill(estimator, population.n_models, space)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
-    weighted = set() if sample_weight is None else weighted_scorers(estimator, scorers, multimetric)
+    weighted = set()
+    if sample_weight is not None:
+        weighted = weighted_scorers(estimator, scorers, multimetric)
     splits = SplitSettings.of(estimator)
     folds = plan_folds(splits, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
     data = SearchData(
@@ -260,14 +272,19 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     )
     if data.train_weight is not None:
         check_weighted_folds(estimator, y_encoded, data.train_weight, folds)
-    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed, X_dtype=data.X.dtype)
-    spec, resumed = _continued(estimator, population.spec(seed), previous, population, data, folds, n_outputs)
+    config = train_config(estimator, task=task, n_outputs=n_outputs, seed=seed,
+                          X_dtype=data.X.dtype)
+    spec, resumed = _continued(estimator, population.spec(seed), previous, population, data, folds,
+                               n_outputs)
     engine_folds = training_folds(splits, folds, data.y_encoded, seed)
-    warn_batch_size(set(population.column("batch_size")), max(len(train) for train, _ in engine_folds))
+    warn_batch_size(set(population.column("batch_size")),
+                    max(len(train) for train, _ in engine_folds))
     lone = splits.is_lone(population.n_models)
     return SearchPlan(
-        data=data, seed=seed, space=space, population=population, spec=spec, config=config, folds=folds,
-        engine_folds=engine_folds, scorers=scorers, multimetric=multimetric, weighted=frozenset(weighted),
+        data=data, seed=seed, space=space, population=population, spec=spec, config=config,
+        folds=folds,
+        engine_folds=engine_folds, scorers=scorers, multimetric=multimetric,
+        weighted=frozenset(weighted),
         execution=Execution(
             n_jobs=estimator.n_jobs, max_memory=estimator.max_memory, deadline=deadline,
             progress=ProgressSettings.of(estimator, lone),

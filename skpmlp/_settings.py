@@ -17,6 +17,7 @@ from ._engine import TrainConfig, check_device
 from ._params import OPTIMIZER_DEFAULTS
 from ._population import resolve_batch_size
 
+
 def resolve_seed(random_state):
     """An int seed: ``random_state`` itself if an int, else one drawn from it."""
     if isinstance(random_state, Integral):
@@ -31,7 +32,10 @@ def one_value(value):
     if hasattr(value, "rvs"):
         return None
     if isinstance(value, (list, tuple, np.ndarray)):
-        values = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, np.ndarray) else list(value)
+        if isinstance(value, np.ndarray):
+            values = np.asarray(value, dtype=object).ravel().tolist()
+        else:
+            values = list(value)
         return values[0] if len(values) == 1 else None
     return value
 
@@ -63,7 +67,8 @@ def check_solvers(estimator, population):
         return
     solvers = set(population.column("solver"))
     own_lbfgs = one_value(estimator.solver) == "lbfgs"
-    if ("lbfgs" in solvers and (len(solvers) > 1 or not own_lbfgs)) or (own_lbfgs and solvers != {"lbfgs"}):
+    mixed = "lbfgs" in solvers and (len(solvers) > 1 or not own_lbfgs)
+    if mixed or (own_lbfgs and solvers != {"lbfgs"}):
         raise ValueError(
             f"The searched solvers {sorted(solvers)} mix 'lbfgs' with minibatch solvers while "
             f"early_stopping={estimator.early_stopping!r} and pruning="
@@ -88,7 +93,9 @@ def training_dtype(dtype, X_dtype):
 
 #: The optimizer parameters a :class:`TrainConfig` holds besides the spec's
 #: per-model ones (the batch size is resolved apart).
-_CONFIG_OPTIMIZER = [f.name for f in fields(TrainConfig) if f.name in OPTIMIZER_DEFAULTS and f.name != "batch_size"]
+_CONFIG_OPTIMIZER = [
+    f.name for f in fields(TrainConfig) if f.name in OPTIMIZER_DEFAULTS and f.name != "batch_size"
+]
 
 
 def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
@@ -98,10 +105,11 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
     estimator's ``dtype`` is ``"auto"``.
 
     ``solver="lbfgs"`` ignores ``early_stopping`` (as scikit-learn's MLP)
-    and the minibatch settings. ``batch_size="auto"`` is 200; the engine clips the batch to the training
-    rows of each run, so "auto" means ``min(200, n_samples)``. A searched
-    ``batch_size`` goes to the engine per model, in the population's spec. Estimators
-    without a ``pruning`` parameter (single models) never prune.
+    and the minibatch settings. ``batch_size="auto"`` is 200; the engine
+    clips the batch to the training rows of each run, so "auto" means
+    ``min(200, n_samples)``. A searched ``batch_size`` goes to the engine
+    per model, in the population's spec. Estimators without a ``pruning``
+    parameter (single models) never prune.
     """
     return TrainConfig(
         task=task,

@@ -96,7 +96,9 @@ class _BaseSingleMLP(BaseEstimator):
         rows = np.arange(X.shape[0])
         # with early stopping, a validation part watched as the search does
         early = uses_early_stopping(self)
-        folds = [validation_split(SplitSettings.of(self), rows, y_encoded, seed) if early else (rows, None)]
+        folds = [(rows, None)]
+        if early:
+            folds = [validation_split(SplitSettings.of(self), rows, y_encoded, seed)]
         warn_batch_size(self.batch_size, len(folds[0][0]))
         spec = self._population(arch).spec(seed)
         # warm_start: the previous fit's weights instead of fresh ones; the
@@ -105,15 +107,18 @@ class _BaseSingleMLP(BaseEstimator):
         if warm is not None:
             spec = dataclasses.replace(spec, initial_weights=[warm])
         result, _ = train_models(
-            spec, config, X, y_encoded, folds, _ALONE, sample_weight=self._training_weight(y, sample_weight),
+            spec, config, X, y_encoded, folds, _ALONE,
+            sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
         lone_model_divergence(result)  # as scikit-learn's MLP: non-finite weights raise
         n_iter = int(result.n_iter[0, 0])
         scores = result.validation_scores
         fitted = mlp_attributes(
-            result.coefs[0][0], result.intercepts[0][0], loss_curve=result.loss_curves[0, 0, :n_iter],
-            validation_curve=None if scores is None else scores[0, 0, :n_iter], n_train=len(folds[0][0]),
+            result.coefs[0][0], result.intercepts[0][0],
+            loss_curve=result.loss_curves[0, 0, :n_iter],
+            validation_curve=None if scores is None else scores[0, 0, :n_iter],
+            n_train=len(folds[0][0]),
             out_activation=self._out_activation(), early_stopping=self.early_stopping,
         )
         if warm is not None:
@@ -263,7 +268,8 @@ _RETRAINS = """\
 class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleMLP):
     __doc__ = class_docstring(
         "One fitted MLP classifier, standalone.", _RETRAINS,
-        parameters=parameter_entries("single", "classifier"), attributes=single_attributes("classifier"),
+        parameters=parameter_entries("single", "classifier"),
+        attributes=single_attributes("classifier"),
         see_also=[("ParallelMLPClassifier", "The search whose models these are.")],
         examples=_EXAMPLE_CLASSIFIER,
     )
@@ -342,7 +348,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
 class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
     __doc__ = class_docstring(
         "One fitted MLP regressor, standalone.", _RETRAINS,
-        parameters=parameter_entries("single", "regressor"), attributes=single_attributes("regressor"),
+        parameters=parameter_entries("single", "regressor"),
+        attributes=single_attributes("regressor"),
         see_also=[("ParallelMLPRegressor", "The search whose models these are.")],
         examples=_EXAMPLE_REGRESSOR,
     )

@@ -101,7 +101,9 @@ class SearchSpace:
             nor a distribution (a single value or a string must be wrapped
             in a list, as in GridSearchCV).
         """
-        base = {name: params[name] if name in params else OPTIMIZER_DEFAULTS[name] for name in PARAMETERS}
+        base = {name: params.get(name, OPTIMIZER_DEFAULTS.get(name)) for name in PARAMETERS}
+        # a missing model parameter is an error, as it always was
+        base.update({name: params[name] for name in MODEL_PARAMS})
         if param_grid is None:
             overrides = [{}]
         elif isinstance(param_grid, dict):
@@ -131,7 +133,9 @@ class SearchSpace:
             for name, parameter in PARAMETERS.items():
                 value = override.get(name, base[name])
                 label = f"param_grid{where}[{name!r}]" if name in override else name
-                subspace[name] = value if is_distribution(value) else parameter.candidates(value, label)
+                if not is_distribution(value):
+                    value = parameter.candidates(value, label)
+                subspace[name] = value
             subspaces.append(subspace)
         # what cv_results_ shows: the model parameters always, an optimizer
         # parameter only where searched (a distribution, several candidates,
@@ -147,7 +151,10 @@ class SearchSpace:
         # searched there, so shown
         named = {name for o in overrides for name in o}
         unset = [
-            frozenset(name for name in named if name not in o and not is_distribution(s[name]) and len(s[name]) == 1)
+            frozenset(
+                name for name in named
+                if name not in o and not is_distribution(s[name]) and len(s[name]) == 1
+            )
             for o, s in zip(overrides, subspaces)
         ]
         return cls(subspaces, searched, unset)
@@ -192,7 +199,8 @@ class SearchSpace:
             If ``n_models`` is None and the space holds distributions, or a
             distribution draws an invalid value.
         """
-        return [self._checked(config) for config in self._draw(self.subspaces, n_models, random_state)]
+        drawn = self._draw(self.subspaces, n_models, random_state)
+        return [self._checked(config) for config in drawn]
 
     def draw_unset(self, n_models=None, random_state=None):
         """:meth:`draw`'s configurations, and what each left unset.
@@ -208,7 +216,8 @@ class SearchSpace:
         # takes no randomness: the draws are those of draw()
         marked = [{**subspace, _SUBSPACE: [i]} for i, subspace in enumerate(self.subspaces)]
         drawn = self._draw(marked, n_models, random_state)
-        return [self._checked(config) for config in drawn], [self.unset[config[_SUBSPACE]] for config in drawn]
+        unset = [self.unset[config[_SUBSPACE]] for config in drawn]
+        return [self._checked(config) for config in drawn], unset
 
     def _draw(self, subspaces, n_models, random_state):
         """The configurations of ``subspaces`` (this space's, possibly
@@ -231,13 +240,14 @@ class SearchSpace:
                     stacklevel=4,
                 )
                 n_models = size
-            drawn = ParameterSampler(subspaces, n_models, random_state=check_random_state(random_state))
+            drawn = ParameterSampler(subspaces, n_models,
+                                     random_state=check_random_state(random_state))
         return list(drawn)
 
     def _checked(self, config):
         # list candidates were checked up front; this checks draws (and
         # makes every value a plain Python one)
-        return {name: parameter.check(config[name], name) for name, parameter in PARAMETERS.items()}
+        return {name: values.check(config[name], name) for name, values in PARAMETERS.items()}
 
     def _distribution_names(self):
         names = [n for n in PARAMETERS if any(is_distribution(s[n]) for s in self.subspaces)]
@@ -276,7 +286,8 @@ def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, 
          "learning_rate_init": learning_rate_init, "alpha": alpha},
         param_grid,
     )
-    return Population.from_configurations(space.draw(n_models, random_state), n_repeats, space.searched)
+    return Population.from_configurations(space.draw(n_models, random_state), n_repeats,
+                                          space.searched)
 
 
 # ----------------------------------------------------------- architectures
@@ -287,7 +298,9 @@ def _check_candidates(value, name, *, low):
     values = as_list(value, name)
     for v in values:
         if not isinstance(v, Integral) or isinstance(v, bool) or v < low:
-            raise ValueError(f"{name} must hold ints >= {low} or be a distribution; got {value!r}.")
+            raise ValueError(
+                f"{name} must hold ints >= {low} or be a distribution; got {value!r}."
+            )
     return [int(v) for v in values]
 
 
@@ -301,7 +314,9 @@ def _draw_int(candidates, rng, name, low):
         raise ValueError(f"{name} drew {value!r} from {candidates!r}; it must draw numbers.")
     drawn = int(round(float(value)))
     if drawn < low:
-        raise ValueError(f"{name} drew {value!r} from {candidates!r}; it must draw numbers >= {low}.")
+        raise ValueError(
+            f"{name} drew {value!r} from {candidates!r}; it must draw numbers >= {low}."
+        )
     return drawn
 
 

@@ -16,7 +16,6 @@ from sklearn.model_selection import GroupShuffleSplit, check_cv, train_test_spli
 
 from ._settings import uses_early_stopping
 
-
 #: scikit-learn MLP's words when early stopping would watch fewer than two rows.
 VALIDATION_TOO_SMALL = (
     "The validation set is too small. Increase 'validation_fraction' or the size of your dataset."
@@ -78,7 +77,8 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
     if early_stopping:
         # as scikit-learn's MLP: split first (a class too small to stratify
         # raises train_test_split's own error), then check the size
-        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed,
+                                      stratify=strata)
         if len(val) < 2:
             raise ValueError(VALIDATION_TOO_SMALL)
         return train, val
@@ -149,7 +149,8 @@ class SplitSettings:
         return cls(
             classifier=is_classifier(estimator), cv=getattr(estimator, "cv", None),
             validation_fraction=estimator.validation_fraction,
-            early_stopping=uses_early_stopping(estimator), pruning=getattr(estimator, "pruning", None),
+            early_stopping=uses_early_stopping(estimator),
+            pruning=getattr(estimator, "pruning", None),
         )
 
     @property
@@ -228,14 +229,17 @@ def plan_folds(settings, X, y, y_encoded, seed, groups=None, n_models=2):
     splitter = check_cv(settings.cv, y, classifier=settings.classifier)
     n_splits = splitter.get_n_splits(X, y, groups)
     # a cv iterable may give boolean masks, as scikit-learn's splits accept
-    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
+    splits = splitter.split(X, y, groups)
+    folds = [(_row_indices(train), _row_indices(test)) for train, test in splits]
     if len(folds) != n_splits:
         raise ValueError(
             f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
             f"splits, got {len(folds)}"
         )
     if not folds:
-        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
+        raise ValueError(
+            "No fits were performed. Was the CV iterator empty? Were there no candidates?"
+        )
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(

@@ -62,7 +62,8 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
     try:
         return train_search(
             spec, config, X, y, folds, n_jobs=execution.n_jobs, epoch_callback=progress,
-            max_memory=execution.max_memory, deadline=execution.deadline, sample_weight=sample_weight,
+            max_memory=execution.max_memory, deadline=execution.deadline,
+            sample_weight=sample_weight,
             refill_source=refill_source, data_parallel=execution.data_parallel,
         )
     finally:

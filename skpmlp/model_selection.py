@@ -14,7 +14,8 @@ __all__ = ["fused_cross_validate"]
 
 
 def fused_cross_validate(
-    estimator, X, y, *, groups=None, cv=5, scoring=None, return_train_score=False, sample_weight=None,
+    estimator, X, y, *, groups=None, cv=5, scoring=None, return_train_score=False,
+    sample_weight=None,
 ):
     """Cross-validate every model of a search space in one fused run.
 

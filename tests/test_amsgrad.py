@@ -17,7 +17,13 @@ from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
-from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, mlp_forward, train_population
+from skpmlp._engine import (
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    mlp_forward,
+    train_population,
+)
 from skpmlp._engine._init import initial_weights
 
 MODELS = [((5,), "tanh", 3e-2), ((4, 3), "relu", 1e-2), ((6,), "logistic", 2e-2)]

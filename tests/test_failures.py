@@ -18,7 +18,11 @@ from sklearn.utils.validation import check_is_fitted
 
 import skpmlp.io
 from skpmlp import (
-    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _scoring,
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+    _scoring,
     _single,
 )
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population

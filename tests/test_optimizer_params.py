@@ -15,7 +15,12 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 from skpmlp._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
 from skpmlp._splits import holdout_split
 

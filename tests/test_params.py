@@ -13,10 +13,20 @@ import numpy as np
 import pytest
 from numpydoc.docscrape import ClassDoc
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 from skpmlp._engine import OptimizerSettings
 from skpmlp._params import (
-    MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS, PARAMS, SEARCHED_PARAMS, estimator_params,
+    MODEL_PARAMS,
+    OPTIMIZER_DEFAULTS,
+    OPTIMIZER_PARAMS,
+    PARAMS,
+    SEARCHED_PARAMS,
+    estimator_params,
     signature_mismatches,
 )
 

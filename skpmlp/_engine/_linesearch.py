@@ -199,13 +199,16 @@ def dcstep(best, other, trial, brackt, bounds):
     p = (gamma3 - dp) + theta
     q = (gamma3 + (dx - dp)) + gamma3
     r = p / q
-    stpc = np.where((r < 0) & (gamma3 != 0), stp + r * (stx - stp), np.where(stp > stx, stpmax, stpmin))
+    stpc = np.where((r < 0) & (gamma3 != 0), stp + r * (stx - stp),
+                    np.where(stp > stx, stpmax, stpmin))
     stpq = stp + (dp / (dp - dx)) * (stx - stp)
     inside = np.where(np.abs(stpc - stp) < np.abs(stpq - stp), stpc, stpq)
     inside = np.where(
-        stp > stx, np.minimum(stp + _P66 * (sty - stp), inside), np.maximum(stp + _P66 * (sty - stp), inside)
+        stp > stx, np.minimum(stp + _P66 * (sty - stp), inside),
+        np.maximum(stp + _P66 * (sty - stp), inside)
     )
-    outside = np.clip(np.where(np.abs(stpc - stp) > np.abs(stpq - stp), stpc, stpq), stpmin, stpmax)
+    outside = np.clip(np.where(np.abs(stpc - stp) > np.abs(stpq - stp), stpc, stpq), stpmin,
+                      stpmax)
     stpf3 = np.where(brackt, inside, outside)
 
     # case 4: lower value, same sign, the derivative does not decrease
@@ -228,5 +231,7 @@ def _new_interval(best, other, trial, *, higher, swap):
     old best becomes the other end where the derivatives' signs differ
     (``swap``)."""
     new_best = tuple(np.where(higher, b, t) for b, t in zip(best, trial))
-    new_other = tuple(np.where(higher, t, np.where(swap, b, o)) for b, o, t in zip(best, other, trial))
+    new_other = tuple(
+        np.where(higher, t, np.where(swap, b, o)) for b, o, t in zip(best, other, trial)
+    )
     return new_best, new_other

@@ -39,7 +39,8 @@ def native_supported(config, spec):
     return None
 
 
-def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset=None):
+def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
+                  slot_step_offset=None):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
     Parameters
@@ -82,10 +83,10 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         positions = slots[rows] - net.group_offsets[gi]
         depth = len(group.widths)
         meta[rows, fields["depth"]] = depth
-        meta[rows, fields["activation"]] = [ACTIVATION_CODES[group.activation_of(int(p))] for p in positions]
-        archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64).reshape(
-            len(rows), depth
-        )
+        activations = [group.activation_of(int(p)) for p in positions]
+        meta[rows, fields["activation"]] = [ACTIVATION_CODES[a] for a in activations]
+        archs = [net.archs[int(net.slot_models[s])] for s in slots[rows]]
+        archs = np.array(archs, dtype=np.int64).reshape(len(rows), depth)
         sizes = fields["sizes"]
         meta[rows, sizes] = net.n_features
         meta[rows, sizes + 1 : sizes + depth + 1] = archs
@@ -94,7 +95,8 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         # shifted by the slot's position; a bias's length is the layer's
         # padded width, the weight's row stride
         ranges = net.parameter_ranges(gi, 0, 1)
-        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+        weights, biases = ranges[0::2], ranges[1::2]
+        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(weights, biases)):
             meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
             meta[rows, fields["b_off"] + layer] = b_off + positions * width
             meta[rows, fields["ld"] + layer] = width
@@ -156,7 +158,8 @@ class NativeTrainer(PopulationTrainer):
         counts = self.optimizer.step_counts
         step0 = counts.cpu().numpy().astype(np.float64)
         batches = epoch_batches(X, y, plan, self.config.task)
-        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums, stepping=plan.stepping)
+        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
+                       stepping=plan.stepping)
         if self.data_parallel is None:
             self._run("epoch", dict(batches, step0=step0), grads=None)
         else:
@@ -174,7 +177,8 @@ class NativeTrainer(PopulationTrainer):
         }
         _kernels.run_models(
             mode, self._meta, self._hyper, batches, buffers, n_outputs=self.net.n_outputs,
-            loss=_LOSS_OF_TASK[self.config.task], n_threads=self.n_threads or torch.get_num_threads(),
+            loss=_LOSS_OF_TASK[self.config.task],
+            n_threads=self.n_threads or torch.get_num_threads(),
         )
 
     def _run_epoch_stepwise(self, batches, step0, n_steps):

@@ -71,7 +71,10 @@ class FusedOptimizer:
                 if spans:
                     views = [[b[o : o + n] for o, n in spans] for b in buffers]
                     alpha_w = float(alpha) if is_weight else 0.0
-                    self.partitions.append((float(lr), alpha_w, int(fold), settings, float(step_offset), views))
+                    partition = (
+                        float(lr), alpha_w, int(fold), settings, float(step_offset), views
+                    )
+                    self.partitions.append(partition)
 
     def _increment(self, stepping):
         """``stepping`` as a device tensor, made once per pattern (all folds
@@ -79,7 +82,8 @@ class FusedOptimizer:
         per step."""
         key = stepping.tobytes()
         if key not in self._increments:
-            self._increments[key] = torch.as_tensor(stepping, dtype=torch.float32).to(self.step_counts.device)
+            increment = torch.as_tensor(stepping, dtype=torch.float32)
+            self._increments[key] = increment.to(self.step_counts.device)
         return self._increments[key]
 
     @torch.no_grad()

@@ -135,7 +135,8 @@ class Seats:
 
     def __init__(self, trainer, spec, config, n_folds, source):
         K, M = n_folds, spec.n_models
-        spec = dataclasses.replace(spec, optimizers=spec.optimizers_of(config), initial_weights=None)
+        spec = dataclasses.replace(spec, optimizers=spec.optimizers_of(config),
+                                   initial_weights=None)
         self.trainer, self.config, self.source = trainer, config, source
         self.K, self.M = K, M
         self.capacity = capacity(config, M)
@@ -154,8 +155,11 @@ class Seats:
         # slots of every seat, fold by fold (replicas of one model share
         # their architecture and activation, hence their group)
         slot_of = {int(r): s for s, r in enumerate(net.slot_models)}
-        self.seat_slots = np.array([[slot_of[k * self.capacity + i] for k in range(K)] for i in range(M)])
-        self.seat_group = np.searchsorted(net.group_offsets, self.seat_slots[:, 0], side="right") - 1
+        self.seat_slots = np.array(
+            [[slot_of[k * self.capacity + i] for k in range(K)] for i in range(M)]
+        )
+        self.seat_group = np.searchsorted(net.group_offsets, self.seat_slots[:, 0],
+                                          side="right") - 1
         self.seat_activation = [
             net.groups[g].activation_of(int(s - net.group_offsets[g]))
             for g, s in zip(self.seat_group, self.seat_slots[:, 0])
@@ -200,7 +204,8 @@ class Seats:
         while seats and self.n_models < self.capacity and draws < MAX_DRAWS_PER_SEAT * len(seats):
             spec, row = self.source.sample()
             draws += 1
-            seat = next((s for s in seats if self.fits(s, spec.hidden_layer_sizes[0], spec.activations[0])), None)
+            arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
+            seat = next((s for s in seats if self.fits(s, arch, activation)), None)
             if seat is None:
                 self.rejected += 1
                 continue
@@ -285,7 +290,8 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
     C = seats.capacity
     data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
                     device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
+                          data.fold_sizes)
     status = ReplicaStatus(K, C, config, rates)
     status.active[:] = False
     status.active[(np.arange(K)[:, None] * C + np.arange(seats.M)[None, :]).ravel()] = True
@@ -302,11 +308,15 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
         occupancy.append(len(seats.free_seats(status.active)))
         loss, score = epoch_values(trainer, data, K * C, monitor)
         n = seats.n_models
-        view = lambda a: np.where(status.active, a, np.nan).reshape(K, C)[:, :n].copy()  # noqa: E731
+
+        def view(values):
+            return np.where(status.active, values, np.nan).reshape(K, C)[:, :n].copy()
+
         loss_rows.append(view(loss))
         if monitor:
             score_rows.append(view(score))
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, options.epoch_callback)
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
+                               options.epoch_callback)
         if finished.any():
             status.retire(finished)
             trainer.freeze(finished[trainer.net.slot_models])
@@ -318,14 +328,17 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
                 # the leaving models' weights first: their slots are overwritten
                 leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
                 kept.update(trainer.kept_weights(leaving))
-                born = seats.refill(free, epoch, status.active, score) if seats.can_refill(epoch) else []
+                born = []
+                if seats.can_refill(epoch):
+                    born = seats.refill(free, epoch, status.active, score)
                 if born:
                     status.admit(born)
                     replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
                     rates.admit(replicas, trainer.learning_rates[replicas],
                                 [trainer.replica_optimizers[r] for r in replicas], epoch)
             refilling = seats.can_refill(epoch)
-        elif finished.any() and status.active.any() and trainer.frozen.mean() >= config.compact_fraction:
+        elif (finished.any() and status.active.any()
+              and trainer.frozen.mean() >= config.compact_fraction):
             kept.update(trainer.kept_weights(trainer.frozen))
             trainer.compact()
         if not status.active.any():
@@ -379,7 +392,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
         n_iter=n_iter, converged=per_model(status.converged), diverged=per_model(status.diverged),
         pruned=per_model(status.pruned), train_time=train_time, halted=halted,
         extra={
-            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]), "start_iter": start,
+            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]),
+            "start_iter": start,
             "parent": np.asarray(seats.parent[:n]), "seat": np.asarray(seats.seat[:n]),
             "occupancy": occupancy, "n_seats": seats.M,
             "rejected": seats.rejected,

@@ -96,7 +96,8 @@ class Run:
     def halves(self):
         """The run as two runs of half its models each (an out-of-memory retry)."""
         half = len(self.models) // 2
-        return [dataclasses.replace(self, models=part) for part in (self.models[:half], self.models[half:])]
+        parts = (self.models[:half], self.models[half:])
+        return [dataclasses.replace(self, models=part) for part in parts]
 
 
 def has_eval(folds):
@@ -136,7 +137,8 @@ def plan_runs(spec, config, X, folds, options):
     for size in np.unique(batch_sizes):
         models = minibatch[batch_sizes == size]
         sized = dataclasses.replace(config, batch_size=int(size))
-        assert has_eval(folds) or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
+        monitored = config.early_stopping or config.pruning
+        assert has_eval(folds) or not monitored, "monitoring needs evaluation rows"
         if dp is not None:
             dp.plan_rows(min(sized.batch_size, max(len(train) for train, _ in folds)))
         if config.refill:  # an adaptive run refills its own slots: one run, never chunked
@@ -146,7 +148,8 @@ def plan_runs(spec, config, X, folds, options):
         run_options = dataclasses.replace(options, monitor=monitor)
         runs += [Run(models[chunk], sized, "minibatch", run_options) for chunk in chunks]
     if lbfgs.any():  # never monitored (scikit-learn ignores early_stopping), never chunked
-        runs.append(Run(np.flatnonzero(lbfgs), config, "lbfgs", dataclasses.replace(options, monitor=False)))
+        unmonitored = dataclasses.replace(options, monitor=False)
+        runs.append(Run(np.flatnonzero(lbfgs), config, "lbfgs", unmonitored))
     return runs
 
 
@@ -183,9 +186,9 @@ def _plan_chunks(spec, config, X, folds, monitor, options):
         chunks = halving_chunks(spec, per_model, shared, config.device, max_memory)
     if len(chunks) > 1:
         warnings.warn(
-            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
-            f"than the {budget / 2**20:.1f} MiB available: training it as {len(chunks)} chunks "
-            f"one after another.",
+            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, "
+            f"more than the {budget / 2**20:.1f} MiB available: training it as {len(chunks)} "
+            f"chunks one after another.",
             ResourceWarning, stacklevel=4,
         )
     return chunks

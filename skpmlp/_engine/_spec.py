@@ -105,7 +105,8 @@ class PopulationSpec:
         assert self.optimizers is None or len(self.optimizers) == n
         assert self.initial_weights is None or len(self.initial_weights) == n
         assert self.batch_sizes is None or len(self.batch_sizes) == n
-        assert self.fold_initial_weights is None or all(len(w) == n for w in self.fold_initial_weights)
+        folds = self.fold_initial_weights
+        assert folds is None or all(len(w) == n for w in folds)
 
     def optimizers_of(self, config):
         """Every model's :class:`OptimizerSettings` (``config``'s where the
@@ -148,9 +149,12 @@ class PopulationSpec:
             init_seeds=[self.init_seeds[i] for i in indices],
             optimizers=None if self.optimizers is None else [self.optimizers[i] for i in indices],
             initial_weights=(
-                None if self.initial_weights is None else [self.initial_weights[i] for i in indices]
+                None if self.initial_weights is None
+                else [self.initial_weights[i] for i in indices]
             ),
-            batch_sizes=None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices],
+            batch_sizes=(
+                None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices]
+            ),
             fold_initial_weights=(
                 None if self.fold_initial_weights is None
                 else [[fold[i] for i in indices] for fold in self.fold_initial_weights]
@@ -286,7 +290,8 @@ class TrainConfig:
         the others, such as ``amsgrad``, come per model in the spec or take
         their defaults)."""
         own = {f.name for f in fields(self)}
-        return OptimizerSettings(**{f.name: getattr(self, f.name) for f in fields(OptimizerSettings) if f.name in own})
+        names = [f.name for f in fields(OptimizerSettings) if f.name in own]
+        return OptimizerSettings(**{name: getattr(self, name) for name in names})
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""

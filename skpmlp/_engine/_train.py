@@ -30,15 +30,15 @@ import torch
 from ._build import run_data
 from ._chunks import merge_results
 from ._device import resolve_device
+from ._epoch import close_epoch, epoch_values, past
 from ._init import population_initial_weights
 from ._lbfgs import train_lbfgs
-from ._native import choose_trainer
-from ._epoch import close_epoch, epoch_values, past
-from ._refill import run_adaptive
 from ._memory import is_out_of_memory
+from ._native import choose_trainer
+from ._refill import run_adaptive
 from ._runs import RunOptions, plan_runs
-from ._spec import TrainResult
 from ._schedules import LearningRates
+from ._spec import TrainResult
 from ._stopping import ReplicaStatus
 from ._threads import torch_threads
 
@@ -103,7 +103,8 @@ def _train_runs(runs, spec, X, y, folds, options):
         if halted is None and past(options.deadline, dp) and (parts or not options.always_start):
             halted = "max_time"
         if halted is not None:  # nothing more to train: keep the run untrained
-            untrained = _untrained(sub, run.config, X.shape[1], len(folds), run.options.monitor, halted)
+            untrained = _untrained(sub, run.config, X.shape[1], len(folds), run.options.monitor,
+                                   halted)
             parts.append((run.models, untrained))
             continue
         if run.solver == "lbfgs":
@@ -127,9 +128,11 @@ def _train_or_split(run, spec, X, y, folds):
         return _train(spec, config, X, y, folds, run.options)
     except Exception as error:
         # data-parallel: the other ranks did not run out; all fail
-        if not is_out_of_memory(error) or spec.n_models == 1 or run.options.data_parallel is not None:
+        retried = spec.n_models > 1 and run.options.data_parallel is None
+        if not is_out_of_memory(error) or not retried:
             raise
-        if config.pruning is not None or config.refill:  # halving's ranks would depend on the split
+        # halving's ranks would depend on the split
+        if config.pruning is not None or config.refill:
             raise _halving_out_of_memory(spec.n_models, config.device) from error
     # out of the except block: the exception and its traceback, whose frames
     # held the failed run's tensors, are gone, so collecting now frees them
@@ -146,11 +149,11 @@ def _train_or_split(run, spec, X, y, folds):
 def _halving_out_of_memory(n_models, device):
     """The error for a halving run out of memory, which is not retried."""
     return MemoryError(
-        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run that "
-        f"runs out of memory is not split and retried: halving ranks the models within each chunk, "
-        f"so the results would depend on the memory free at fit time. Set or lower max_memory "
-        f"(bytes) to train the population as chunks planned from max_memory alone, or use fewer "
-        f"models, a smaller batch_size or dtype='float32'."
+        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run "
+        f"that runs out of memory is not split and retried: halving ranks the models within "
+        f"each chunk, so the results would depend on the memory free at fit time. Set or lower "
+        f"max_memory (bytes) to train the population as chunks planned from max_memory alone, "
+        f"or use fewer models, a smaller batch_size or dtype='float32'."
     )
 
 
@@ -163,13 +166,21 @@ def _release_device_memory(device):
 
 
 
+def _fold_replicas(spec, K):
+    """Every fold's replicas of ``spec``'s models, fold after fold (a
+    resumed search's differ between folds)."""
+    M = spec.n_models
+    replicas = spec.replicate(K)
+    return [replicas.subset(range(k * M, (k + 1) * M)) for k in range(K)]
+
+
 def _untrained(spec, config, n_features, K, monitor, halted):
     """The result of a chunk that never trained (``halted`` says why):
     initial weights, 0 epochs."""
     M = spec.n_models
     # each fold's replicas (a resumed search's differ between folds)
     weights = [population_initial_weights(replica, n_features, config.n_outputs)
-               for replica in (spec.replicate(K).subset(range(k * M, (k + 1) * M)) for k in range(K))]
+               for replica in _fold_replicas(spec, K)]
     empty = np.zeros((M, K, 0))
     false = np.zeros((M, K), dtype=bool)
     return TrainResult(
@@ -208,7 +219,8 @@ def _run(trainer, spec, config, X, y, folds, options):
     monitor, dp, deadline = options.monitor, options.data_parallel, options.deadline
     data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
                     device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
+                          data.fold_sizes)
     status = ReplicaStatus(K, M, config, rates if rates.scheduled else None)
     curves = _Curves(monitor)
     kept = {}  # replica -> weights, saved when its slot is compacted away
@@ -224,7 +236,8 @@ def _run(trainer, spec, config, X, y, folds, options):
             break
         loss, score = epoch_values(trainer, data, K * M, monitor, dp)
         curves.record(loss, score, status.active)
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, options.epoch_callback)
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
+                               options.epoch_callback)
         if finished.any():
             status.retire(finished)
             _retire_slots(trainer, finished, status.active, kept, config)

@@ -10,7 +10,14 @@ this machine (else the engine keeps its torch path).
 from ._build import KernelBuildWarning, build_info, cache_dir, load_library
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
 from ._step import (
-    HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, kernel_available, lanes,
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+    kernel_available,
+    lanes,
     run_models,
 )
 

@@ -5,7 +5,13 @@ from numbers import Integral
 import numpy as np
 
 from ._common import (
-    _check_matplotlib, _fitted_results, _fold_mean, _last_epoch, _mean_scores, _model_label, _monitored_name,
+    _check_matplotlib,
+    _fitted_results,
+    _fold_mean,
+    _last_epoch,
+    _mean_scores,
+    _model_label,
+    _monitored_name,
     _panel_axes,
 )
 

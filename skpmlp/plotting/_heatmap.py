@@ -3,7 +3,13 @@
 import numpy as np
 
 from ._common import (
-    _axis_label, _cells, _check_matplotlib, _fitted_results, _format_level, _get_axes, _nan_reduce,
+    _axis_label,
+    _cells,
+    _check_matplotlib,
+    _fitted_results,
+    _format_level,
+    _get_axes,
+    _nan_reduce,
     _score_name,
 )
 

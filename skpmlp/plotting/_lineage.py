@@ -2,7 +2,14 @@
 
 import numpy as np
 
-from ._common import _check_matplotlib, _fitted_results, _fold_mean, _mean_scores, _monitored_name, _panel_axes
+from ._common import (
+    _check_matplotlib,
+    _fitted_results,
+    _fold_mean,
+    _mean_scores,
+    _monitored_name,
+    _panel_axes,
+)
 
 
 class LineageDisplay:
@@ -47,15 +54,17 @@ class LineageDisplay:
     >>> from skpmlp import ParallelMLPClassifier
     >>> from skpmlp.plotting import LineageDisplay
     >>> X, y = load_iris(return_X_y=True)
-    >>> search = ParallelMLPClassifier([(8,), (16,)], ("relu", "tanh"), learning_rate_init=[0.003, 0.03],
-    ...                                pruning="halving", refill="perturb", min_iter=3, max_iter=15,
+    >>> search = ParallelMLPClassifier([(8,), (16,)], ("relu", "tanh"),
+    ...                                learning_rate_init=[0.003, 0.03], pruning="halving",
+    ...                                refill="perturb", min_iter=3, max_iter=15,
     ...                                random_state=0).fit(X, y)
     >>> display = LineageDisplay.from_estimator(search)
     >>> len(display.bars_) == len(search.cv_results_["params"])
     True
     """
 
-    def __init__(self, *, start_iter, n_iter, slot, parent, scores, curves, score_name="validation score"):
+    def __init__(self, *, start_iter, n_iter, slot, parent, scores, curves,
+                 score_name="validation score"):
         self.start_iter, self.n_iter, self.slot, self.parent = start_iter, n_iter, slot, parent
         self.scores, self.curves, self.score_name = scores, curves, score_name
 
@@ -82,7 +91,8 @@ class LineageDisplay:
         if "start_iter" not in results:
             raise ValueError(
                 f"LineageDisplay draws an adaptive search; this {type(estimator).__name__} was "
-                f"fitted with refill=None (cv_results_ has no start_iter, parent and slot columns)."
+                f"fitted with refill=None (cv_results_ has no start_iter, parent and slot "
+                f"columns)."
             )
         validation = getattr(estimator, "validation_scores_per_model_", None)
         display = cls(
@@ -129,12 +139,15 @@ class LineageDisplay:
             for i, curve in enumerate(self.curves):
                 n = int(self.n_iter[i])
                 epochs = self.start_iter[i] + np.arange(1, n + 1)
-                self.lines_.append(axes[1].plot(epochs, curve[:n], color=colours[i], linewidth=1)[0])
+                line = axes[1].plot(epochs, curve[:n], color=colours[i], linewidth=1)[0]
+                self.lines_.append(line)
                 p = int(self.parent[i])
                 if p >= 0 and n:
-                    at = int(self.start_iter[i] - self.start_iter[p])  # parent's epochs at the copy
+                    # the parent's epochs at the copy
+                    at = int(self.start_iter[i] - self.start_iter[p])
                     if 0 < at <= len(self.curves[p]):
-                        link = axes[1].plot([self.start_iter[i], epochs[0]], [self.curves[p][at - 1], curve[0]],
+                        link = axes[1].plot([self.start_iter[i], epochs[0]],
+                                            [self.curves[p][at - 1], curve[0]],
                                             linestyle=":", color="grey", linewidth=0.8)[0]
                         self.links_.append(link)
             axes[1].set_xlabel("epoch of the run")

@@ -3,8 +3,19 @@
 import numpy as np
 
 from ._common import (
-    _BANDS, WIDTH, _axis_label, _cells, _check_matplotlib, _check_option, _fitted_results, _format_level,
-    _get_axes, _is_numeric, _nan_reduce, _repeats, _score_name,
+    _BANDS,
+    WIDTH,
+    _axis_label,
+    _cells,
+    _check_matplotlib,
+    _check_option,
+    _fitted_results,
+    _format_level,
+    _get_axes,
+    _is_numeric,
+    _nan_reduce,
+    _repeats,
+    _score_name,
 )
 
 
@@ -55,8 +66,9 @@ class SearchResultsDisplay:
     >>> from skpmlp import ParallelMLPClassifier
     >>> from skpmlp.plotting import SearchResultsDisplay
     >>> X, y = load_iris(return_X_y=True)
-    >>> search = ParallelMLPClassifier([(4,), (8,), (16,)], ("relu", "tanh"), learning_rate_init=0.01,
-    ...                                n_repeats=2, max_iter=20, random_state=0).fit(X, y)
+    >>> search = ParallelMLPClassifier([(4,), (8,), (16,)], ("relu", "tanh"),
+    ...                                learning_rate_init=0.01, n_repeats=2, max_iter=20,
+    ...                                random_state=0).fit(X, y)
     >>> display = SearchResultsDisplay.from_estimator(search)
     >>> len(display.lines_), len(display.bands_)
     (2, 2)
@@ -153,7 +165,7 @@ class SearchResultsDisplay:
         cells, levels = _cells(cv_results, metric, keys, aggregate)
         groups, x_levels = ([None], levels[0]) if group_by is None else levels
         shape = (len(groups), len(x_levels))
-        scores, lower, upper = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+        scores, lower, upper = (np.full(shape, np.nan) for _ in range(3))
         for g, group in enumerate(groups):
             for j, value in enumerate(x_levels):
                 cell = (value,) if group_by is None else (group, value)
@@ -183,10 +195,12 @@ class SearchResultsDisplay:
         plt = _check_matplotlib("SearchResultsDisplay.plot")
         ax = _get_axes(plt, ax, figsize=(6.4, 4.2))
         numeric = _is_numeric(self.x_values)
-        positions = np.asarray(self.x_values if numeric else np.arange(len(self.x_values)), dtype=float)
+        positions = np.asarray(self.x_values if numeric else np.arange(len(self.x_values)),
+                               dtype=float)
         self.lines_, bands = [], []
         for g, group in enumerate(self.group_values):
-            drawn = np.isfinite(self.scores[g])  # a group may lack some x levels: skip, don't break
+            # a group may lack some x levels: skip them, don't break the line
+            drawn = np.isfinite(self.scores[g])
             (line,) = ax.plot(positions[drawn], self.scores[g, drawn], marker="o",
                               label=None if group is None else _format_level(group))
             self.lines_.append(line)
