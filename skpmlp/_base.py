@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._attributes import MLP_ATTRIBUTES, continued_attributes
 from ._compat import _fit_context
+from ._data import SparseInputMixin
 from ._refit import DATA_ATTRIBUTES, refit, single_model
 from ._runner import search
 from ._scorers import fitted_scorers
@@ -64,6 +65,7 @@ class SearchScoreMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test samples, scored by the best model (or ensemble).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             True labels (a 2-D indicator matrix for multilabel
             classification) or targets for ``X``.
@@ -83,18 +85,13 @@ class SearchScoreMixin:
         return score[self.refit] if isinstance(score, dict) else score
 
 
-class BaseParallelMLP(BaseEstimator):
+class BaseParallelMLP(SparseInputMixin, BaseEstimator):
     """Base class of the population estimators; see ParallelMLPClassifier.
 
     Subclasses set ``_single_class`` and ``_ensemble_class`` (what
     ``best_estimator_`` is), ``_parameter_constraints`` (from the parameter
     table) and an ``__init__`` whose signature follows the table.
     """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "cv_results_")
@@ -337,6 +334,7 @@ class BaseParallelMLP(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples the best model (or ensemble) predicts.
 
         Returns
         -------

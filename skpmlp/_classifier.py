@@ -110,6 +110,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples the best model (or ensemble) gives probabilities of.
 
         Returns
         -------
@@ -128,6 +129,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples the best model (or ensemble) gives log-probabilities of.
 
         Returns
         -------

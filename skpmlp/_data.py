@@ -13,6 +13,15 @@ from ._compat import check_sample_weight, validate_data
 SPARSE = ["csr", "csc", "coo"]
 
 
+class SparseInputMixin:
+    """Estimators whose ``fit`` and ``predict`` take sparse input (densified)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
 def dense(X):
     """Sparse input is accepted and densified, as the fused engine is dense."""
     return X.toarray() if hasattr(X, "toarray") else X

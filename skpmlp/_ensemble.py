@@ -72,6 +72,7 @@ class _BaseMLPEnsemble(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples, passed to every member's ``fit``.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Class labels or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -153,6 +154,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member gives probabilities of.
 
         Returns
         -------
@@ -170,6 +172,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member gives probabilities of, averaged.
 
         Returns
         -------
@@ -187,6 +190,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member predicts a class for.
 
         Returns
         -------
@@ -223,6 +227,7 @@ class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member predicts.
 
         Returns
         -------

@@ -13,7 +13,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._engine import TrainConfig, check_device
+from ._engine import OptimizerSettings, TrainConfig, check_device
 from ._params import OPTIMIZER_DEFAULTS
 from ._population import resolve_batch_size
 
@@ -91,11 +91,9 @@ def training_dtype(dtype, X_dtype):
     return np.dtype(X_dtype).name if dtype == "auto" else dtype
 
 
-#: The optimizer parameters a :class:`TrainConfig` holds besides the spec's
-#: per-model ones (the batch size is resolved apart).
-_CONFIG_OPTIMIZER = [
-    f.name for f in fields(TrainConfig) if f.name in OPTIMIZER_DEFAULTS and f.name != "batch_size"
-]
+#: The optimizer parameters a :class:`TrainConfig` holds as its default
+#: :class:`OptimizerSettings` (the batch size is resolved apart).
+_CONFIG_OPTIMIZER = [f.name for f in fields(OptimizerSettings)]
 
 
 def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):

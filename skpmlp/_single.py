@@ -19,7 +19,7 @@ from . import _export
 from ._attributes import MLP_ATTRIBUTES, continued_attributes, mlp_attributes, warm_start_weights
 from ._checks import architectures
 from ._compat import _fit_context, validate_data
-from ._data import SPARSE, dense, validated_data
+from ._data import SPARSE, SparseInputMixin, dense, validated_data
 from ._docstrings import class_docstring, single_attributes
 from ._engine import canonical_activation, mlp_forward
 from ._failures import lone_model_divergence, warn_halted
@@ -38,17 +38,12 @@ _FITTED_ATTRIBUTES = (*MLP_ATTRIBUTES, "n_features_in_", "feature_names_in_", "c
 _ALONE = Execution(data_parallel=False)
 
 
-class _BaseSingleMLP(BaseEstimator):
+class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
     """Base class of the standalone models; see SingleMLPClassifier.
 
     Subclasses give ``_parameter_constraints`` (from the parameter table)
     and an ``__init__`` whose signature follows the table.
     """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def __sklearn_is_fitted__(self):
         # validation sets n_features_in_ (and classes_) before training:
@@ -168,6 +163,7 @@ class _BaseSingleMLP(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples to predict; sparse input is densified.
 
         Returns
         -------
@@ -222,8 +218,16 @@ class _BaseSingleMLP(BaseEstimator):
         -------
         torch.nn.Sequential
             ``Linear, activation, ..., Linear`` with copies of the trained
-            weights; it outputs the logits (classifiers, one per class) or
-            the predictions (regressors), of shape ``(n_samples, n_outputs)``.
+            weights. Its output is the model's raw output: class logits (one
+            per class, also for two classes; apply a softmax for
+            probabilities) or the regression predictions (for
+            ``loss="poisson"``, their log: apply ``exp``), of shape
+            ``(n_samples, n_outputs)``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the model is not fitted.
 
         Examples
         --------
@@ -318,6 +322,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples whose class probabilities are computed.
 
         Returns
         -------
@@ -335,6 +340,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples whose class log-probabilities are computed.
 
         Returns
         -------

@@ -145,18 +145,15 @@ def halving_chunks(spec, per_model, shared, device, max_memory):
 
     Parameters
     ----------
-    spec : PopulationSpec
-    per_model : ndarray of shape (n_models,)
-        Bytes of every model (:func:`model_bytes`).
-    shared : float
-        Bytes every chunk needs whatever its models (:func:`data_bytes`).
+    spec, per_model, shared :
+        As :func:`plan_chunks`.
     device : str
     max_memory : float or None
 
     Returns
     -------
     list of ndarray of int
-        Model indices of every chunk, ascending.
+        As :func:`plan_chunks`.
 
     Raises
     ------

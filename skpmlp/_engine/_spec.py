@@ -162,9 +162,13 @@ class PopulationSpec:
         )
 
 
-@dataclass(frozen=True)
-class TrainConfig:
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig(OptimizerSettings):
     """How every model of a population is trained.
+
+    Its :class:`OptimizerSettings` fields (``solver``, ``momentum``, ...,
+    given by keyword as all the others) are the optimizer of models whose
+    spec gives none.
 
     Parameters
     ----------
@@ -174,9 +178,6 @@ class TrainConfig:
     n_outputs : int
         Number of classes (classification), targets (regression) or labels
         (multilabel).
-    solver : {"adam", "sgd", "lbfgs"}
-        With ``momentum``, ``nesterovs_momentum``, ``beta_1``, ``beta_2``
-        and ``epsilon``: the optimizer of models whose spec gives none.
     batch_size : int
     max_iter : int
         Maximum number of epochs (L-BFGS: of iterations).
@@ -193,12 +194,6 @@ class TrainConfig:
         the training loss. L-BFGS models (full batch) stop by scipy's
         L-BFGS-B rules instead: largest absolute gradient entry ``<= tol``
         or relative loss decrease ``<= 2.2e-9``.
-    momentum, nesterovs_momentum :
-        SGD momentum, as in scikit-learn's MLP.
-    learning_rate, power_t :
-        SGD's learning-rate schedule, as in scikit-learn's MLP.
-    beta_1, beta_2, epsilon :
-        Adam's coefficients.
     shuffle : bool
         Draw a new order of each fold's training rows every epoch (else
         the batches take the rows in the order given), as scikit-learn's MLP.
@@ -246,20 +241,12 @@ class TrainConfig:
 
     task: str
     n_outputs: int
-    solver: str = "adam"
     batch_size: int = 200
     max_iter: int = 200
     max_fun: int = 15000
     tol: float = 1e-4
     n_iter_no_change: int = 10
     early_stopping: bool = False
-    momentum: float = 0.9
-    nesterovs_momentum: bool = True
-    beta_1: float = 0.9
-    beta_2: float = 0.999
-    epsilon: float = 1e-8
-    learning_rate: str = "constant"
-    power_t: float = 0.5
     shuffle: bool = True
     shuffle_seed: int = 0
     dtype: str = "float32"
@@ -276,8 +263,8 @@ class TrainConfig:
     max_models: int = None
 
     def __post_init__(self):
+        super().__post_init__()
         assert self.task in ("classification", "regression", "multilabel")
-        assert self.solver in ("adam", "sgd", "lbfgs")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "torch")
@@ -286,11 +273,8 @@ class TrainConfig:
 
     def optimizer_settings(self):
         """The :class:`OptimizerSettings` of models whose spec gives none:
-        the config's fields of the same names (scikit-learn's MLP settings;
-        the others, such as ``amsgrad``, come per model in the spec or take
-        their defaults)."""
-        own = {f.name for f in fields(self)}
-        names = [f.name for f in fields(OptimizerSettings) if f.name in own]
+        the config's own."""
+        names = [f.name for f in fields(OptimizerSettings)]
         return OptimizerSettings(**{name: getattr(self, name) for name in names})
 
     def halving_epochs(self):
