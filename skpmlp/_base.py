@@ -24,8 +24,8 @@ from ._refit import DATA_ATTRIBUTES, refit, single_model
 from ._runner import search
 from ._scorers import fitted_scorers
 from ._selection import Selection
-from ._settings import one_value
 from ._splits import SplitSettings
+from ._values import one_value
 
 
 def _needs_refit(method):

@@ -87,6 +87,26 @@ def warn_or_raise_about_fit_failures(diverged, untrained, error_score):
     )
 
 
+def judge_failures(result, *, lone, error_score):
+    """Every fit's failure (diverged or untrained), judged as scikit-learn's
+    MLP (a ``lone`` model) or GridSearchCV (a search) judges it.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_models, n_folds)
+    """
+    diverged = result.diverged
+    if lone:
+        # a lone model is scikit-learn's MLP: its weights decide (an error)
+        diverged = lone_model_divergence(result)
+    warn_halted(result)
+    # untrained models (a halt before their chunk ran) are failures too
+    # (a warm-started L-BFGS model already at a minimum converges in 0)
+    untrained = (result.n_iter == 0) & ~result.converged
+    warn_or_raise_about_fit_failures(diverged, untrained, error_score)
+    return diverged | untrained
+
+
 def warn_halted(result, what="the search"):
     """Warn that training ended early (Ctrl-C or ``max_time``) and how far
     it got."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from joblib.logger import short_format_time
 
-from ._settings import one_value
+from ._values import one_value
 
 
 def _tqdm():

@@ -18,9 +18,9 @@ from ._attributes import MLP_ATTRIBUTES, mlp_attributes
 from ._compat import get_param_names
 from ._failures import warn_halted
 from ._params import OPTIMIZER_PARAMS, training_params
-from ._settings import one_value, uses_early_stopping
 from ._splits import SplitSettings, validation_split
 from ._training import train_models
+from ._values import one_value, uses_early_stopping
 
 #: Attributes that data validation sets on the estimator, before training starts.
 DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_", "out_activation_")

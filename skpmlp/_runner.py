@@ -12,9 +12,9 @@ import dataclasses
 
 import numpy as np
 
-from ._adaptive import adaptive_columns, adaptive_population, hyperparameter_schedules
+from ._adaptive import AdaptiveRows, SpaceRefills
 from ._engine import torch_threads
-from ._failures import lone_model_divergence, warn_halted, warn_or_raise_about_fit_failures
+from ._failures import judge_failures
 from ._progress import announce_fits, report_fits
 from ._results import build_cv_results
 from ._resume import folds_digest, merge_resumed
@@ -75,28 +75,30 @@ def search(estimator, X, y, sample_weight=None, groups=None):
     Sets ``n_features_in_`` (and ``feature_names_in_``, ``classes_``,
     ``out_activation_``) on ``estimator``; everything else is returned.
     """
-    return run_search(plan_search(estimator, X, y, sample_weight, groups))
+    plan = plan_search(estimator, X, y, sample_weight, groups)
+    return run_search(plan)
 
 
 def run_search(plan):
     """Train the plan's population on every fold fused, and score it."""
-    population, spec = plan.population, plan.spec
+    # refill: the run adds models, drawn or perturbed from the space
+    source = SpaceRefills(plan.space, plan.population, plan.seed) if plan.config.refill else None
     # a lone model talks as scikit-learn's MLP (its own lines), a search as GridSearchCV
     verbose = 0 if plan.lone else plan.execution.progress.verbose
-    announce_fits(len(plan.folds), population.n_models, verbose)
-    # refill: the run adds models, drawn or perturbed from the space
-    source = plan.refill_source()
+    announce_fits(len(plan.folds), plan.population.n_models, verbose)
     data = plan.data
     result, shards = train_models(
-        plan.training_spec(), plan.config, data.X, data.y_encoded, plan.engine_folds,
-        plan.execution,
+        plan.train_spec, plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
         sample_weight=data.train_weight, refill_source=source,
     )
     if plan.resumed is not None:  # the whole population: the others as they were
         result = merge_resumed(plan.previous, result, plan.resumed)
-    if source is not None:  # every model trained is a row
-        population, spec = adaptive_population(result, population), result.extra["spec"]
-    failed = _failures(plan, result)
+    # every model an adaptive run trained is a row
+    adaptive = None if source is None else AdaptiveRows.of(result, plan.population, source)
+    population, spec = plan.population, plan.spec
+    if adaptive is not None:
+        population, spec = adaptive.population, adaptive.spec
+    failed = judge_failures(result, lone=plan.lone, error_score=plan.error_score)
     # small torch ops, on one thread: on a busy CPU, OpenMP's barriers made
     # them 25x slower with 2 threads (digits, 24 models, load 5: 430 ms
     # against 17 ms per fold)
@@ -108,40 +110,17 @@ def run_search(plan):
         status["pruned"] = result.pruned.any(axis=1)
     cv_results = build_cv_results(
         population, scores, fit_time=result.train_time, score_time=score_time,
-        multimetric=multimetric,
-        status=status, held_out=plan.held_out,
+        multimetric=multimetric, status=status, held_out=plan.held_out,
     )
-    schedules = None
-    if source is not None:
-        cv_results = adaptive_columns(cv_results, result)
-        schedules = hyperparameter_schedules(
-            population, result.extra["parent"], result.extra["start_iter"],
-            result.n_iter.max(axis=1),
-            source.perturbed,
-        )
+    if adaptive is not None:
+        cv_results.update(adaptive.columns)
     report_fits(
         cv_results, fit_time=np.full(failed.shape, result.train_time / failed.size),
-        score_time=score_time,
-        verbose=verbose, multimetric=multimetric, return_train_score=plan.return_train_score,
+        score_time=score_time, verbose=verbose, multimetric=multimetric,
+        return_train_score=plan.return_train_score,
     )
     return SearchRun(
         plan=plan, population=population, spec=spec, result=result, cv_results=cv_results,
         multimetric=multimetric, shards=shards, failed=failed.any(axis=1), test_loss=test_loss,
-        schedules=schedules,
+        schedules=None if adaptive is None else adaptive.schedules,
     )
-
-
-def _failures(plan, result):
-    """Every fit's failure (diverged or untrained), judged as scikit-learn's
-    MLP (a lone model) or GridSearchCV (a search) judges it: ndarray of bool
-    of shape (n_models, n_folds)."""
-    diverged = result.diverged
-    if plan.lone:
-        # a lone model is scikit-learn's MLP: its weights decide (an error)
-        diverged = lone_model_divergence(result)
-    warn_halted(result)
-    # untrained models (a halt before their chunk ran) are failures too
-    # (a warm-started L-BFGS model already at a minimum converges in 0)
-    untrained = (result.n_iter == 0) & ~result.converged
-    warn_or_raise_about_fit_failures(diverged, untrained, plan.error_score)
-    return diverged | untrained

@@ -14,9 +14,8 @@ import time
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils import check_array
 
-from ._adaptive import SpaceRefills, check_refill
+from ._adaptive import check_refill
 from ._attributes import warm_start_weights
 from ._data import validated_data
 from ._population import Population
@@ -30,10 +29,11 @@ from ._resume import (
     survivors,
 )
 from ._scorers import resolve_scorers, weighted_scorers
-from ._settings import check_solvers, resolve_seed, train_config, warn_batch_size
+from ._settings import check_solvers, train_config, warn_batch_size
 from ._space import SearchSpace
 from ._splits import SplitSettings, plan_folds, training_folds
 from ._training import Execution
+from ._values import resolve_seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +80,9 @@ class SearchPlan:
     spec : PopulationSpec
         The engine's description of the population (a warm start's
         initial weights included).
+    train_spec : PopulationSpec
+        What the run trains: ``spec``, or a resumed search's survivors, each
+        fold replica from its previous weights.
     config : TrainConfig
     folds : list of (ndarray, ndarray or None)
         Every fold's training and held-out (scoring) rows.
@@ -111,6 +114,7 @@ class SearchPlan:
     space: SearchSpace
     population: Population
     spec: object
+    train_spec: object
     config: object
     folds: list
     engine_folds: list
@@ -135,16 +139,6 @@ class SearchPlan:
         """Rows each fold's models train on."""
         return [len(train) for train, _ in self.engine_folds]
 
-    def training_spec(self):
-        """The spec the run trains: a resumed search's survivors, each fold
-        replica from its previous weights; else the whole population."""
-        if self.resumed is None:
-            return self.spec
-        return resume_spec(self.spec, self.previous, self.resumed)
-
-    def refill_source(self):
-        """The source of an adaptive run's new models, or None."""
-        return SpaceRefills(self.space, self.population, self.seed) if self.config.refill else None
 
 
 def check_weighted_folds(estimator, y_encoded, sample_weight, folds):
@@ -202,29 +196,6 @@ def check_warm_start(estimator, n_models, prior):
         )
 
 
-def check_groups(groups, X):
-    """``groups`` as a 1-D array of one label per row of ``X`` (or None).
-
-    Raises
-    ------
-    ValueError
-        If ``groups`` is not 1-D or its length is not ``X``'s.
-    """
-    if groups is None:
-        return None
-    groups = check_array(groups, ensure_2d=False, dtype=None, input_name="groups")
-    if groups.ndim != 1:
-        raise ValueError(
-            f"groups must be 1-D, one group label per sample; got shape {groups.shape}."
-        )
-    if len(groups) != X.shape[0]:
-        raise ValueError(
-            f"groups has {len(groups)} entries but X has {X.shape[0]} samples; give one "
-            f"group label per sample."
-        )
-    return groups
-
-
 def plan_search(estimator, X, y, sample_weight=None, groups=None):
     """The :class:`SearchPlan` of ``estimator``'s fit on ``(X, y)``.
 
@@ -262,7 +233,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     if sample_weight is not None:
         weighted = weighted_scorers(estimator, scorers, multimetric)
     splits = SplitSettings.of(estimator)
-    folds = plan_folds(splits, X, y, y_encoded, seed, check_groups(groups, X), population.n_models)
+    folds = plan_folds(splits, X, y, y_encoded, seed, groups, population.n_models)
     data = SearchData(
         X, y, y_encoded, sample_weight,
         # the models train (and early stopping watches) with the class
@@ -281,8 +252,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
                     max(len(train) for train, _ in engine_folds))
     lone = splits.is_lone(population.n_models)
     return SearchPlan(
-        data=data, seed=seed, space=space, population=population, spec=spec, config=config,
-        folds=folds,
+        data=data, seed=seed, space=space, population=population, spec=spec,
+        train_spec=spec if resumed is None else resume_spec(spec, previous, resumed),
+        config=config, folds=folds,
         engine_folds=engine_folds, scorers=scorers, multimetric=multimetric,
         weighted=frozenset(weighted),
         execution=Execution(

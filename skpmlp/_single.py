@@ -25,10 +25,11 @@ from ._engine import canonical_activation, mlp_forward
 from ._failures import lone_model_divergence, warn_halted
 from ._params import OPTIMIZER_PARAMS, parameter_constraints, parameter_entries, store_params
 from ._population import Population
-from ._settings import resolve_seed, train_config, uses_early_stopping, warn_batch_size
+from ._settings import train_config, warn_batch_size
 from ._splits import SplitSettings, validation_split
 from ._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 from ._training import Execution, train_models
+from ._values import resolve_seed, uses_early_stopping
 
 #: Everything ``fit`` sets: validating the data sets the last four before
 #: training, so a failed fit puts all of them back as they were.
