@@ -46,6 +46,36 @@ PARAMETERS = {name: PARAMS[name].values for name in SEARCHED_PARAMS}
 
 
 # ------------------------------------------------------------------- space
+def _subspace(override, base, where):
+    """One subspace: the ``base`` values (one per searchable parameter), those
+    of a ``param_grid`` dict ``override`` (``param_grid{where}``) instead,
+    every list read into its valid candidates.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :meth:`SearchSpace.from_params` says.
+    """
+    if not isinstance(override, dict):
+        raise ValueError(f"param_grid{where} must be a dict; got {override!r}.")
+    unknown = sorted(set(override) - set(PARAMETERS), key=str)
+    if unknown:
+        raise ValueError(
+            f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
+            f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
+        )
+    # the lists are checked as GridSearchCV checks its param_grid (a
+    # single value or a string is refused, not read as one value)
+    ParameterGrid({k: v for k, v in override.items() if not is_distribution(v)})
+    subspace = {}
+    for name, parameter in PARAMETERS.items():
+        value = override.get(name, base[name])
+        label = f"param_grid{where}[{name!r}]" if name in override else name
+        subspace[name] = value if is_distribution(value) else parameter.candidates(value, label)
+    return subspace
+
+
+
 #: The key that marks a configuration with its subspace (see ``draw_unset``).
 _SUBSPACE = "_subspace"
 
@@ -115,28 +145,11 @@ class SearchSpace:
                 f"param_grid must be a dict or a non-empty list of dicts, as GridSearchCV's "
                 f"param_grid; got {param_grid!r}."
             )
-        subspaces = []
-        for i, override in enumerate(overrides):
-            where = "" if param_grid is None or isinstance(param_grid, dict) else f"[{i}]"
-            if not isinstance(override, dict):
-                raise ValueError(f"param_grid{where} must be a dict; got {override!r}.")
-            unknown = sorted(set(override) - set(PARAMETERS), key=str)
-            if unknown:
-                raise ValueError(
-                    f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
-                    f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
-                )
-            # the lists are checked as GridSearchCV checks its param_grid (a
-            # single value or a string is refused, not read as one value)
-            ParameterGrid({k: v for k, v in override.items() if not is_distribution(v)})
-            subspace = {}
-            for name, parameter in PARAMETERS.items():
-                value = override.get(name, base[name])
-                label = f"param_grid{where}[{name!r}]" if name in override else name
-                if not is_distribution(value):
-                    value = parameter.candidates(value, label)
-                subspace[name] = value
-            subspaces.append(subspace)
+        numbered = isinstance(param_grid, (list, tuple))  # errors name param_grid[i]
+        subspaces = [
+            _subspace(override, base, f"[{i}]" if numbered else "")
+            for i, override in enumerate(overrides)
+        ]
         # what cv_results_ shows: the model parameters always, an optimizer
         # parameter only where searched (a distribution, several candidates,
         # or named in param_grid)

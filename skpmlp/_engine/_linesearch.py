@@ -158,11 +158,9 @@ def dcstep(best, other, trial, brackt, bounds):
 
     Returns
     -------
-    best, other : tuple of 3 ndarray
-        The updated interval's ends.
-    stp : ndarray
-        The new trial step.
-    brackt : ndarray of bool
+    best, other, stp, brackt :
+        The updated interval's ends, the new trial step, and whether a
+        minimiser is now bracketed.
     """
     (stx, fx, dx), (sty, fy, dy), (stp, fp, dp) = best, other, trial
     stpmin, stpmax = bounds

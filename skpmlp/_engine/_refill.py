@@ -323,19 +323,8 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
         # one reading of the clock: a model placed now trains at least one epoch
         out_of_time = past(deadline)
         if refilling:
-            free = seats.free_seats(status.active)
-            if free and not out_of_time:
-                # the leaving models' weights first: their slots are overwritten
-                leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
-                kept.update(trainer.kept_weights(leaving))
-                born = []
-                if seats.can_refill(epoch):
-                    born = seats.refill(free, epoch, status.active, score)
-                if born:
-                    status.admit(born)
-                    replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
-                    rates.admit(replicas, trainer.learning_rates[replicas],
-                                [trainer.replica_optimizers[r] for r in replicas], epoch)
+            if not out_of_time:
+                _refill_free_seats(seats, status, rates, epoch, score, kept)
             refilling = seats.can_refill(epoch)
         elif (finished.any() and status.active.any()
               and trainer.frozen.mean() >= config.compact_fraction):
@@ -353,6 +342,25 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
     return _result(seats, kept, status, loss_rows, score_rows, occupancy, halted,
                    time.perf_counter() - start_time)
 
+
+
+def _refill_free_seats(seats, status, rates, epoch, score, kept):
+    """After ``epoch``, the seats whose models all stopped take new models
+    (while the budget lasts): the leaving models' weights go to ``kept``
+    first, the newcomers join the stopping rule and the schedules."""
+    trainer, K, C = seats.trainer, seats.K, seats.capacity
+    free = seats.free_seats(status.active)
+    if not free:
+        return
+    # the leaving models' weights first: their slots are overwritten
+    leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
+    kept.update(trainer.kept_weights(leaving))
+    born = seats.refill(free, epoch, status.active, score) if seats.can_refill(epoch) else []
+    if born:
+        status.admit(born)
+        replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
+        rates.admit(replicas, trainer.learning_rates[replicas],
+                    [trainer.replica_optimizers[r] for r in replicas], epoch)
 
 
 def _own_epochs(rows, start, n_iter, n):
