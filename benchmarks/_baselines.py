@@ -21,7 +21,6 @@ import torch.nn.functional as F
 from skpmlp._engine import ACTIVATIONS, TORCH_MODULES
 
 
-
 def _sorted_by_activation(widths, activations):
     order = np.argsort([list(ACTIVATIONS).index(a) for a in activations], kind="stable")
     return [widths[i] for i in order], [activations[i] for i in order]

@@ -32,7 +32,6 @@ import warnings
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402

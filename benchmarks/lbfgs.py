@@ -61,8 +61,8 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 import scipy.optimize  # noqa: E402
+import torch  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, StratifiedKFold  # noqa: E402
 from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402

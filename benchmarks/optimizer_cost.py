@@ -11,16 +11,25 @@ Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/optimizer_cost.py
 """
-import sys, time, statistics, dataclasses
+import dataclasses
+import sys
+import time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np, torch
-torch.set_num_threads(1)
-from step import population, N_ROWS, N_FEATURES, N_CLASSES, BATCH
-from skpmlp._engine import TrainConfig, OptimizerSettings
+
+import numpy as np
+import torch
+
+from skpmlp._engine import OptimizerSettings, TrainConfig
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._native import NativeTrainer
 from skpmlp._engine._trainer import PopulationTrainer
+
+# the population of step.py, beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from step import BATCH, N_CLASSES, N_FEATURES, N_ROWS, population  # noqa: E402
+
+torch.set_num_threads(1)
+
 rng = np.random.default_rng(0)
 X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32)
 y = torch.tensor(rng.integers(0, N_CLASSES, N_ROWS))
@@ -34,10 +43,13 @@ for cls in (PopulationTrainer, NativeTrainer):
     res = {}
     trainers = {name: cls(spec, cfg, N_FEATURES, 1) for name, spec in (("shared", shared), ("per-model", mixed))}
     for t in trainers.values():
-        t.n_threads = 1; t.run_epoch(X, y, plan)
+        t.n_threads = 1
+        t.run_epoch(X, y, plan)
     samples = {name: [] for name in trainers}
     for _ in range(5):
         for name, t in trainers.items():
-            c = time.process_time(); t.run_epoch(X, y, plan); samples[name].append((time.process_time() - c) / plan.n_steps * 1e3)
+            c = time.process_time()
+            t.run_epoch(X, y, plan)
+            samples[name].append((time.process_time() - c) / plan.n_steps * 1e3)
     a, b = min(samples["shared"]), min(samples["per-model"])
     print(f"{cls.__name__:18s} shared {a:.2f} ms/step, per-model (4 optimizers) {b:.2f} ms/step, ratio {b/a:.3f}")

@@ -110,7 +110,7 @@ class PlainTorchStep:
         params = []
         for _, models in sorted(by_group.items(), key=lambda item: str(item[0])):
             depth = len(spec.hidden_layer_sizes[models[0]])
-            widths = [max(spec.hidden_layer_sizes[i][l] for i in models) for l in range(depth)]
+            widths = [max(spec.hidden_layer_sizes[i][layer] for i in models) for layer in range(depth)]
             sizes = [N_FEATURES, *widths, N_CLASSES]
             layers = []
             for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):

@@ -61,7 +61,16 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _real_data import (  # noqa: E402
-    CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, key, machine, prepare, timed,
+    CV,
+    DATASETS,
+    GRID,
+    QUICK,
+    SEED,
+    TEST_SIZE,
+    key,
+    machine,
+    prepare,
+    timed,
 )
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402

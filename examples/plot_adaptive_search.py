@@ -65,7 +65,8 @@ for refill, search in searches.items():
     start = results.get("start_iter", np.zeros(len(results["n_iter"]), dtype=int))
     occupancy = results["n_iter"].sum() / (24 * (start + results["n_iter"]).max())
     print(
-        f"refill={refill!s:<8} models {len(results['params']):>3}  slot-epochs used {occupancy:6.1%}  "
+        f"refill={refill!s:<8} models {len(results['params']):>3}  "
+        f"slot-epochs used {occupancy:6.1%}  "
         f"best validation {search.best_score_:.4f}  test {search.score(X_test, y_test):.4f}"
     )
 

@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler
 
 from skpmlp import ParallelMLPClassifier
-from skpmlp.plotting import LearningCurvesDisplay
+from skpmlp.plotting import EpochCurvesDisplay
 
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
@@ -129,7 +129,7 @@ print(halving.groupby("pruned")[["n_iter", "mean_test_score"]].agg(["count", "me
 # ---------------
 # The five best models with early stopping: training loss and validation
 # accuracy per epoch, each curve ending where its model stopped.
-LearningCurvesDisplay.from_estimator(searches["early stopping"], top_k=5)
+EpochCurvesDisplay.from_estimator(searches["early stopping"], top_k=5)
 
 # %%
 # Averaging the top five

@@ -96,8 +96,9 @@ start = time.perf_counter()
 table = fused_cross_validate(search, X, y, cv=cv, scoring=["accuracy", "roc_auc"])
 print(f"fused_cross_validate: {time.perf_counter() - start:.1f} s")
 table = pd.DataFrame(table).sort_values("rank_test_roc_auc")
-print(table[["param_hidden_layer_sizes", "param_activation", "param_learning_rate_init",
-             "param_alpha", "mean_test_accuracy", "mean_test_roc_auc"]].head(5).to_string(index=False))
+columns = ["param_hidden_layer_sizes", "param_activation", "param_learning_rate_init",
+           "param_alpha", "mean_test_accuracy", "mean_test_roc_auc"]
+print(table[columns].head(5).to_string(index=False))
 
 # %%
 # Next to scikit-learn's GridSearchCV

@@ -34,7 +34,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier
-from skpmlp.plotting import LearningCurvesDisplay
+from skpmlp.plotting import EpochCurvesDisplay
 
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
@@ -107,7 +107,8 @@ columns = {
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.6), sharey=True, layout="constrained")
 for ax, (name, values) in zip(axes, columns.items()):
     for d in (1, 2, 3):
-        ax.scatter(np.asarray(values)[depth == d], scores[depth == d], s=6, alpha=0.5, label=f"depth {d}")
+        ax.scatter(np.asarray(values)[depth == d], scores[depth == d], s=6, alpha=0.5,
+                   label=f"depth {d}")
     ax.set_xscale("log")
     ax.set_xlabel(name)
 axes[0].set_ylabel("validation accuracy")
@@ -126,4 +127,4 @@ ax.set_ylabel("validation accuracy")
 # %%
 # The learning curves of the five best models
 # -------------------------------------------
-LearningCurvesDisplay.from_estimator(search, top_k=5)
+EpochCurvesDisplay.from_estimator(search, top_k=5)

@@ -28,7 +28,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPRegressor
-from skpmlp.plotting import LearningCurvesDisplay, SearchHeatmapDisplay
+from skpmlp.plotting import EpochCurvesDisplay, SearchHeatmapDisplay
 
 X, y = make_friedman1(n_samples=1000, noise=1.0, random_state=0)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
@@ -78,7 +78,7 @@ print(f"validation R2 {search.best_score_:.3f}, test R2 {r2_score(y_test, y_pred
 # -------------------------------
 # Training loss (left) and validation R² (right) per epoch; each curve ends
 # where early stopping stopped that model.
-LearningCurvesDisplay.from_estimator(search, top_k=5)
+EpochCurvesDisplay.from_estimator(search, top_k=5)
 
 # %%
 # Which knobs matter

@@ -42,7 +42,8 @@ from sklearn.preprocessing import StandardScaler
 from skpmlp import ParallelMLPClassifier
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y,
+                                                    random_state=0)
 scaler = StandardScaler().fit(X_train)
 X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 NODES = (1, 2, 4, 8)
@@ -52,7 +53,8 @@ def parts(n):
     """The training rows of each of ``n`` nodes."""
     if n == 1:
         return [np.arange(len(y_train))]
-    return [rows for _, rows in StratifiedKFold(n, shuffle=True, random_state=0).split(X_train, y_train)]
+    splitter = StratifiedKFold(n, shuffle=True, random_state=0)
+    return [rows for _, rows in splitter.split(X_train, y_train)]
 
 
 # %%
@@ -66,7 +68,8 @@ def parts(n):
 # test suite's documentation build, trains 8 epochs instead of 25.)
 EPOCHS = 8 if os.environ.get("SKPMLP_EXAMPLES_QUICK") == "1" else 25
 PARAMS = dict(
-    hidden_layer_sizes=[(32,), (64,)], activation=("relu", "tanh"), learning_rate_init=(0.001, 0.01),
+    hidden_layer_sizes=[(32,), (64,)], activation=("relu", "tanh"),
+    learning_rate_init=(0.001, 0.01),
     max_iter=EPOCHS, batch_size=32, random_state=0, dtype="float32",
 )
 
@@ -92,8 +95,9 @@ def averaged_scores(template, replicas):
     scores = []
     for i, copies in enumerate(replicas):
         model = template.export_model(i, fold=None if template.cv is None else 0)
-        model.coefs_ = [np.mean([c[layer] for c, _ in copies], axis=0) for layer in range(len(copies[0][0]))]
-        model.intercepts_ = [np.mean([b[layer] for _, b in copies], axis=0) for layer in range(len(copies[0][1]))]
+        layers = range(len(copies[0][0]))
+        model.coefs_ = [np.mean([c[layer] for c, _ in copies], axis=0) for layer in layers]
+        model.intercepts_ = [np.mean([b[layer] for _, b in copies], axis=0) for layer in layers]
         scores.append(model.score(X_test, y_test))
     return np.array(scores)
 
@@ -131,7 +135,8 @@ for cv in (None, 10):
         }
 
 label = {None: "no CV", 10: "10-fold CV per node"}
-print(f"{'variant':22} {'n':>2} {'averaged (best / mean)':>24} {'replica alone (mean)':>21} {'node time':>10}")
+print(f"{'variant':22} {'n':>2} {'averaged (best / mean)':>24} {'replica alone (mean)':>21} "
+      f"{'node time':>10}")
 for (cv, n), r in results.items():
     print(f"{label[cv]:22} {n:2d} {r['averaged'].max():11.3f} / {r['averaged'].mean():.3f}"
           f" {r['one node'].mean():21.3f} {r['seconds']:9.2f}s")
@@ -169,7 +174,8 @@ for cv, marker in ((None, "o"), (10, "s")):
     left.plot(NODES, averaged, marker=marker, label=f"weights averaged, {label[cv]}")
     left.plot(NODES, alone, marker=marker, linestyle=":", label=f"a replica alone, {label[cv]}")
     right.plot(NODES, [results[cv, n]["seconds"] for n in NODES], marker=marker, label=label[cv])
-for axis, ylabel in ((left, "test accuracy (mean of 8 configurations)"), (right, "slowest node's wall time (s)")):
+for axis, ylabel in ((left, "test accuracy (mean of 8 configurations)"),
+                     (right, "slowest node's wall time (s)")):
     axis.set(xscale="log", xticks=NODES, xticklabels=NODES, xlabel="nodes n", ylabel=ylabel)
 left.legend(fontsize=7)
 right.legend(fontsize=7)

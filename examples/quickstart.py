@@ -37,7 +37,8 @@ from sklearn.preprocessing import MinMaxScaler
 from skpmlp import ParallelMLPClassifier
 
 parser = argparse.ArgumentParser(description="skpmlp against GridSearchCV and a default MLP.")
-parser.add_argument("--quick", action="store_true", help="a small grid and few epochs (smoke test)")
+parser.add_argument("--quick", action="store_true",
+                    help="a small grid and few epochs (smoke test)")
 QUICK = parser.parse_args().quick
 
 # Models that reach max_iter warn (ConvergenceWarning); both libraries
@@ -48,7 +49,8 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 # The data: 1,797 8x8 images of digits, 10 classes, pixels scaled to [0, 1]
 # (the scaler is fitted on the training rows only).
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y,
+                                                    random_state=0)
 scaler = MinMaxScaler().fit(X_train)
 X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 
@@ -84,8 +86,8 @@ def timed_fit(estimator):
     return estimator, time.perf_counter() - start
 
 
-print(f"digits: {len(y_train)} training rows, {len(y_test)} test rows; {n_configs} configurations, "
-      f"max_iter={MAX_ITER}")
+print(f"digits: {len(y_train)} training rows, {len(y_test)} test rows; "
+      f"{n_configs} configurations, max_iter={MAX_ITER}")
 print()
 print(f"{'':<62} {'test accuracy':>13} {'wall time':>11}")
 
@@ -109,7 +111,8 @@ report(f"skpmlp, holdout ({holdout.n_models_} models in one fused run)", holdout
 fused_cv, fused_cv_seconds = timed_fit(
     ParallelMLPClassifier(**GRID, max_iter=MAX_ITER, cv=CV, random_state=0)
 )
-report(f"skpmlp, cv={CV} ({fused_cv.n_models_} x {CV} fits fused, + refit)", fused_cv, fused_cv_seconds)
+report(f"skpmlp, cv={CV} ({fused_cv.n_models_} x {CV} fits fused, + refit)", fused_cv,
+       fused_cv_seconds)
 
 # %%
 # 2. GridSearchCV over the same grid and folds count: one MLPClassifier fit

@@ -13,12 +13,14 @@ layer's side of it:
   hyperparameter schedules.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._params import uses_early_stopping
 from ._population import Population, model_seed
 from ._space import PARAMETERS, is_distribution
+from ._values import uses_early_stopping
 
 #: Continuous hyperparameters ``refill="perturb"`` changes (where searched),
 #: and how: a learning rate or penalty is multiplied by the factor; a
@@ -67,7 +69,8 @@ class SpaceRefills:
         unset = list(population.unset) or [frozenset()] * population.n_models
         self.initial_rows = [(dict(p), names) for p, names in zip(population.params, unset)]
         # a stream of its own: the first population's draws are unchanged
-        self._rng = check_random_state(np.random.SeedSequence([self.seed, 16]).generate_state(1)[0])
+        stream = np.random.SeedSequence([self.seed, 16]).generate_state(1)[0]
+        self._rng = check_random_state(stream)
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
 
@@ -156,14 +159,48 @@ def hyperparameter_schedules(population, parent, start_iter, n_iter, names):
     return schedules
 
 
-def adaptive_columns(cv_results, result):
-    """Add the ``parent``, ``start_iter`` and ``slot`` (the fused network's
-    slot, fold replicas together, that trained the row) columns to
-    ``cv_results``."""
-    cv_results["parent"] = np.asarray(result.extra["parent"], dtype=int)
-    cv_results["start_iter"] = np.asarray(result.extra["start_iter"], dtype=int)
-    cv_results["slot"] = np.asarray(result.extra["seat"], dtype=int)
-    return cv_results
+def adaptive_columns(result):
+    """The ``parent``, ``start_iter`` and ``slot`` (the fused network's slot,
+    fold replicas together, that trained the row) columns of
+    ``cv_results_``."""
+    return {
+        "parent": np.asarray(result.extra["parent"], dtype=int),
+        "start_iter": np.asarray(result.extra["start_iter"], dtype=int),
+        "slot": np.asarray(result.extra["seat"], dtype=int),
+    }
+
+
+@dataclass(frozen=True)
+class AdaptiveRows:
+    """What an adaptive run trained, as the search layer's rows.
+
+    Attributes
+    ----------
+    population : Population
+        Every model trained: the first population, then the refills.
+    spec : PopulationSpec
+        Their engine description.
+    schedules : list of dict
+        Every row's hyperparameter schedule (``hyperparameter_schedules_``).
+    columns : dict
+        The ``parent``, ``start_iter`` and ``slot`` columns of ``cv_results_``.
+    """
+
+    population: object
+    spec: object
+    schedules: list
+    columns: dict
+
+    @classmethod
+    def of(cls, result, first, source):
+        """The rows of ``result``, an adaptive run of ``first`` refilled
+        from ``source``."""
+        population = adaptive_population(result, first)
+        schedules = hyperparameter_schedules(
+            population, result.extra["parent"], result.extra["start_iter"],
+            result.n_iter.max(axis=1), source.perturbed,
+        )
+        return cls(population, result.extra["spec"], schedules, adaptive_columns(result))
 
 
 def check_refill(estimator, n_models, space):

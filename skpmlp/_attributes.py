@@ -107,7 +107,8 @@ def continued_attributes(previous, attributes):
     if attributes.get("best_loss_") is not None:
         attributes["best_loss_"] = _best(loss_curve, min, np.inf)
     if attributes.get("validation_scores_") is not None:
-        validation = list(previous.get("validation_scores_") or []) + list(attributes["validation_scores_"])
+        validation = list(previous.get("validation_scores_") or [])
+        validation += list(attributes["validation_scores_"])
         attributes["validation_scores_"] = validation
         attributes["best_validation_score_"] = _best(validation, max, -np.inf)
     if attributes["loss_"] is None:  # no epoch (L-BFGS at a minimum): the weights did not move

@@ -1,57 +1,36 @@
 """ParallelMLPClassifier: a whole MLP search space, trained fused."""
 
 import numpy as np
-
 from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseParallelMLP, SearchScoreMixin, _needs_refit
-from ._docstrings import ATTRIBUTES, PARAMETERS
+from ._docstrings import class_docstring, search_attributes
 from ._ensemble import MLPEnsembleClassifier
+from ._params import parameter_constraints, parameter_entries, store_params
 from ._single import SingleMLPClassifier
-from ._targets import CLASS_WEIGHT_CONSTRAINTS, CLASS_WEIGHT_DOC, ClassifierTargetsMixin
+from ._targets import ClassifierTargetsMixin
 
 
-class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin, BaseParallelMLP):
-    __doc__ = (
-        """Train a whole search space of MLP classifiers at once.
-
-    Every combination of ``hidden_layer_sizes`` x ``activation`` x
-    ``learning_rate_init`` x ``alpha`` (or ``n_models`` configurations drawn
-    from them, any of them a distribution as in RandomizedSearchCV), times
-    ``n_repeats``, is trained as
-    one fused PyTorch network on CPU or GPU; each model stays independent
-    (trained alone, the same model gets the same weights up to floating-point
-    rounding; tested in float64). The best model on
-    held-out validation data predicts.
-
-    Parameters
-    ----------"""
-        + PARAMETERS.replace("<default_score>", "accuracy").replace(
-            "    batch_size : int", CLASS_WEIGHT_DOC + "    batch_size : int", 1
-        )
-        + """
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels, only with ``refit`` (as GridSearchCV); for a multilabel
-        ``y`` (an indicator matrix of shape (n_samples, n_labels)),
-        ``arange(n_labels)``, as scikit-learn's MLP.
-    out_activation_ : {"softmax", "logistic"}
-        Output activation of every model: softmax over the classes, or one
-        sigmoid per label for a multilabel ``y`` (each label's binary
-        log-loss, summed, is the training loss; predictions are indicator
-        matrices and the default score is the subset accuracy)."""
-        + ATTRIBUTES.replace("<single>", "SingleMLPClassifier").replace("<default_score>", "accuracy")
-        + """
-    See Also
-    --------
-    ParallelMLPRegressor : the same search for regression.
-    SingleMLPClassifier : one standalone model.
-
-    Examples
-    --------
+class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, ClassifierMixin,
+                            BaseParallelMLP):
+    __doc__ = class_docstring(
+        "Train a whole search space of MLP classifiers at once.",
+        """    Every combination of ``hidden_layer_sizes`` x ``activation`` x
+    ``learning_rate_init`` x ``alpha`` (and of any other searchable
+    parameter given a list: the optimizer's settings and ``batch_size``, see
+    ``param_grid``), or ``n_models`` configurations drawn from them (any of
+    them a distribution, as in RandomizedSearchCV), times ``n_repeats``, is
+    trained as one fused PyTorch network on CPU or GPU; each model stays
+    independent (trained alone, the same model gets the same weights up to
+    floating-point rounding; tested in float64). The best model on held-out
+    validation data predicts.""",
+        parameters=parameter_entries("search", "classifier"),
+        attributes=search_attributes("classifier", "SingleMLPClassifier"),
+        see_also=[("ParallelMLPRegressor", "The same search for regression."),
+                  ("SingleMLPClassifier", "One standalone model.")],
+        examples="""\
     >>> from sklearn.datasets import load_iris
     >>> from skpmlp import ParallelMLPClassifier
     >>> X, y = load_iris(return_X_y=True)
@@ -61,15 +40,12 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
     >>> search.n_models_
     4
     >>> search.predict(X[:3]).shape
-    (3,)
-    """
+    (3,)""",
     )
 
     _single_class = SingleMLPClassifier
     _ensemble_class = MLPEnsembleClassifier
-
-    _parameter_constraints = {**BaseParallelMLP._parameter_constraints, **CLASS_WEIGHT_CONSTRAINTS}
-    _exported_params = (*BaseParallelMLP._exported_params, "class_weight")
+    _parameter_constraints = parameter_constraints("search", "classifier")
 
     def __init__(
         self,
@@ -78,7 +54,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         *,
         solver="adam",
         learning_rate_init=(0.001, 0.003, 0.01),
-        alpha=1e-4,
+        alpha=0.0001,
         class_weight=None,
         batch_size="auto",
         shuffle=True,
@@ -92,7 +68,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         validation_fraction=0.1,
         monitor="score",
         n_iter_no_change=10,
-        tol=1e-4,
+        tol=0.0001,
         momentum=0.9,
         nesterovs_momentum=True,
         beta_1=0.9,
@@ -100,6 +76,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         epsilon=1e-8,
         learning_rate="constant",
         power_t=0.5,
+        amsgrad=False,
         pruning=None,
         halving_factor=3,
         min_iter=5,
@@ -122,52 +99,42 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         random_state=None,
         verbose=0,
     ):
-        super().__init__(
-            hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
-            learning_rate_init=learning_rate_init, alpha=alpha, batch_size=batch_size,
-            shuffle=shuffle, max_iter=max_iter, max_fun=max_fun, n_repeats=n_repeats, n_models=n_models,
-            param_grid=param_grid, early_stopping=early_stopping, warm_start=warm_start,
-            validation_fraction=validation_fraction, monitor=monitor,
-            n_iter_no_change=n_iter_no_change, tol=tol, momentum=momentum,
-            nesterovs_momentum=nesterovs_momentum, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
-            learning_rate=learning_rate, power_t=power_t, pruning=pruning, halving_factor=halving_factor,
-            min_iter=min_iter, refill=refill, max_models=max_models, cv=cv, scoring=scoring, refit=refit,
-            holdout_refit=holdout_refit, selection=selection,
-            tie_breaker=tie_breaker, ensemble_size=ensemble_size,
-            error_score=error_score, return_train_score=return_train_score, dtype=dtype,
-            device=device, n_jobs=n_jobs, max_memory=max_memory, max_time=max_time,
-            random_state=random_state, verbose=verbose,
-        )
-        self.class_weight = class_weight
+        store_params(self, locals())
 
     @available_if(_needs_refit("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities of the best model (or ensemble); each label's
-        probability for a multilabel ``y``.
+        """Predict class probabilities with the best model (or ensemble).
+
+        For a multilabel ``y``, each label's probability.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples the best model (or ensemble) gives probabilities of.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
+            The probability of every class (every label), rows in ``X``'s order.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_needs_refit("predict_log_proba"))
     def predict_log_proba(self, X):
-        """Log of the class probabilities of the best model (or ensemble), as
-        ``MLPClassifier.predict_log_proba``.
+        """Predict the log of the class probabilities with the best model (or ensemble).
+
+        As ``MLPClassifier.predict_log_proba``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples the best model (or ensemble) gives log-probabilities of.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            The log-probability of every class.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)

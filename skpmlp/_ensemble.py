@@ -65,22 +65,28 @@ class _BaseMLPEnsemble(BaseEstimator):
         return hasattr(self, "estimators_")
 
     def fit(self, X, y, sample_weight=None):
-        """Retrain every member alone on ``(X, y)`` (each from its own
-        initial weights, as the member's own ``fit`` does).
+        """Retrain every member alone on ``(X, y)``.
+
+        Each member starts from its own initial weights, as its own ``fit`` does.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples, passed to every member's ``fit``.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Class labels or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, passed to every member's ``fit``.
 
         Returns
         -------
         self : object
+            The ensemble, its members refitted.
         """
         if not self.estimators:
             raise ValueError("estimators must hold at least one model.")
-        self._set_members([clone(e).fit(X, y, sample_weight=sample_weight) for e in self.estimators])
+        members = [clone(e).fit(X, y, sample_weight=sample_weight) for e in self.estimators]
+        self._set_members(members)
         return self
 
     def _set_members(self, members):
@@ -92,7 +98,18 @@ class _BaseMLPEnsemble(BaseEstimator):
 
     @classmethod
     def from_fitted(cls, members):
-        """An ensemble of already fitted models (no training)."""
+        """Return an ensemble of already fitted models (no training).
+
+        Parameters
+        ----------
+        members : list of SingleMLPClassifier or SingleMLPRegressor
+            The fitted members, best first.
+
+        Returns
+        -------
+        ensemble : MLPEnsembleClassifier or MLPEnsembleRegressor
+            Fitted: it predicts with ``members`` as they are.
+        """
         return cls(estimators=list(members))._set_members(members)
 
 
@@ -137,36 +154,43 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member gives probabilities of.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
+            The members' mean probability of every class (every label).
         """
         check_is_fitted(self)
         return np.mean([m.predict_proba(X) for m in self.estimators_], axis=0)
 
     def predict_log_proba(self, X):
-        """Log of the mean class probabilities (minus infinity where a class
-        has probability 0).
+        """Log of the mean class probabilities.
+
+        Minus infinity where a class has probability 0.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member gives probabilities of, averaged.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            The log of the members' mean probability of every class.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """The class of highest mean probability; for multilabel members,
-        every label whose mean probability exceeds 0.5.
+        """Predict the class of highest mean probability.
+
+        For multilabel members, every label whose mean probability exceeds 0.5.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member predicts a class for.
 
         Returns
         -------
@@ -203,10 +227,12 @@ class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples every member predicts.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The members' mean prediction.
         """
         check_is_fitted(self)
         return np.mean([m.predict(X) for m in self.estimators_], axis=0)

@@ -136,30 +136,8 @@ def _set_fitted_state(sk_model, model, coefs, intercepts, *, multilabel=False):
 
 
 def to_torch(model, dtype=torch.float32):
-    """Return ``model`` as a ``torch.nn.Sequential`` computing its outputs.
-
-    Parameters
-    ----------
-    model : SingleMLPClassifier or SingleMLPRegressor
-        A fitted standalone model (any activation).
-    dtype : torch.dtype, default=torch.float32
-        Dtype of the module's parameters.
-
-    Returns
-    -------
-    torch.nn.Sequential
-        ``Linear, activation, ..., Linear`` with copies of the trained
-        weights. Its output is the model's raw output: class logits (one
-        per class, also for two classes; apply a softmax for
-        probabilities) or the regression predictions (for
-        ``loss="poisson"``, their log: apply ``exp``), of shape
-        ``(n_samples, n_outputs)``.
-
-    Raises
-    ------
-    sklearn.exceptions.NotFittedError
-        If ``model`` is not fitted.
-    """
+    """``model.to_torch(dtype)`` (see :meth:`SingleMLPClassifier.to_torch`):
+    its layers as a ``torch.nn.Sequential``; any activation."""
     check_is_fitted(model)
     activation = TORCH_MODULES[canonical_activation(model.activation)]
     layers = []

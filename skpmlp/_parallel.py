@@ -20,7 +20,12 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._engine import (
-    current_data_parallel, merge_results, resolve_device, split_models, torch_threads, train_data_parallel,
+    current_data_parallel,
+    merge_results,
+    resolve_device,
+    split_models,
+    torch_threads,
+    train_data_parallel,
     train_population,
 )
 
@@ -65,8 +70,11 @@ def _shard_info(shard, spec, device, threads, start):
     }
 
 
-def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_kwargs):
+def train_shard(spec, config, X, y, folds, *, shard, n_shards, **train_kwargs):
     """Train one shard where this task runs; numpy in, numpy out.
+
+    Its device is ``config.device`` resolved here, on the worker (see
+    :func:`shard_device`).
 
     Returns
     -------
@@ -78,7 +86,7 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
     """
     # private copies: never hand torch a read-only memmap or shared buffer
     X, y = X.copy(), y.copy()
-    config = dataclasses.replace(config, device=shard_device(device, shard))
+    config = dataclasses.replace(config, device=shard_device(config.device, shard))
     start = time.perf_counter()
     with torch_threads(shard_threads(n_shards)):
         threads = torch.get_num_threads()
@@ -86,11 +94,16 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, device, **train_k
     return result, _shard_info(shard, spec, config.device, threads, start)
 
 
-def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None, **train_kwargs):
+def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, **train_kwargs):
     """Train a population in-process (``n_jobs=None``) or as joblib shards.
 
     ``config.device`` is resolved where each run trains: here without
-    ``n_jobs``, on its worker for a shard.
+    ``n_jobs``, on its worker for a shard. With ``data_parallel`` (and an
+    initialised process group, see :func:`skpmlp.data_parallel`) every
+    step's rows are split over the ranks instead.
+
+    ``train_kwargs`` go to :func:`~._engine.train_population` (an
+    ``epoch_callback`` only in this process: shards report nothing back).
 
     Returns
     -------
@@ -100,24 +113,22 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, epoch_callback=None,
         One entry per fused run (see :func:`train_shard`); a data-parallel
         run's also has ``world_size`` and ``rows_per_rank``.
     """
-    data_parallel = current_data_parallel()
-    if data_parallel is not None:
-        return _train_data_parallel(
-            data_parallel, spec, config, X, y, folds, n_jobs=n_jobs, epoch_callback=epoch_callback,
-            **train_kwargs,
-        )
+    dp = current_data_parallel() if data_parallel else None
+    if dp is not None:
+        return _train_data_parallel(dp, spec, config, X, y, folds, n_jobs=n_jobs, **train_kwargs)
     if n_jobs is None:
         config = dataclasses.replace(config, device=resolve_device(config.device))
         start = time.perf_counter()
-        result = train_population(spec, config, X, y, folds, epoch_callback=epoch_callback, **train_kwargs)
+        result = train_population(spec, config, X, y, folds, **train_kwargs)
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
+    shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(train_shard)(
-            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts), device=config.device,
+            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts),
             # a shard queued past the fit's deadline trains nothing; the
             # first one always trains, so a fit has a model
-            always_start=i == 0, **train_kwargs,
+            always_start=i == 0, **shard_kwargs,
         )
         for i, part in enumerate(parts)
     )

@@ -4,131 +4,16 @@ A population is the configurations drawn from the search space (see
 ``_space``: the cross product of the list-valued hyperparameters, or
 ``n_models`` draws), times ``n_repeats``. Each row's ``params`` holds one
 valid value per searched parameter, so it can be passed back to the
-estimator; the repeat index is kept apart. The checks of single values
-live here, and the search space reads its candidates with them.
+estimator; the repeat index is kept apart. :meth:`Population.spec` turns
+the rows into the engine's :class:`~._engine.PopulationSpec`.
 """
 
-from dataclasses import dataclass
-from numbers import Integral, Real
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from dataclasses import fields
-
 from ._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
-
-#: Architectures trained when ``hidden_layer_sizes=None``.
-DEFAULT_HIDDEN_LAYER_SIZES = ((32,), (64,), (128,), (64, 64))
-
-#: What a model is: always ``cv_results_`` columns, searched or not.
-MODEL_PARAMS = ("hidden_layer_sizes", "activation", "learning_rate_init", "alpha")
-
-#: How a model's optimizer steps (and on how many rows), with scikit-learn's
-#: MLP defaults: each may vary per model; ``cv_results_`` shows them only
-#: where searched.
-OPTIMIZER_DEFAULTS = {
-    **{f.name: f.default for f in fields(OptimizerSettings)},
-    "batch_size": "auto",
-}
-OPTIMIZER_PARAMS = tuple(OPTIMIZER_DEFAULTS)
-
-#: The hyperparameters a population varies, in cv_results_ column order.
-SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS
-
-
-def _as_list(value, name):
-    """The searched values of parameter ``name``: a list, tuple or array-like
-    (e.g. ``np.logspace(-4, -2, 3)``) gives its entries, anything else is
-    one value."""
-    if isinstance(value, (list, tuple)):
-        values = list(value)
-    elif hasattr(value, "__array__") or isinstance(value, range):
-        # numpy (and pandas) values become Python ones
-        values = np.asarray(value).tolist()
-        values = values if isinstance(values, list) else [values]
-    else:
-        values = [value]
-    if not values:
-        raise ValueError(f"{name} must hold at least one value; got an empty {type(value).__name__}.")
-    return values
-
-
-def _is_width(value):
-    return isinstance(value, Integral) and not isinstance(value, bool)
-
-
-#: How to write ``hidden_layer_sizes``, for its error messages.
-_HIDDEN_LAYER_SIZES_HELP = (
-    "Write one network as an int or a sequence of ints (e.g. 100, or (100, 50) or [100, 50] "
-    "for two hidden layers, as scikit-learn's MLP), and several networks as a list of tuples "
-    "(e.g. [(100,), (100, 50)])."
-)
-
-
-def _architecture(value):
-    """One architecture (a tuple of positive ints) from a sequence of widths."""
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if not isinstance(value, (tuple, list)) or not value or not all(_is_width(w) for w in value):
-        raise ValueError(
-            f"hidden_layer_sizes: {value!r} is not an architecture (a non-empty sequence of "
-            f"positive ints). {_HIDDEN_LAYER_SIZES_HELP}"
-        )
-    if any(w < 1 for w in value):
-        raise ValueError(
-            f"hidden_layer_sizes: every hidden layer width must be a positive int; got {value!r}."
-        )
-    return tuple(int(w) for w in value)
-
-
-def architectures(hidden_layer_sizes):
-    """Normalise ``hidden_layer_sizes`` to a list of architectures.
-
-    As in scikit-learn's MLP, an int is one network with one hidden layer
-    and a flat sequence of ints (a tuple, a list or a 1-D array, e.g.
-    ``(100, 50)`` or ``[100, 50]``) one network with those hidden layers. A
-    sequence of sequences (e.g. ``[(32,), (64, 64)]``) is several networks.
-
-    Raises
-    ------
-    ValueError
-        Naming ``hidden_layer_sizes``, for a width that is not a positive
-        int, an empty value, or a sequence mixing ints and sequences (is
-        ``[8, (16, 8)]`` one network or two?), with how to write it.
-    """
-    value = DEFAULT_HIDDEN_LAYER_SIZES if hidden_layer_sizes is None else hidden_layer_sizes
-    if _is_width(value):
-        return [_architecture((value,))]
-    values = _as_list(value, "hidden_layer_sizes")
-    is_width = [_is_width(v) for v in values]
-    if all(is_width):
-        # errors show the value as the user wrote it
-        return [_architecture(value if isinstance(value, (tuple, list)) else values)]
-    if any(is_width):
-        raise ValueError(
-            f"hidden_layer_sizes={hidden_layer_sizes!r} mixes widths and architectures, so it "
-            f"is ambiguous. {_HIDDEN_LAYER_SIZES_HELP}"
-        )
-    return [_architecture(v) for v in values]
-
-
-def _positive_numbers(value, name, *, allow_zero):
-    numbers = _as_list(value, name)
-    for number in numbers:
-        ok = isinstance(number, Real) and not isinstance(number, bool) and np.isfinite(number)
-        if not ok or number < 0 or (number == 0 and not allow_zero):
-            kind = "non-negative" if allow_zero else "positive"
-            raise ValueError(f"{name} values must be finite {kind} numbers; got {number!r}.")
-    return [float(n) for n in numbers]
-
-
-def _activations(value):
-    names = _as_list(value, "activation")
-    for name in names:
-        if not isinstance(name, str):
-            raise ValueError(f"activation values must be strings; got {name!r}.")
-        canonical_activation(name)
-    return names
+from ._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, SEARCHED_PARAMS
 
 
 @dataclass(frozen=True)
@@ -161,7 +46,8 @@ class Population:
         params, repeats = [], []
         for configuration in configurations:
             for repeat in range(n_repeats):
-                params.append({name: configuration[name] for name in SEARCHED_PARAMS if name in configuration})
+                names = [name for name in SEARCHED_PARAMS if name in configuration]
+                params.append({name: configuration[name] for name in names})
                 repeats.append(repeat)
         shown = tuple(name for name in SEARCHED_PARAMS if name in shown)
         unset = () if unset is None else tuple(names for names in unset for _ in range(n_repeats))
@@ -200,7 +86,8 @@ class Population:
                 OptimizerSettings(**dict(zip(_SETTINGS, values)))
                 for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
-            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")], dtype=np.int64),
+            batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")],
+                                 dtype=np.int64),
         )
 
 

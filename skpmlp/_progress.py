@@ -2,10 +2,12 @@
 ``verbose >= 2`` also a line per epoch) and, after the run, GridSearchCV's
 line per fit; or a lone model's lines in scikit-learn MLP's words."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from joblib.logger import short_format_time
 
-from ._params import one_value
+from ._values import one_value
 
 
 def _tqdm():
@@ -42,7 +44,8 @@ class SearchProgress:
             self.close()
             self.run += 1
             if self._tqdm is not None:
-                self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}", unit="epoch")
+                self.bar = self._tqdm(total=self.max_iter, desc=f"{self.name} {self.run}",
+                                      unit="epoch")
             if info.get("backend"):  # which path trains: say it once per run
                 (self.bar.write if self.bar is not None else print)(
                     f"{self.name} {self.run} trains on the {info['backend']}")
@@ -58,8 +61,9 @@ class SearchProgress:
         if self.bar is not None:
             self.bar.set_postfix(status, refresh=False)
             self.bar.update(1)
-        line = (f"{self.name} {self.run} epoch {epoch + 1}: {status['models']} models training, mean loss "
-                f"{np.nanmean(info['loss'][active]) if active.any() else np.nan:.5f}")
+        loss = np.nanmean(info["loss"][active]) if active.any() else np.nan
+        line = (f"{self.name} {self.run} epoch {epoch + 1}: {status['models']} models training, "
+                f"mean loss {loss:.5f}")
         if "best_val" in status:
             line += f", best validation score {status['best_val']}"
         if "GFLOP/s" in status:
@@ -115,7 +119,8 @@ def report_fits(cv_results, *, fit_time, score_time, verbose, multimetric, retur
         for k in range(n_splits):
             progress = ""
             if verbose > 2:
-                progress = f" {k + 1}/{n_splits}" + (f"; {i + 1}/{n_models}" if verbose > 9 else "")
+                progress = f" {k + 1}/{n_splits}"
+                progress += f"; {i + 1}/{n_models}" if verbose > 9 else ""
             result = params_msg + (";" if params_msg else "")
             if verbose > 2:
                 scores = {
@@ -129,9 +134,10 @@ def report_fits(cv_results, *, fit_time, score_time, verbose, multimetric, retur
                         result += f" {name}: ({train_msg}test={test:.3f})"
                 else:
                     train, test = scores["score"]
-                    result += ", score=" + (
-                        f"(train={train:.3f}, test={test:.3f})" if return_train_score else f"{test:.3f}"
-                    )
+                    if return_train_score:
+                        result += f", score=(train={train:.3f}, test={test:.3f})"
+                    else:
+                        result += f", score={test:.3f}"
             result += f" total time={short_format_time(fit_time[i, k] + score_time[i, k])}"
             line = f"[CV{progress}] END "
             print(line + "." * (80 - len(line) - len(result)) + result)
@@ -159,7 +165,8 @@ class MLPProgress:
         self.early_stopping, self.adaptive = early_stopping, adaptive
         watched = "Validation score" if early_stopping else "Training loss"
         # scikit-learn's format, %d included (an inf patience never stops)
-        self.reason = f"{watched} did not improve more than tol={tol:f} for {n_iter_no_change:.0f} consecutive epochs."
+        self.reason = (f"{watched} did not improve more than tol={tol:f} for "
+                       f"{n_iter_no_change:.0f} consecutive epochs.")
         self.rate = None
 
     def __call__(self, epoch, info):
@@ -177,18 +184,50 @@ class MLPProgress:
         """Nothing to close: lines only."""
 
 
-def progress_for(estimator, lone, max_iter, name):
-    """The ``epoch_callback`` reporting a run with ``estimator``'s
-    ``verbose`` (None when quiet): scikit-learn MLP's lines for a ``lone``
-    minibatch model (the fit is one model, see :meth:`~._splits.SplitSettings.is_lone`),
-    else :class:`SearchProgress`. A lone L-BFGS model keeps the run's lines
-    (scikit-learn prints scipy's own L-BFGS-B report there)."""
-    if not estimator.verbose:
-        return None
-    solver = one_value(estimator.solver)
-    if lone and solver in ("adam", "sgd"):
-        return MLPProgress(
-            estimator.tol, estimator.n_iter_no_change, bool(estimator.early_stopping),
+@dataclass(frozen=True)
+class ProgressSettings:
+    """What a fit reports while it trains, from the estimator's parameters:
+    scikit-learn MLP's lines for a lone minibatch model (the fit is one
+    model, see :meth:`~._splits.SplitSettings.is_lone`), else a search's
+    progress (:class:`SearchProgress`). A lone L-BFGS model keeps the run's
+    lines (scikit-learn prints scipy's own L-BFGS-B report there).
+
+    Parameters
+    ----------
+    verbose : int
+    max_iter : int
+    mlp_lines : bool
+        Print scikit-learn MLP's lines (a lone minibatch model).
+    tol, n_iter_no_change, early_stopping, adaptive :
+        What those lines say (see :class:`MLPProgress`).
+    """
+
+    verbose: int
+    max_iter: int
+    mlp_lines: bool = False
+    tol: float = 1e-4
+    n_iter_no_change: float = 10
+    early_stopping: bool = False
+    adaptive: bool = False
+
+    @classmethod
+    def of(cls, estimator, lone):
+        """The settings of ``estimator``'s fit (``lone``: it is one model)."""
+        solver = one_value(estimator.solver)
+        return cls(
+            verbose=estimator.verbose, max_iter=estimator.max_iter,
+            mlp_lines=lone and solver in ("adam", "sgd"), tol=estimator.tol,
+            n_iter_no_change=estimator.n_iter_no_change,
+            early_stopping=bool(estimator.early_stopping),
             adaptive=solver == "sgd" and one_value(estimator.learning_rate) == "adaptive",
         )
-    return SearchProgress(estimator.verbose, max_iter, name=name)
+
+    def callback(self, name):
+        """The engine's ``epoch_callback`` reporting a run called ``name``
+        ("fused run", "refit run"), or None when quiet."""
+        if not self.verbose:
+            return None
+        if self.mlp_lines:
+            return MLPProgress(self.tol, self.n_iter_no_change, self.early_stopping,
+                               adaptive=self.adaptive)
+        return SearchProgress(self.verbose, self.max_iter, name=name)

@@ -6,7 +6,6 @@ import numpy as np
 from scipy.stats import rankdata
 
 
-
 def rank_scores(means, demoted=None):
     """Rank (1 = best) as GridSearchCV does: ``method="min"``, NaN last.
 
@@ -34,11 +33,13 @@ def _param_column(values, masked=None):
     except ValueError:  # tuples of different lengths
         dtype = np.dtype(object)
     else:
-        dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else np.dtype(object)
+        plain = inferred.dtype.kind != "U" and inferred.ndim == 1
+        dtype = inferred.dtype if plain else np.dtype(object)
     data = np.empty(len(values), dtype=dtype)
     for i, value in enumerate(values):
         data[i] = value  # one by one: a tuple stays one object
-    return np.ma.MaskedArray(data, mask=np.zeros(len(values), dtype=bool) if masked is None else masked)
+    return np.ma.MaskedArray(data,
+                             mask=np.zeros(len(values), dtype=bool) if masked is None else masked)
 
 
 def warn_non_finite(key, means):
@@ -67,19 +68,18 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None, wa
         results[f"rank_{key}"] = rank_scores(means, demoted)
 
 
-def build_cv_results(
-    population, test_scores, train_scores=None, *, fit_time, score_time, multimetric, n_iter=None,
-    pruned=None, failed=None, held_out=True,
-):
+def build_cv_results(population, scores, *, fit_time, score_time, multimetric, status=None,
+                     held_out=True):
     """Build ``cv_results_`` for a population.
 
     Parameters
     ----------
     population : Population
-    test_scores : dict of str to ndarray of shape (n_models, n_splits)
-        One entry per scorer; the single-metric entry is named ``"score"``.
-    train_scores : dict like ``test_scores``, optional
-        Adds the ``*_train_<name>`` columns (``return_train_score=True``).
+    scores : dict
+        ``scores["test"]``: dict of str to ndarray of shape (n_models,
+        n_splits), one entry per scorer (the single-metric entry is named
+        ``"score"``); ``scores["train"]``, when there, adds the
+        ``*_train_<name>`` columns (``return_train_score=True``).
     fit_time : float
         Total seconds of the fused run; each model and split is charged an
         equal share (the fused run trains them together).
@@ -88,16 +88,13 @@ def build_cv_results(
         fit, as GridSearchCV's).
     multimetric : bool
         Column suffixes are ``_<name>`` (multi-metric) or ``_score``.
-    n_iter : ndarray of shape (n_models,), optional
-        Epochs every model trained (the most over its folds): the
-        ``n_iter`` column.
-    pruned : ndarray of bool of shape (n_models,), optional
-        Models stopped by successive halving: the ``pruned`` column; they
-        rank below the others.
-    failed : ndarray of bool of shape (n_models,), optional
-        Models that diverged or never trained: they rank below every other
-        model whatever their ``error_score``, so they are never selected
-        while another model is left.
+    status : dict of str to ndarray of shape (n_models,), optional
+        Every model's ``"n_iter"`` (the epochs it trained, the most over its
+        folds: the ``n_iter`` column), ``"pruned"`` (stopped by successive
+        halving: the ``pruned`` column; they rank below the others) and
+        ``"failed"`` (diverged or never trained: they rank below every
+        other model whatever their ``error_score``, so they are never
+        selected while another model is left); each may be left out.
     held_out : bool, default=True
         Whether the test scores come from held-out rows. False when a lone
         configuration trained on every row (its test scores are NaN by
@@ -111,6 +108,9 @@ def build_cv_results(
         ``split{k}_test_<name>``, ``mean_/std_/rank_test_<name>`` (and the
         train columns).
     """
+    status = status or {}
+    n_iter, pruned, failed = status.get("n_iter"), status.get("pruned"), status.get("failed")
+    test_scores, train_scores = scores["test"], scores.get("train")
     n = population.n_models
     n_splits = next(iter(test_scores.values())).shape[1]
     share = n * n_splits

@@ -24,7 +24,10 @@ def folds_digest(folds):
     digest = hashlib.sha256()
     for train, test in folds:
         for rows in (train, test):
-            digest.update(b"none" if rows is None else np.ascontiguousarray(rows, dtype=np.int64).tobytes())
+            if rows is None:
+                digest.update(b"none")
+            else:
+                digest.update(np.ascontiguousarray(rows, dtype=np.int64).tobytes())
             digest.update(b"|")
     return digest.hexdigest()
 
@@ -97,7 +100,8 @@ def check_same_population(previous, population, n_samples, n_features, folds):
             "The previous fit was an adaptive search (refill): its models were replaced during "
             "the run, so there is no fixed population to continue. Set warm_start=False."
         )
-    missing = [name for name in ("_folds_digest", "_n_samples_fit", "_diverged", "_pruned") if name not in previous]
+    needed = ("_folds_digest", "_n_samples_fit", "_diverged", "_pruned")
+    missing = [name for name in needed if name not in previous]
     if missing:
         raise ValueError(
             f"The previous fit lacks what a resumed search needs ({', '.join(missing)}): it was "
@@ -121,7 +125,8 @@ def check_same_population(previous, population, n_samples, n_features, folds):
         )
     if previous.get("_n_samples_fit") != n_samples:
         raise ValueError(
-            f"X has {n_samples} rows, but the previous fit had {previous.get('_n_samples_fit')}." + fix
+            f"X has {n_samples} rows, but the previous fit had "
+            f"{previous.get('_n_samples_fit')}." + fix
         )
     if previous.get("_folds_digest") != folds_digest(folds):
         raise ValueError(
@@ -202,21 +207,25 @@ def merge_resumed(previous, result, rows):
             coefs[k][i], intercepts[k][i] = result.coefs[k][j], result.intercepts[k][j]
     n_iter = previous_n.copy()
     n_iter[rows] += result.n_iter
-    loss_curves = _extend(_per_fold(previous, "loss_curves_"), previous_n, result.loss_curves, result.n_iter, rows)
+    loss_curves = _extend(_per_fold(previous, "loss_curves_"), previous_n, result.loss_curves,
+                          result.n_iter, rows)
     validation = None
     previous_scores = _per_fold(previous, "validation_scores_per_model_")
     if previous_scores is not None and result.validation_scores is not None:
-        validation = _extend(previous_scores, previous_n, result.validation_scores, result.n_iter, rows)
+        validation = _extend(previous_scores, previous_n, result.validation_scores, result.n_iter,
+                             rows)
 
     def flags(previous_flags, new_flags):
         merged = np.array(previous_flags, dtype=bool)
         merged[rows] = new_flags
         return merged
 
-    converged = flags(previous.get("_converged", np.zeros_like(previous_n, dtype=bool)), result.converged)
+    converged = flags(previous.get("_converged", np.zeros_like(previous_n, dtype=bool)),
+                      result.converged)
     diverged = flags(previous["_diverged"], result.diverged)
     pruned = flags(previous["_pruned"], result.pruned)
     return dataclasses.replace(
-        result, coefs=coefs, intercepts=intercepts, loss_curves=loss_curves, validation_scores=validation,
+        result, coefs=coefs, intercepts=intercepts, loss_curves=loss_curves,
+        validation_scores=validation,
         n_iter=n_iter, converged=converged, diverged=diverged, pruned=pruned,
     )

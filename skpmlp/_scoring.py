@@ -1,21 +1,21 @@
 """Scoring every trained model on held-out data.
 
+:func:`score_folds` scores every replica of a search on its fold's rows.
 The fused engine computes all models' outputs at once; scikit-learn scorers
 then see each model through a tiny estimator that hands back its
 precomputed outputs, so any scorer (string or callable) works unchanged. The
 default scores (accuracy, R^2) are computed vectorised over models.
 """
 
+import dataclasses
 import time
 import warnings
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import FitFailedWarning
 
-from ._compat import scorer_accepts_sample_weight
-from ._engine import MONITOR_SCORES, negated_loss, training_loss
+from ._engine import MONITOR_SCORES, local_device, negated_loss, population_outputs, training_loss
 from ._targets import ClassifierTargetsMixin
 
 
@@ -63,30 +63,45 @@ class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
         return self.outputs[:, 0] if self.outputs.shape[1] == 1 else self.outputs
 
 
-def score_population(
-    outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None, sample_weight=None,
-    error_score=np.nan,
-):
-    """Score every model from its outputs on ``(X, y)``.
+@dataclasses.dataclass(frozen=True)
+class ScoredRows:
+    """The rows a population is scored on.
+
+    Attributes
+    ----------
+    X, y :
+        The scored data, as the user gave it (what scorers see).
+    y_encoded : ndarray
+        ``y`` as the engine sees it (class indices or 2-D float targets).
+    task : {"classification", "regression", "multilabel"}
+    classes : ndarray, optional
+        Class labels, for classification scorers.
+    sample_weight : ndarray, optional
+        Passed to the scorer (weights the default score).
+    """
+
+    X: object
+    y: np.ndarray
+    y_encoded: np.ndarray
+    task: str
+    classes: np.ndarray = None
+    sample_weight: np.ndarray = None
+
+
+def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
+    """Score every model from its outputs on ``rows``.
 
     Parameters
     ----------
     outputs : ndarray of shape (n_models, n_samples, n_outputs)
         Logits (classification) or predictions (regression).
-    X, y : the scored data, as the user gave it (for scorers).
-    y_encoded : ndarray
-        ``y`` as the engine sees it (class indices or 2-D float targets).
-    task : {"classification", "regression", "multilabel"}
+    rows : ScoredRows
     scorer : callable or None
         A scikit-learn scorer; None uses the fused default score (accuracy
         or R^2).
-    classes : ndarray, optional
-        Class labels, for classification scorers.
     failed : ndarray of bool, optional
         Models that diverged or never trained: they get ``error_score`` and are never passed
         to a scorer.
-    sample_weight : ndarray, optional
-        Passed to the scorer (weights the default score).
     error_score : "raise" or float
         Score of a diverged model or of a model whose scoring raised; with
         "raise", the error is raised instead, as GridSearchCV does.
@@ -109,41 +124,50 @@ def score_population(
             f"{int(np.flatnonzero(failed)[0])}; error_score='raise'."
         )
     if scorer is None:
-        target, weights = _torch_targets(y_encoded, task, sample_weight)
-        scores = MONITOR_SCORES[task](torch.as_tensor(outputs, dtype=torch.float64), target, weights).numpy()
-    else:
-        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-        values = {}
-        n_errors = 0
-        for i in np.flatnonzero(~failed):
-            if task != "regression":
-                out_activation = "logistic" if task == "multilabel" else "softmax"
-                model = _PrecomputedClassifier(outputs[i], classes, out_activation)
-            else:
-                model = _PrecomputedRegressor(outputs[i])
-            try:
-                values[i] = scorer(model, X, y, **kwargs)
-            except Exception:
-                if error_score == "raise":
-                    raise
-                values[i], n_errors = None, n_errors + 1
-        if n_errors:
-            warnings.warn(
-                f"Scoring failed for {n_errors} of {n_models} models; their score is set to "
-                f"error_score={error_score}.",
-                UserWarning,
-                stacklevel=2,
-            )
-        names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
-        if names is not None:  # a callable returning a dict of metrics
-            scores = {
-                name: _score_array({i: None if v is None else v[name] for i, v in values.items()},
-                                   n_models, failed, error_score)
-                for name in names
-            }
-            return scores, time.perf_counter() - start
-        scores = values
-    return _score_array(scores, n_models, failed, error_score), time.perf_counter() - start
+        target, weights = _torch_targets(rows.y_encoded, rows.task, rows.sample_weight)
+        scores = MONITOR_SCORES[rows.task](torch.as_tensor(outputs, dtype=torch.float64), target,
+                                           weights)
+        return _score_array(scores.numpy(), n_models, failed,
+                            error_score), time.perf_counter() - start
+    values = _scorer_values(outputs, rows, scorer, failed, error_score)
+    names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
+    if names is None:
+        return _score_array(values, n_models, failed, error_score), time.perf_counter() - start
+    scores = {  # a callable returning a dict of metrics
+        name: _score_array({i: None if v is None else v[name] for i, v in values.items()},
+                           n_models, failed, error_score)
+        for name in names
+    }
+    return scores, time.perf_counter() - start
+
+
+def _scorer_values(outputs, rows, scorer, failed, error_score):
+    """``{model: the scorer's value, or None where it raised}`` of the models
+    not ``failed``, each seen through a precomputed estimator; a warning
+    counts the scorings that raised (with ``error_score="raise"``, the first
+    raises)."""
+    kwargs = {} if rows.sample_weight is None else {"sample_weight": rows.sample_weight}
+    values, n_errors = {}, 0
+    for i in np.flatnonzero(~failed):
+        if rows.task != "regression":
+            out_activation = "logistic" if rows.task == "multilabel" else "softmax"
+            model = _PrecomputedClassifier(outputs[i], rows.classes, out_activation)
+        else:
+            model = _PrecomputedRegressor(outputs[i])
+        try:
+            values[i] = scorer(model, rows.X, rows.y, **kwargs)
+        except Exception:
+            if error_score == "raise":
+                raise
+            values[i], n_errors = None, n_errors + 1
+    if n_errors:
+        warnings.warn(
+            f"Scoring failed for {n_errors} of {len(outputs)} models; their score is set to "
+            f"error_score={error_score}.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return values
 
 
 def _torch_targets(y_encoded, task, sample_weight):
@@ -153,7 +177,9 @@ def _torch_targets(y_encoded, task, sample_weight):
     target = torch.as_tensor(np.asarray(y_encoded))
     if task != "classification":
         target = target.reshape(len(target), -1).to(torch.float64)
-    weights = None if sample_weight is None else torch.as_tensor(sample_weight, dtype=torch.float64)[None]
+    weights = None
+    if sample_weight is not None:
+        weights = torch.as_tensor(sample_weight, dtype=torch.float64)[None]
     return target, weights
 
 
@@ -210,123 +236,88 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     return np.where(bad, np.nan, loss)
 
 
-def weighted_scorers(estimator, scorers, multimetric):
-    """The names of the ``scorers`` that take ``sample_weight``, warning as
-    GridSearchCV does for each one that does not (it is then called
-    without it, as GridSearchCV calls it).
+def score_folds(plan, result, spec, failed):
+    """Score every replica of a search on its fold's test (and, with
+    ``return_train_score``, training) rows with every scorer (those of
+    ``plan.weighted`` weighted by ``sample_weight``, as GridSearchCV's), and
+    its loss on the test rows (weighted as the models trained: class
+    weights included).
 
     Parameters
     ----------
-    estimator : the search being fitted with ``sample_weight``
-    scorers : dict of str to scorer or None
-        None (the fused default score) takes ``sample_weight``.
-    multimetric : bool
-        Name each scorer in the warning (``scoring`` was a list or dict).
+    plan : SearchPlan
+    result : TrainResult
+        What the run trained, one entry per model of ``spec``.
+    spec : PopulationSpec
+    failed : ndarray of bool of shape (n_models, n_folds)
 
     Returns
     -------
-    set of str
+    scores : dict
+        ``{"test": {name: (n_models, n_folds)}, "train": ...}``; a callable
+        scorer returning a dict gives one name per key. Test scores are NaN
+        where a fold has no test rows (a lone model trained on all rows).
+    seconds : ndarray of shape (n_models, n_folds)
+        Each fold's scoring time, shared equally by the models scored on it;
+        0 for a failed fit, as GridSearchCV's (it scores nothing).
+    test_loss : ndarray of shape (n_models,)
+        Mean loss over the folds' test rows (NaN without test rows, or for
+        a model that failed on some fold).
     """
-    accepting = set()
-    for name, scorer in scorers.items():
-        if scorer is None or scorer_accepts_sample_weight(scorer):
-            accepting.add(name)
-            continue
-        which = f"{name}={scorer}" if multimetric else f"{scorer}"
-        warnings.warn(
-            f"The scoring {which} does not support sample_weight, which may lead to "
-            f"statistically incorrect results when fitting {estimator} with sample_weight. ",
-            UserWarning,
-            stacklevel=4,
+    folds, config, data = plan.folds, plan.config, plan.data
+    # scored here, in the client, which may lack the GPUs the shards trained on
+    scoring_config = dataclasses.replace(config, device=local_device(config.device))
+    parts = ["test"] + ["train"] * plan.return_train_score
+    n_models = spec.n_models
+    scores = {part: {} for part in parts}
+    test_loss = np.full((n_models, len(folds)), np.nan)
+    score_time = np.zeros((n_models, len(folds)))
+    for k, fold_rows in enumerate(folds):
+        for part, rows in zip(("train", "test"), fold_rows):
+            if part not in scores or rows is None:
+                continue
+            outputs = population_outputs(
+                result.coefs[k], result.intercepts[k], spec.activations, scoring_config,
+                data.X[rows]
+            )
+            if part == "test":
+                test_loss[:, k] = population_loss(
+                    outputs, data.y_encoded[rows], config=config, failed=failed[:, k],
+                    sample_weight=None if data.train_weight is None else data.train_weight[rows],
+                )
+            if failed[:, k].all():  # nothing to score: error_score below
+                continue
+            seconds = _score_part(plan, outputs, rows, failed[:, k], scores[part], k)
+            score_time[~failed[:, k], k] += seconds / np.sum(~failed[:, k])
+    for part in parts:
+        if not scores[part]:  # nothing to score on (no test rows)
+            scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in plan.scorers}
+        elif plan.held_out:
+            # failed fits score error_score in every column, those of a
+            # callable's dict of metrics included (as GridSearchCV inserts them)
+            for table in scores[part].values():
+                table[failed] = plan.error_score
+    return scores, score_time, test_loss.mean(axis=1)
+
+
+def _score_part(plan, outputs, rows, failed, tables, k):
+    """Score the models' ``outputs`` on fold ``k``'s ``rows`` with every
+    scorer into ``tables`` (``{column: (n_models, n_folds)}``); the seconds
+    it took."""
+    data, total = plan.data, 0.0
+    for name, scorer in plan.scorers.items():
+        weighted = data.sample_weight is not None and name in plan.weighted
+        scored = ScoredRows(
+            data.X[rows], data.y[rows], data.y_encoded[rows], plan.config.task,
+            classes=data.classes,
+            sample_weight=data.sample_weight[rows] if weighted else None,
         )
-    return accepting
-
-
-#: Why a fit failed, as the "error" of GridSearchCV's failure summary.
-FIT_ERRORS = {
-    "diverged": (
-        "The model diverged: its training loss became NaN or infinite, so it was frozen. Try "
-        "smaller learning rates or scale the input features."
-    ),
-    "untrained": (
-        "Training ended (interrupted, or max_time reached) before the model trained an epoch."
-    ),
-}
-
-
-def _rows(mask):
-    """The rows of ``mask`` that are True, as a short list for a message."""
-    rows = np.flatnonzero(mask).tolist()
-    return str(rows) if len(rows) <= 10 else f"{rows[:10]} and {len(rows) - 10} more"
-
-
-def warn_or_raise_about_fit_failures(diverged, untrained, error_score):
-    """GridSearchCV's handling of failed fits, a fit being one model on one fold.
-
-    Parameters
-    ----------
-    diverged, untrained : ndarray of bool of shape (n_models, n_folds)
-        Fits whose loss became NaN or infinite, and fits a halt (Ctrl-C or
-        ``max_time``) left untrained.
-    error_score : "raise" or float
-
-    Raises
-    ------
-    ValueError
-        With ``error_score="raise"`` when some fit failed; with
-        GridSearchCV's "All the N fits failed" message when every fit did.
-
-    Warns
-    -----
-    FitFailedWarning
-        With GridSearchCV's "N fits failed out of a total of M" message when
-        some fits failed, naming why and the ``cv_results_`` rows.
-    """
-    failed = diverged | untrained
-    num_failed, num_fits = int(failed.sum()), failed.size
-    if not num_failed:
-        return
-    delimiter = "-" * 80 + "\n"
-    summary = "\n".join(
-        f"{delimiter}{int(mask.sum())} fits failed with the following error:\n{FIT_ERRORS[why]} "
-        f"(rows of cv_results_: {_rows(mask.any(axis=1))})"
-        for why, mask in (("diverged", diverged), ("untrained", untrained & ~diverged))
-        if mask.any()
-    )
-    if error_score == "raise":
-        raise ValueError(
-            f"{num_failed} of {num_fits} fits failed and error_score='raise':\n{summary}"
-        )
-    if num_failed == num_fits:
-        raise ValueError(
-            f"\nAll the {num_fits} fits failed.\n"
-            "It is very likely that your model is misconfigured.\n"
-            "You can try to debug the error by setting error_score='raise'.\n\n"
-            f"Below are more details about the failures:\n{summary}"
-        )
-    warnings.warn(
-        f"\n{num_failed} fits failed out of a total of {num_fits}.\n"
-        "The score on these train-test partitions for these parameters will be set to "
-        f"{error_score}.\n"
-        "If these failures are not expected, you can try to debug them by setting "
-        "error_score='raise'.\n\n"
-        f"Below are more details about the failures:\n{summary}",
-        FitFailedWarning,
-        stacklevel=3,
-    )
-
-
-def warn_halted(result, what="the search"):
-    """Warn that training ended early (Ctrl-C or ``max_time``) and how far
-    it got."""
-    if result.halted is None:
-        return
-    why = "was interrupted" if result.halted == "interrupted" else "reached max_time"
-    trained = int((result.n_iter > 0).any(axis=1).sum())
-    warnings.warn(
-        f"Training {why} after {result.loss_curves.shape[2]} epochs; {what} keeps what was "
-        f"trained ({trained} of {result.n_iter.shape[0]} models trained at least one epoch; "
-        f"untrained ones are scored error_score).",
-        UserWarning,
-        stacklevel=4,
-    )
+        values, seconds = score_population(outputs, scored, scorer, failed=failed,
+                                           error_score=plan.error_score)
+        total += seconds
+        # a callable returning a dict of metrics names its own columns
+        named = values.items() if isinstance(values, dict) else [(name, values)]
+        for column, column_values in named:
+            table = tables.setdefault(column, np.full((len(failed), len(plan.folds)), np.nan))
+            table[:, k] = column_values
+    return total

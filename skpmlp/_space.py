@@ -15,31 +15,21 @@ candidate is a list). Every drawn value is checked as the lists are, so a
 distribution that draws a negative learning rate fails with the
 parameter's name.
 
-Adding a searchable parameter is one entry of :data:`PARAMETERS`: how to
-read its candidates from a list or scalar, and how to check one drawn value.
+Which parameters are searchable, and how each reads its candidates from a
+list or scalar and checks one drawn value, comes from the parameter table
+(:mod:`._params`).
 """
 
 import warnings
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_random_state
 
-from ._engine import canonical_activation
-from ._population import (
-    MODEL_PARAMS,
-    OPTIMIZER_DEFAULTS,
-    SEARCHED_PARAMS,
-    Population,
-    _activations,
-    _architecture,
-    _as_list,
-    _is_width,
-    _positive_numbers,
-    architectures,
-)
+from ._checks import as_list
+from ._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, PARAMS, SEARCHED_PARAMS
+from ._population import Population
 
 __all__ = ["LayerSizesDistribution", "SearchSpace", "build_population", "is_distribution"]
 
@@ -50,130 +40,42 @@ def is_distribution(value):
     return hasattr(value, "rvs")
 
 
-# ------------------------------------------------------------- parameters
-def _drawn_number(value, name, *, allow_zero):
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    return _positive_numbers([value], name, allow_zero=allow_zero)[0]
-
-
-def _drawn_architecture(value, name):
-    # an int-valued distribution draws one hidden layer's width
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    return _architecture((value,) if _is_width(value) else value)
-
-
-def _drawn_activation(value, name):
-    if not isinstance(value, str):
-        raise ValueError(f"{name} values must be strings; got {value!r}.")
-    canonical_activation(value)
-    return value
-
-
-def _option(options):
-    """A :class:`_Parameter` check: one of the strings ``options``."""
-    def check(value, name):
-        if isinstance(value, np.str_):
-            value = str(value)
-        if not isinstance(value, str) or value not in options:
-            raise ValueError(f"{name} values must be one of {sorted(options)}; got {value!r}.")
-        return value
-    return check
-
-
-def _boolean(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} values must be booleans; got {value!r}.")
-    return bool(value)
-
-
-def _interval(low, high, *, low_closed, high_closed):
-    """A :class:`_Parameter` check: a finite number in the interval."""
-    def check(value, name):
-        if isinstance(value, np.ndarray) and value.shape == ():
-            value = value[()]
-        ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
-        ok = ok and (value >= low if low_closed else value > low)
-        ok = ok and (high is None or (value <= high if high_closed else value < high))
-        if not ok:
-            where = ("[" if low_closed else "(") + f"{low}, {'inf' if high is None else high}" + (
-                "]" if high_closed and high is not None else ")")
-            raise ValueError(f"{name} values must be numbers in {where}; got {value!r}.")
-        return float(value)
-    return check
-
-
-def _batch_size(value, name):
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value[()]
-    if isinstance(value, (str, np.str_)) and value == "auto":
-        return "auto"
-    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} values must be 'auto' or positive ints; got {value!r}.")
-    return int(value)
-
-
-def _each(check):
-    """A :class:`_Parameter`'s ``candidates``: ``check`` on every listed value.
-
-    A value listed twice is two candidates, as in GridSearchCV (identical
-    models, trained and scored alike).
-    """
-    return lambda value, name: [check(v, name) for v in _as_list(value, name)]
-
-
-@dataclass(frozen=True)
-class _Parameter:
-    """How a searchable parameter's candidates are read and its draws checked.
-
-    ``candidates(value, name)`` turns a list (or a single value) into the
-    list of valid candidates; ``check(value, name)`` returns one drawn value
-    as a valid (plain Python) value or raises ``ValueError`` naming ``name``.
-    """
-
-    candidates: object
-    check: object
-
-
-#: Searchable parameters, in ``cv_results_`` column order.
-PARAMETERS = {
-    "hidden_layer_sizes": _Parameter(
-        candidates=lambda value, name: architectures(value),
-        check=_drawn_architecture,
-    ),
-    "activation": _Parameter(
-        candidates=lambda value, name: _activations(value),
-        check=_drawn_activation,
-    ),
-    "learning_rate_init": _Parameter(
-        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=False),
-        check=lambda value, name: _drawn_number(value, name, allow_zero=False),
-    ),
-    "alpha": _Parameter(
-        candidates=lambda value, name: _positive_numbers(value, name, allow_zero=True),
-        check=lambda value, name: _drawn_number(value, name, allow_zero=True),
-    ),
-    # the optimizer, per model (scikit-learn's MLP names and ranges)
-    **{
-        name: _Parameter(candidates=_each(check), check=check)
-        for name, check in {
-            "solver": _option({"adam", "sgd", "lbfgs"}),
-            "momentum": _interval(0, 1, low_closed=True, high_closed=True),
-            "nesterovs_momentum": _boolean,
-            "beta_1": _interval(0, 1, low_closed=True, high_closed=False),
-            "beta_2": _interval(0, 1, low_closed=True, high_closed=False),
-            "epsilon": _interval(0, None, low_closed=False, high_closed=False),
-            "learning_rate": _option({"constant", "invscaling", "adaptive"}),
-            "power_t": _interval(0, None, low_closed=True, high_closed=False),
-            "batch_size": _batch_size,
-        }.items()
-    },
-}
-assert tuple(PARAMETERS) == SEARCHED_PARAMS
+#: Searchable parameters, in ``cv_results_`` column order: how each reads
+#: its candidates and checks its draws (the parameter table's rules).
+PARAMETERS = {name: PARAMS[name].values for name in SEARCHED_PARAMS}
 
 
 # ------------------------------------------------------------------- space
+def _subspace(override, base, where):
+    """One subspace: the ``base`` values (one per searchable parameter), those
+    of a ``param_grid`` dict ``override`` (``param_grid{where}``) instead,
+    every list read into its valid candidates.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :meth:`SearchSpace.from_params` says.
+    """
+    if not isinstance(override, dict):
+        raise ValueError(f"param_grid{where} must be a dict; got {override!r}.")
+    unknown = sorted(set(override) - set(PARAMETERS), key=str)
+    if unknown:
+        raise ValueError(
+            f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
+            f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
+        )
+    # the lists are checked as GridSearchCV checks its param_grid (a
+    # single value or a string is refused, not read as one value)
+    ParameterGrid({k: v for k, v in override.items() if not is_distribution(v)})
+    subspace = {}
+    for name, parameter in PARAMETERS.items():
+        value = override.get(name, base[name])
+        label = f"param_grid{where}[{name!r}]" if name in override else name
+        subspace[name] = value if is_distribution(value) else parameter.candidates(value, label)
+    return subspace
+
+
+
 #: The key that marks a configuration with its subspace (see ``draw_unset``).
 _SUBSPACE = "_subspace"
 
@@ -229,7 +131,9 @@ class SearchSpace:
             nor a distribution (a single value or a string must be wrapped
             in a list, as in GridSearchCV).
         """
-        base = {name: params[name] if name in params else OPTIMIZER_DEFAULTS[name] for name in PARAMETERS}
+        base = {name: params.get(name, OPTIMIZER_DEFAULTS.get(name)) for name in PARAMETERS}
+        # a missing model parameter is an error, as it always was
+        base.update({name: params[name] for name in MODEL_PARAMS})
         if param_grid is None:
             overrides = [{}]
         elif isinstance(param_grid, dict):
@@ -241,26 +145,11 @@ class SearchSpace:
                 f"param_grid must be a dict or a non-empty list of dicts, as GridSearchCV's "
                 f"param_grid; got {param_grid!r}."
             )
-        subspaces = []
-        for i, override in enumerate(overrides):
-            where = "" if param_grid is None or isinstance(param_grid, dict) else f"[{i}]"
-            if not isinstance(override, dict):
-                raise ValueError(f"param_grid{where} must be a dict; got {override!r}.")
-            unknown = sorted(set(override) - set(PARAMETERS), key=str)
-            if unknown:
-                raise ValueError(
-                    f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
-                    f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
-                )
-            # the lists are checked as GridSearchCV checks its param_grid (a
-            # single value or a string is refused, not read as one value)
-            ParameterGrid({k: v for k, v in override.items() if not is_distribution(v)})
-            subspace = {}
-            for name, parameter in PARAMETERS.items():
-                value = override.get(name, base[name])
-                label = f"param_grid{where}[{name!r}]" if name in override else name
-                subspace[name] = value if is_distribution(value) else parameter.candidates(value, label)
-            subspaces.append(subspace)
+        numbered = isinstance(param_grid, (list, tuple))  # errors name param_grid[i]
+        subspaces = [
+            _subspace(override, base, f"[{i}]" if numbered else "")
+            for i, override in enumerate(overrides)
+        ]
         # what cv_results_ shows: the model parameters always, an optimizer
         # parameter only where searched (a distribution, several candidates,
         # or named in param_grid)
@@ -275,7 +164,10 @@ class SearchSpace:
         # searched there, so shown
         named = {name for o in overrides for name in o}
         unset = [
-            frozenset(name for name in named if name not in o and not is_distribution(s[name]) and len(s[name]) == 1)
+            frozenset(
+                name for name in named
+                if name not in o and not is_distribution(s[name]) and len(s[name]) == 1
+            )
             for o, s in zip(overrides, subspaces)
         ]
         return cls(subspaces, searched, unset)
@@ -320,7 +212,8 @@ class SearchSpace:
             If ``n_models`` is None and the space holds distributions, or a
             distribution draws an invalid value.
         """
-        return [self._checked(config) for config in self._draw(self.subspaces, n_models, random_state)]
+        drawn = self._draw(self.subspaces, n_models, random_state)
+        return [self._checked(config) for config in drawn]
 
     def draw_unset(self, n_models=None, random_state=None):
         """:meth:`draw`'s configurations, and what each left unset.
@@ -336,7 +229,8 @@ class SearchSpace:
         # takes no randomness: the draws are those of draw()
         marked = [{**subspace, _SUBSPACE: [i]} for i, subspace in enumerate(self.subspaces)]
         drawn = self._draw(marked, n_models, random_state)
-        return [self._checked(config) for config in drawn], [self.unset[config[_SUBSPACE]] for config in drawn]
+        unset = [self.unset[config[_SUBSPACE]] for config in drawn]
+        return [self._checked(config) for config in drawn], unset
 
     def _draw(self, subspaces, n_models, random_state):
         """The configurations of ``subspaces`` (this space's, possibly
@@ -359,13 +253,14 @@ class SearchSpace:
                     stacklevel=4,
                 )
                 n_models = size
-            drawn = ParameterSampler(subspaces, n_models, random_state=check_random_state(random_state))
+            drawn = ParameterSampler(subspaces, n_models,
+                                     random_state=check_random_state(random_state))
         return list(drawn)
 
     def _checked(self, config):
         # list candidates were checked up front; this checks draws (and
         # makes every value a plain Python one)
-        return {name: parameter.check(config[name], name) for name, parameter in PARAMETERS.items()}
+        return {name: values.check(config[name], name) for name, values in PARAMETERS.items()}
 
     def _distribution_names(self):
         names = [n for n in PARAMETERS if any(is_distribution(s[n]) for s in self.subspaces)]
@@ -404,7 +299,8 @@ def build_population(hidden_layer_sizes, activation, learning_rate_init, alpha, 
          "learning_rate_init": learning_rate_init, "alpha": alpha},
         param_grid,
     )
-    return Population.from_configurations(space.draw(n_models, random_state), n_repeats, space.searched)
+    return Population.from_configurations(space.draw(n_models, random_state), n_repeats,
+                                          space.searched)
 
 
 # ----------------------------------------------------------- architectures
@@ -412,10 +308,12 @@ def _check_candidates(value, name, *, low):
     """A list of ints >= ``low``, or a distribution; for LayerSizesDistribution."""
     if is_distribution(value):
         return value
-    values = _as_list(value, name)
+    values = as_list(value, name)
     for v in values:
         if not isinstance(v, Integral) or isinstance(v, bool) or v < low:
-            raise ValueError(f"{name} must hold ints >= {low} or be a distribution; got {value!r}.")
+            raise ValueError(
+                f"{name} must hold ints >= {low} or be a distribution; got {value!r}."
+            )
     return [int(v) for v in values]
 
 
@@ -429,7 +327,9 @@ def _draw_int(candidates, rng, name, low):
         raise ValueError(f"{name} drew {value!r} from {candidates!r}; it must draw numbers.")
     drawn = int(round(float(value)))
     if drawn < low:
-        raise ValueError(f"{name} drew {value!r} from {candidates!r}; it must draw numbers >= {low}.")
+        raise ValueError(
+            f"{name} drew {value!r} from {candidates!r}; it must draw numbers >= {low}."
+        )
     return drawn
 
 
@@ -454,7 +354,7 @@ class LayerSizesDistribution:
 
     See Also
     --------
-    sklearn.model_selection.RandomizedSearchCV : takes the same
+    sklearn.model_selection.RandomizedSearchCV : Takes the same
         distributions in ``param_distributions``.
 
     Examples
@@ -478,6 +378,7 @@ class LayerSizesDistribution:
         size : int or None, default=None
             None draws one architecture; an int a list of that many.
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws.
 
         Returns
         -------

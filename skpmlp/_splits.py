@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.model_selection import GroupShuffleSplit, check_cv, train_test_split
+from sklearn.utils import check_array
 
-from ._params import uses_early_stopping
-
+from ._values import uses_early_stopping
 
 #: scikit-learn MLP's words when early stopping would watch fewer than two rows.
 VALIDATION_TOO_SMALL = (
@@ -78,7 +78,8 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
     if early_stopping:
         # as scikit-learn's MLP: split first (a class too small to stratify
         # raises train_test_split's own error), then check the size
-        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed,
+                                      stratify=strata)
         if len(val) < 2:
             raise ValueError(VALIDATION_TOO_SMALL)
         return train, val
@@ -133,7 +134,7 @@ class SplitSettings:
     validation_fraction : float, default=0.1
     early_stopping : bool, default=False
         Whether the models early-stop (minibatch solvers only, see
-        :func:`~._params.uses_early_stopping`).
+        :func:`~._values.uses_early_stopping`).
     pruning : {None, "halving"}, default=None
     """
 
@@ -149,7 +150,8 @@ class SplitSettings:
         return cls(
             classifier=is_classifier(estimator), cv=getattr(estimator, "cv", None),
             validation_fraction=estimator.validation_fraction,
-            early_stopping=uses_early_stopping(estimator), pruning=getattr(estimator, "pruning", None),
+            early_stopping=uses_early_stopping(estimator),
+            pruning=getattr(estimator, "pruning", None),
         )
 
     @property
@@ -197,13 +199,37 @@ def _row_indices(split):
     return np.flatnonzero(split) if split.dtype == bool else split
 
 
+def check_groups(groups, X):
+    """``groups`` as a 1-D array of one label per row of ``X`` (or None).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not 1-D or its length is not ``X``'s.
+    """
+    if groups is None:
+        return None
+    groups = check_array(groups, ensure_2d=False, dtype=None, input_name="groups")
+    if groups.ndim != 1:
+        raise ValueError(
+            f"groups must be 1-D, one group label per sample; got shape {groups.shape}."
+        )
+    if len(groups) != X.shape[0]:
+        raise ValueError(
+            f"groups has {len(groups)} entries but X has {X.shape[0]} samples; give one "
+            f"group label per sample."
+        )
+    return groups
+
+
 def plan_folds(settings, X, y, y_encoded, seed, groups=None, n_models=2):
     """``[(train_rows, test_rows)]``: the holdout split (``cv=None``) or the
     splits of ``cv`` (an int gives (Stratified)KFold, as GridSearchCV).
 
-    ``groups`` go to the splitter's ``split``, as GridSearchCV passes them
-    (splitters that take no groups ignore them); with ``cv=None`` they make
-    the holdout split group-aware (whole groups held out, not stratified).
+    ``groups`` (checked by :func:`check_groups`) go to the splitter's
+    ``split``, as GridSearchCV passes them (splitters that take no groups
+    ignore them); with ``cv=None`` they make the holdout split group-aware
+    (whole groups held out, not stratified).
     A lone model (:meth:`SplitSettings.trains_alone`) gets ``[(all_rows, None)]``: no test
     rows.
 
@@ -216,6 +242,7 @@ def plan_folds(settings, X, y, y_encoded, seed, groups=None, n_models=2):
         validation part would hold fewer than 2 rows (scikit-learn MLP's
         message) or a class is too small for it (see :func:`holdout_split`).
     """
+    groups = check_groups(groups, X)
     if settings.trains_alone(n_models):
         return [(np.arange(len(y)), None)]
     if settings.cv is None:
@@ -228,14 +255,17 @@ def plan_folds(settings, X, y, y_encoded, seed, groups=None, n_models=2):
     splitter = check_cv(settings.cv, y, classifier=settings.classifier)
     n_splits = splitter.get_n_splits(X, y, groups)
     # a cv iterable may give boolean masks, as scikit-learn's splits accept
-    folds = [(_row_indices(train), _row_indices(test)) for train, test in splitter.split(X, y, groups)]
+    splits = splitter.split(X, y, groups)
+    folds = [(_row_indices(train), _row_indices(test)) for train, test in splits]
     if len(folds) != n_splits:
         raise ValueError(
             f"cv.split and cv.get_n_splits return inconsistent results. Expected {n_splits} "
             f"splits, got {len(folds)}"
         )
     if not folds:
-        raise ValueError("No fits were performed. Was the CV iterator empty? Were there no candidates?")
+        raise ValueError(
+            "No fits were performed. Was the CV iterator empty? Were there no candidates?"
+        )
     for k, (train, test) in enumerate(folds):
         if len(train) == 0 or len(test) == 0:
             raise ValueError(

@@ -11,25 +11,6 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from ._compat import StrOptions
-
-#: ``class_weight`` of the classifiers, as scikit-learn's: None, "balanced",
-#: a dict {label: weight}, or (multilabel) a list of such dicts, one per label.
-CLASS_WEIGHT_CONSTRAINTS = {"class_weight": [StrOptions({"balanced"}), dict, list, None]}
-
-#: ``class_weight``'s entry in the classifiers' docstrings.
-CLASS_WEIGHT_DOC = """\
-    class_weight : dict, list of dict, "balanced" or None, default=None
-        Weights of the classes in every model's loss, as scikit-learn
-        defines them (:func:`~sklearn.utils.class_weight.compute_sample_weight`):
-        None weighs every class 1, a dict maps class labels to weights,
-        "balanced" weighs each class ``n_samples / (n_classes * count)``
-        over the ``y`` given to fit (for a multilabel ``y``, "balanced" or
-        a list of dicts, one per label). They multiply ``sample_weight``,
-        train the models and weigh what early stopping watches; the search
-        scorers see ``sample_weight`` alone, as GridSearchCV's do.
-"""
-
 
 def _warm(estimator):
     """Whether ``estimator``'s fit starts from its previous fit's weights."""

@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_is_fitted
 import skpmlp
 
 from ._compat import get_param_names
-from ._search import fitted_scorers, resolve_scorers
+from ._scorers import fitted_scorers, resolve_scorers
 from ._space import LayerSizesDistribution, is_distribution
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
@@ -93,9 +93,9 @@ class InconsistentVersionWarning(UserWarning):
     estimator_name : str
         Class of the saved estimator.
     saved_version : str
-        skpmlp version that saved the file.
+        The skpmlp version that saved the file.
     current_version : str
-        skpmlp version loading it.
+        The skpmlp version loading it.
     """
 
     def __init__(self, estimator_name, saved_version, current_version):
@@ -141,7 +141,9 @@ def _estimator_classes():
         if ours(cls):
             classes.setdefault(cls.__name__, cls)
     # the public namespace wins over a same-named class elsewhere
-    classes.update({name: getattr(skpmlp, name) for name in dir(skpmlp) if ours(getattr(skpmlp, name))})
+    classes.update(
+        {name: getattr(skpmlp, name) for name in dir(skpmlp) if ours(getattr(skpmlp, name))}
+    )
     return classes
 
 
@@ -216,7 +218,9 @@ def _check_cv_is_data(estimator, splitters):
     of splits (a generator) was used up by ``fit``.
     """
     cv = getattr(estimator, "cv", None)
-    if cv is None or isinstance(cv, Integral) or type(cv) in (list, tuple) or type(cv) in splitters.values():
+    if cv is None or isinstance(cv, Integral) or type(cv) in (list, tuple):
+        return
+    if type(cv) in splitters.values():
         return
     name = type(estimator).__name__
     kind = f"{type(cv).__module__}.{type(cv).__qualname__}"
@@ -251,7 +255,8 @@ def _scipy_distribution(name):
     if not isinstance(name, str) or name.startswith("_"):
         return None
     generator = getattr(scipy.stats, name, None)
-    return generator if isinstance(generator, (scipy.stats.rv_continuous, scipy.stats.rv_discrete)) else None
+    distributions = (scipy.stats.rv_continuous, scipy.stats.rv_discrete)
+    return generator if isinstance(generator, distributions) else None
 
 
 # ------------------------------------------------------- derived attributes
@@ -534,7 +539,8 @@ class _Decoder:
     def _decode_distribution(self, data):
         module, name = data["module"], data["name"]
         args = [self.decode(v) for v in data["args"]]
-        if module == "skpmlp" and isinstance(name, str) and name in _SKPMLP_DISTRIBUTIONS and not args:
+        ours = module == "skpmlp" and isinstance(name, str) and name in _SKPMLP_DISTRIBUTIONS
+        if ours and not args:
             cls = _SKPMLP_DISTRIBUTIONS[name]
             return self._construct(cls, name, data["kwds"], _init_params(cls))
         generator = _scipy_distribution(name) if module == _SCIPY_MODULE else None
@@ -581,8 +587,9 @@ def save(estimator, path, *, compress=False, include_host_info=False):
 
     Parameters
     ----------
-    estimator : ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier or SingleMLPRegressor
-        A fitted estimator (any skpmlp estimator class).
+    estimator : skpmlp estimator
+        A fitted estimator of any skpmlp estimator class: ParallelMLPClassifier,
+        ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, ...
     path : str, path-like or binary file object
         Where to write. The file is a ``.npz`` archive whatever its name:
         a JSON document and plain numeric or string ``.npy`` arrays.
@@ -619,7 +626,8 @@ def save(estimator, path, *, compress=False, include_host_info=False):
     }
     # allow_nan=False: non-finite floats are tagged, so the JSON stays standard
     text = json.dumps(document, allow_nan=False, separators=(",", ":"))
-    members = {_DOCUMENT_KEY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8), **encoder.arrays}
+    members = {_DOCUMENT_KEY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8),
+               **encoder.arrays}
     savez = np.savez_compressed if compress else np.savez
     if hasattr(path, "write"):
         savez(path, **members)
@@ -639,6 +647,7 @@ def load(path):
     Parameters
     ----------
     path : str, path-like or binary file object
+        The file :func:`save` wrote.
 
     Returns
     -------

@@ -8,13 +8,14 @@ refitting anything: ``cross_validate`` for a whole grid at once.
 from sklearn.base import clone
 
 from ._compat import validate_params
-from ._search import run_search
+from ._runner import search
 
 __all__ = ["fused_cross_validate"]
 
 
 def fused_cross_validate(
-    estimator, X, y, *, groups=None, cv=5, scoring=None, return_train_score=False, sample_weight=None,
+    estimator, X, y, *, groups=None, cv=5, scoring=None, return_train_score=False,
+    sample_weight=None,
 ):
     """Cross-validate every model of a search space in one fused run.
 
@@ -23,7 +24,9 @@ def fused_cross_validate(
     estimator : ParallelMLPClassifier or ParallelMLPRegressor
         Its hyperparameters define the population; it is not modified.
     X : array-like of shape (n_samples, n_features)
+        The training input samples.
     y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Class labels or regression targets.
     groups : array-like of shape (n_samples,), default=None
         Group labels of the rows, passed to the ``cv`` splitter's ``split``
         (``GroupKFold``, ``LeaveOneGroupOut``, ...), as in
@@ -37,6 +40,7 @@ def fused_cross_validate(
     return_train_score : bool, default=False
         Also score each replica on its fold's training rows.
     sample_weight : array-like of shape (n_samples,), default=None
+        Row weights in every model's loss and in the scorers that take them.
 
     Returns
     -------
@@ -60,4 +64,4 @@ def fused_cross_validate(
         cv=cv, scoring=scoring, return_train_score=return_train_score, refit=False
     )
     validate_params(estimator)
-    return run_search(estimator, X, y, sample_weight, groups).cv_results
+    return search(estimator, X, y, sample_weight, groups).cv_results

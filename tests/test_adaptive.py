@@ -8,22 +8,22 @@ of those epochs. Then the estimator surface: honest rows, export, budget
 and errors.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS, backend_name
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 from skpmlp._adaptive import SpaceRefills, adaptive_population, hyperparameter_schedules
-from skpmlp._engine import TrainConfig, train_population
+from skpmlp._engine import OptimizerSettings, TrainConfig, train_population
 from skpmlp._engine._init import initial_weights
 from skpmlp._population import Population
 from skpmlp._space import SearchSpace
-
-from kernel_widths import NATIVE_BACKENDS, backend_name
 
 BACKENDS = [*NATIVE_BACKENDS, "torch"]
 N_TRAIN = 90
@@ -320,3 +320,23 @@ def test_param_grid_subspaces_keep_their_masks(iris, refill):
     else:
         children = results["parent"] >= 0
         assert children.any() and not (lr.mask | alpha.mask)[children].any()
+
+
+@pytest.mark.parametrize("solver, batch_size", [("lbfgs", 32), ("adam", 64)])
+def test_an_adaptive_run_that_would_split_is_refused(data, solver, batch_size):
+    """The refill source serves one fused run: a population that would
+    train as several runs (L-BFGS models, or two batch sizes) is refused
+    with a clear error, not trained with the source dropped."""
+    X, y = data
+    space = SearchSpace.from_params({**SPACE, "batch_size": 32})
+    first = Population.from_configurations(space.draw(None, random_state=0), 1, space.searched)
+    spec = first.spec(0)
+    optimizers = list(spec.optimizers)
+    optimizers[0] = OptimizerSettings(solver=solver)
+    batch_sizes = np.array(spec.batch_sizes)
+    batch_sizes[0] = batch_size
+    spec = dataclasses.replace(spec, optimizers=optimizers, batch_sizes=batch_sizes)
+    folds = [(np.arange(N_TRAIN), np.arange(N_TRAIN, len(X)))]
+    with pytest.raises(ValueError, match="one fused run"):
+        train_population(spec, _config("sample", "torch"), X, y, folds,
+                         refill_source=SpaceRefills(space, first, seed=0))

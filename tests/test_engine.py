@@ -8,6 +8,7 @@ the same batches with torch's own optimizer.
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS, backend_name
 
 from skpmlp._engine import (
     ACTIVATIONS,
@@ -19,8 +20,6 @@ from skpmlp._engine import (
 )
 from skpmlp._engine._init import initial_weights
 from skpmlp._engine._spec import OptimizerSettings
-
-from kernel_widths import NATIVE_BACKENDS, backend_name
 
 TORCH_ACTIVATIONS = {
     "identity": torch.nn.Identity,

@@ -9,7 +9,12 @@ from sklearn.datasets import make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 from skpmlp._export import to_sklearn, to_torch
 
 FAST = dict(max_iter=20, learning_rate_init=0.01, dtype="float64", random_state=0)

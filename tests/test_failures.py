@@ -18,7 +18,11 @@ from sklearn.utils.validation import check_is_fitted
 
 import skpmlp.io
 from skpmlp import (
-    ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor, _scoring,
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+    _scoring,
     _single,
 )
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
@@ -151,7 +155,7 @@ def test_error_score_sets_only_the_failed_scores(error_score, monkeypatch):
     outputs, y = np.zeros((3, 4, 1)), np.zeros((4, 1))
     failed = None if error_score == "raise" else np.array([False, True, False])
     scores, _ = _scoring.score_population(
-        outputs, None, y, y, task="regression", scorer=None, failed=failed, error_score=error_score,
+        outputs, _scoring.ScoredRows(None, y, y, task="regression"), None, failed=failed, error_score=error_score,
     )
     expected = exact.astype(np.float64)
     if failed is not None:
@@ -271,7 +275,7 @@ def failing_training(monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("simulated training failure")
 
-    monkeypatch.setattr(_single, "train_population", fail)
+    monkeypatch.setattr(_single, "train_models", fail)
 
 
 @pytest.mark.parametrize("estimator_class", [SingleMLPClassifier, SingleMLPRegressor])
@@ -292,7 +296,7 @@ def test_failed_single_fit_keeps_the_previous_fit(iris, monkeypatch):
     model = SingleMLPClassifier((4,), "relu", max_iter=5, random_state=0).fit(X, y)
     before = {name: value for name, value in vars(model).items() if name.endswith("_")}
     proba = model.predict_proba(X)
-    monkeypatch.setattr(_single, "train_population", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(_single, "train_models", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         model.fit(X[:, :2], np.array(["a", "b"])[y % 2])
     after = {name: value for name, value in vars(model).items() if name.endswith("_")}

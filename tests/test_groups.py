@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 from sklearn.model_selection import (
-    GroupKFold, GroupShuffleSplit, KFold, LeaveOneGroupOut, LeavePGroupsOut, StratifiedGroupKFold,
+    GroupKFold,
+    GroupShuffleSplit,
+    KFold,
+    LeaveOneGroupOut,
+    LeavePGroupsOut,
+    StratifiedGroupKFold,
 )
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor

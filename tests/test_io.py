@@ -14,20 +14,28 @@ import zipfile
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+from scipy.stats import loguniform, randint, uniform
 from sklearn.base import BaseEstimator, clone
 from sklearn.datasets import load_iris, make_multilabel_classification, make_regression
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import make_scorer, accuracy_score
+from sklearn.metrics import accuracy_score, make_scorer
 from sklearn.model_selection import (
-    KFold, PredefinedSplit, RepeatedStratifiedKFold, ShuffleSplit, StratifiedKFold,
+    KFold,
+    PredefinedSplit,
+    RepeatedStratifiedKFold,
+    ShuffleSplit,
+    StratifiedKFold,
 )
 from sklearn.preprocessing import StandardScaler
-from scipy.stats import loguniform, randint, uniform
 
 import skpmlp.io
 from skpmlp import (
-    LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor,
+    LayerSizesDistribution,
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
 )
 
 FAST = dict(max_iter=15, learning_rate_init=0.01, random_state=0)

@@ -11,14 +11,12 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from kernel_widths import KERNEL_TARGETS
 
 from skpmlp import _kernels
-from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population
-from skpmlp._engine import _native
+from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, _native, train_population
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._trainer import PopulationTrainer
-
-from kernel_widths import KERNEL_TARGETS
 
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
 

@@ -23,13 +23,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_kernel import data, population
 
 from skpmlp import _kernels
 from skpmlp._engine import TrainConfig
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._native import NativeTrainer, epoch_batches
-
-from test_kernel import data, population
 
 CROSS_COMPILER, EMULATOR = "aarch64-linux-gnu-g++", "qemu-aarch64"
 DRIVER = Path(__file__).with_name("native") / "epoch_driver.cpp"

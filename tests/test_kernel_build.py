@@ -9,14 +9,12 @@ import sys
 import numpy as np
 import pytest
 import torch
+from test_kernel import _one_step, data, population
 
 from skpmlp import _kernels
-from skpmlp._engine import TrainConfig, train_population
-from skpmlp._engine import _native
+from skpmlp._engine import TrainConfig, _native, train_population
 from skpmlp._engine._trainer import PopulationTrainer
 from skpmlp._kernels import _build
-
-from test_kernel import _one_step, data, population
 
 needs_kernel = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
 

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS, backend_name
 from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
@@ -15,14 +16,18 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
-from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, train_population
-from skpmlp._engine import _lbfgs, _lbfgs_native
-from skpmlp._engine._init import population_initial_weights
+from skpmlp._engine import (
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    _lbfgs,
+    _lbfgs_native,
+    train_population,
+)
 from skpmlp._engine._build import build_network
+from skpmlp._engine._init import population_initial_weights
 from skpmlp._engine._linesearch import LineSearches
 from skpmlp._single import SingleMLPClassifier
-
-from kernel_widths import NATIVE_BACKENDS, backend_name
 
 BACKENDS = ["torch", *NATIVE_BACKENDS]
 

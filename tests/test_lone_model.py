@@ -9,7 +9,12 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 
 LONE = dict(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01, max_iter=5, random_state=0)
 

@@ -11,7 +11,12 @@ from sklearn.base import clone
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.neural_network._base import poisson_loss
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 from skpmlp._attributes import MLP_ATTRIBUTES
 from skpmlp._engine import TrainConfig
 from skpmlp._engine._batches import BatchPlanner

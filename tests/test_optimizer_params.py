@@ -15,8 +15,13 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
-from skpmlp._population import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
+from skpmlp._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
 from skpmlp._splits import holdout_split
 
 BASE = dict(hidden_layer_sizes=[(5,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=12,
@@ -41,7 +46,7 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
     assert {name: params[name] for name in OPTIMIZER_PARAMS} == OPTIMIZER_DEFAULTS
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                                       beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
-                                      batch_size="auto")
+                                      amsgrad=False, batch_size="auto")
 
 
 def test_a_default_search_shows_no_optimizer_columns():

@@ -16,7 +16,7 @@ matplotlib.use("Agg")  # no display: draw into memory
 import matplotlib.pyplot as plt  # noqa: E402
 
 from skpmlp.plotting import (  # noqa: E402
-    LearningCurvesDisplay,
+    EpochCurvesDisplay,
     SearchHeatmapDisplay,
     SearchResultsDisplay,
 )
@@ -176,7 +176,7 @@ def test_heatmap_other_parameters_and_options(searches):
 @pytest.mark.parametrize("name", ["holdout", "regressor"])
 def test_learning_curves_of_the_top_models(searches, name):
     search = searches[name]
-    display = LearningCurvesDisplay.from_estimator(search, top_k=4)
+    display = EpochCurvesDisplay.from_estimator(search, top_k=4)
     assert len(display.axes_) == 2
     assert len(display.loss_lines_) == len(display.validation_lines_) == 4
     best = search.best_index_
@@ -195,7 +195,7 @@ def test_learning_curves_of_the_top_models(searches, name):
 
 def test_learning_curves_with_cv_average_the_folds(searches):
     search = searches["cv_monitored"]
-    display = LearningCurvesDisplay.from_estimator(search, top_k=2)
+    display = EpochCurvesDisplay.from_estimator(search, top_k=2)
     best = int(np.argmin(search.cv_results_["rank_test_score"]))
     n_iter = int(search.n_iter_per_model_[best].min())  # every fold replica still trains
     np.testing.assert_allclose(
@@ -224,12 +224,12 @@ def test_learning_curves_label_what_was_monitored(iris, estimator, cv, label):
     monitor = "loss" if "loss" in label else "score"
     search = estimator((4,), "relu", max_iter=5, cv=cv, early_stopping=True, monitor=monitor,
                        random_state=0).fit(X, y)
-    display = LearningCurvesDisplay.from_estimator(search, top_k=1)
+    display = EpochCurvesDisplay.from_estimator(search, top_k=1)
     assert display.axes_[1].get_ylabel() == label
 
 
 def test_learning_curves_without_validation_scores_use_one_panel(searches):
-    display = LearningCurvesDisplay.from_estimator(searches["cv"], top_k=3)
+    display = EpochCurvesDisplay.from_estimator(searches["cv"], top_k=3)
     assert searches["cv"].validation_scores_per_model_ is None
     assert len(display.axes_) == 1 and display.validation_lines_ is None
     assert len(display.loss_lines_) == 3
@@ -259,7 +259,7 @@ def test_gridsearchcv_results_plot_too(iris):
     heatmap = SearchHeatmapDisplay.from_estimator(grid)
     assert heatmap.scores.shape == (2, 2)
     with pytest.raises(ValueError, match="no per-epoch loss_curves_"):
-        LearningCurvesDisplay.from_estimator(grid)
+        EpochCurvesDisplay.from_estimator(grid)
 
 
 @pytest.mark.parametrize(
@@ -273,8 +273,8 @@ def test_gridsearchcv_results_plot_too(iris):
         (SearchHeatmapDisplay.from_estimator, dict(x_param="lr"), "'lr' is not a searched parameter"),
         (SearchHeatmapDisplay.from_estimator, dict(x_param="activation"), "x_param and y_param must differ"),
         (SearchHeatmapDisplay.from_estimator, dict(metric="r2"), "metric='r2'"),
-        (LearningCurvesDisplay.from_estimator, dict(top_k=0), "top_k must be a positive int"),
-        (LearningCurvesDisplay.from_estimator, dict(metric="loss"), "metric='loss'"),
+        (EpochCurvesDisplay.from_estimator, dict(top_k=0), "top_k must be a positive int"),
+        (EpochCurvesDisplay.from_estimator, dict(metric="loss"), "metric='loss'"),
     ],
 )
 def test_invalid_arguments_raise_clear_errors(searches, plot, kwargs, match):
@@ -285,9 +285,9 @@ def test_invalid_arguments_raise_clear_errors(searches, plot, kwargs, match):
 def test_learning_curves_need_one_axes_per_panel(searches):
     _, ax = plt.subplots()
     with pytest.raises(ValueError, match="ax must hold 2 Axes"):
-        LearningCurvesDisplay.from_estimator(searches["holdout"], ax=ax)
+        EpochCurvesDisplay.from_estimator(searches["holdout"], ax=ax)
     _, axes = plt.subplots(1, 2)
-    display = LearningCurvesDisplay.from_estimator(searches["holdout"], ax=axes)
+    display = EpochCurvesDisplay.from_estimator(searches["holdout"], ax=axes)
     assert display.ax_ is axes[0]
 
 
@@ -302,3 +302,16 @@ def test_missing_matplotlib_says_how_to_install_it(searches, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import now fails
     with pytest.raises(ImportError, match=r'pip install "skpmlp\[plot\]"'):
         SearchHeatmapDisplay.from_estimator(searches["holdout"])
+
+
+def test_the_former_name_is_a_deprecated_alias():
+    """``LearningCurvesDisplay`` (read as scikit-learn's ``LearningCurveDisplay``)
+    was renamed; the old name still works for one release, with a warning."""
+    import skpmlp.plotting
+
+    with pytest.warns(FutureWarning, match="renamed EpochCurvesDisplay"):
+        from skpmlp.plotting import LearningCurvesDisplay
+    assert LearningCurvesDisplay is EpochCurvesDisplay
+    assert "LearningCurvesDisplay" not in skpmlp.plotting.__all__
+    with pytest.raises(AttributeError):
+        skpmlp.plotting.NoSuchDisplay  # noqa: B018

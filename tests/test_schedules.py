@@ -6,11 +6,10 @@ form of momentum at the same rates."""
 import numpy as np
 import pytest
 import torch
+from test_engine import BACKENDS, config, make_data, make_spec, plain_network, train
 
 from skpmlp._engine import PopulationSpec, mlp_forward
 from skpmlp._engine._spec import OptimizerSettings
-
-from test_engine import BACKENDS, config, make_data, make_spec, plain_network, train
 
 
 def sklearn_sgd_reference(model, X, y, n_outputs, cfg, settings, rates):

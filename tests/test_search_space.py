@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
-from skpmlp._population import architectures
+from skpmlp._checks import architectures
 from skpmlp._space import build_population
 
 

@@ -7,13 +7,13 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.model_selection import StratifiedKFold
 
-from skpmlp._engine import TrainConfig
 from skpmlp import (
     ParallelMLPClassifier,
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
+from skpmlp._engine import TrainConfig
 from skpmlp._scoring import population_loss
 from skpmlp._splits import holdout_split
 

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._population import OPTIMIZER_DEFAULTS
+from skpmlp._params import OPTIMIZER_DEFAULTS
 from skpmlp._space import PARAMETERS, SearchSpace
 from skpmlp.model_selection import fused_cross_validate
 
@@ -316,7 +316,7 @@ def test_conditional_search(iris):
     assert search.export_model(2).learning_rate_init == 0.003
 
 
-@pytest.mark.parametrize("display", ["SearchResultsDisplay", "LearningCurvesDisplay", "SearchHeatmapDisplay"])
+@pytest.mark.parametrize("display", ["SearchResultsDisplay", "EpochCurvesDisplay", "SearchHeatmapDisplay"])
 def test_sampled_search_plots(display, sampled):
     pytest.importorskip("matplotlib")
     import matplotlib

@@ -20,8 +20,16 @@ import numpy as np
 import pytest
 import torch
 
-from skpmlp._engine import ACTIVATIONS, OptimizerSettings, PopulationSpec, TrainConfig, train_population
-from skpmlp._engine import _memory, _native, _triton
+from skpmlp._engine import (
+    ACTIVATIONS,
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    _memory,
+    _native,
+    _triton,
+    train_population,
+)
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._trainer import PopulationTrainer
 

@@ -46,8 +46,8 @@ def no_training(monkeypatch):
 
     monkeypatch.setattr(_train, "_train", fail)
     monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
-    for module in (skpmlp._parallel, skpmlp._single):
-        monkeypatch.setattr(module, "train_population", fail)
+    monkeypatch.setattr(skpmlp._parallel, "train_population", fail)
+    monkeypatch.setattr(skpmlp._single, "train_models", fail)
 
 
 def _refused(estimator, X, y, error, message, **fit_params):

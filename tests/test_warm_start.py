@@ -8,9 +8,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_regression
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, SingleMLPClassifier, SingleMLPRegressor
-from skpmlp.io import load, save
+from skpmlp import (
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
 from skpmlp._splits import SplitSettings, plan_folds
+from skpmlp.io import load, save
 
 # plain full-batch SGD without momentum, in row order: no optimizer state, so
 # 3 epochs then 4 warm-started ones are exactly 7 epochs

@@ -14,7 +14,9 @@ UNIT = 0.42  # drawing units per hidden unit
 
 
 def block(ax, x, y, w, h, color, **kwargs):
-    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", linewidth=0.8, **kwargs))
+    ax.add_patch(
+        Rectangle((x, y), w, h, facecolor=color, edgecolor="black", linewidth=0.8, **kwargs)
+    )
 
 
 def models_as_columns(ax, x, y, height):
@@ -36,7 +38,8 @@ ax.text(2.0, 6.25, "@", ha="center", va="center", fontsize=14)
 right = models_as_columns(ax, 2.4, 5.45, 1.6)
 ax.text((2.4 + right) / 2, 7.3, "W0  (G, features, w1)\none baddbmm, X shared (no copy)",
         ha="center", va="bottom", fontsize=9)
-ax.text((2.4 + right) / 2, 5.2, f"{len(WIDTHS)} models of widths {WIDTHS},\npadded to {PADDED} (hatched)",
+ax.text((2.4 + right) / 2, 5.2,
+        f"{len(WIDTHS)} models of widths {WIDTHS},\npadded to {PADDED} (hatched)",
         ha="center", va="top", fontsize=9)
 ax.text(right + 0.4, 6.25, "=", ha="center", va="center", fontsize=14)
 end = models_as_columns(ax, right + 0.8, 4.5, 3.5)
@@ -58,7 +61,8 @@ for width, color in zip(WIDTHS, COLORS):
         block(ax, offset, 1.2, size, 0.9, color, alpha=alpha)
         offset += size
 ax.text(total / 2, 0.75, "all parameters: views into ONE flat buffer; the fused Adam / SGD "
-        "step updates every model\nwith its own learning rate and L2 penalty (a stopped model is left out)",
+        "step updates every model\nwith its own learning rate and L2 penalty (a stopped model "
+        "is left out)",
         ha="center", va="top", fontsize=9)
 ax.text(total / 2, 2.35, "flat parameter buffer", ha="center", va="bottom", fontsize=9)
 ax.set(xlim=(-0.3, total + 0.3), ylim=(-0.6, 9.6))

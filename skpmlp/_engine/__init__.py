@@ -18,12 +18,17 @@ from ._activations import (
 )
 from ._chunks import merge_results, split_models
 from ._device import check_device, local_device, resolve_device
-from ._distributed import DataParallelError, current_data_parallel, data_parallel, train_data_parallel
+from ._distributed import (
+    DataParallelError,
+    current_data_parallel,
+    data_parallel,
+    train_data_parallel,
+)
 from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
-from ._threads import torch_threads
 from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
+from ._threads import torch_threads
 from ._train import train_population
 
 __all__ = [

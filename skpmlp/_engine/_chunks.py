@@ -23,7 +23,8 @@ def split_models(spec, n_parts, n_features, n_outputs):
         Model indices of every non-empty part, ascending.
     """
     n_parts = max(1, min(n_parts, spec.n_models))
-    costs = np.array([model_parameters(a, n_features, n_outputs) for a in spec.hidden_layer_sizes], float)
+    costs = np.array([model_parameters(a, n_features, n_outputs) for a in spec.hidden_layer_sizes],
+                     float)
     loads, parts = np.zeros(n_parts), [[] for _ in range(n_parts)]
     for i in np.argsort(-costs, kind="stable"):
         target = int(np.argmin(loads))

@@ -56,8 +56,8 @@ def resolve_device(device):
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(
-            f"device={device!r} was requested but CUDA is not available on {socket.gethostname()}, "
-            f"where this run trains."
+            f"device={device!r} was requested but CUDA is not available on "
+            f"{socket.gethostname()}, where this run trains."
         )
     return device
 

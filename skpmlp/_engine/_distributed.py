@@ -42,8 +42,10 @@ _SETTING = contextvars.ContextVar("skpmlp_data_parallel", default=("auto", None)
 
 
 class DataParallelError(RuntimeError):
-    """A data-parallel run failed on another rank (or a rank stopped
-    answering); raised on every rank that did not fail itself."""
+    """A data-parallel run failed on another rank (or a rank stopped answering).
+
+    Raised on every rank that did not fail itself.
+    """
 
 
 class _PeerFailure(RuntimeError):
@@ -56,8 +58,9 @@ class _Reported(DataParallelError):
 
 @contextlib.contextmanager
 def data_parallel(enabled=True, *, timeout=None):
-    """Choose whether fits inside this block split their rows over the
-    ranks of the initialised ``torch.distributed`` process group.
+    """Choose whether fits inside this block split their rows over the ranks.
+
+    The ranks are those of the initialised ``torch.distributed`` process group.
 
     By default (outside any such block) a fit splits its rows whenever
     ``torch.distributed`` is initialised with more than one rank, e.g. in a
@@ -73,6 +76,11 @@ def data_parallel(enabled=True, *, timeout=None):
     timeout : float, optional
         Seconds a rank waits for the others in any collective of the run
         before it fails (default 1800, torch's default).
+
+    Yields
+    ------
+    None
+        The block runs with the setting; the previous one is back after it.
 
     Examples
     --------
@@ -159,7 +167,9 @@ class DataParallel:
         if device != "cuda":
             return device
         local = os.environ.get("LOCAL_RANK")
-        index = int(local) % torch.cuda.device_count() if local is not None else torch.cuda.current_device()
+        if local is None:
+            return f"cuda:{torch.cuda.current_device()}"
+        index = int(local) % torch.cuda.device_count()
         return f"cuda:{index}"
 
     # ----------------------------------------------------------- session
@@ -207,8 +217,9 @@ class DataParallel:
         failed = [f"rank {r}: {m}" for r, m in enumerate(reports) if m is not None]
         if not failed:
             raise DataParallelError(
-                f"The data-parallel run stopped on rank {self.rank} of {self.world_size}: another rank "
-                f"left the run or did not answer within {self.timeout.total_seconds():g} s ({error})."
+                f"The data-parallel run stopped on rank {self.rank} of {self.world_size}: "
+                f"another rank left the run or did not answer within "
+                f"{self.timeout.total_seconds():g} s ({error})."
             ) from error
         raise DataParallelError(
             f"The data-parallel run failed on {'; '.join(failed)}. Every rank stopped."
@@ -243,7 +254,8 @@ class DataParallel:
 
     def minimum(self, value):
         """The least of every rank's ``value`` (None: no limit)."""
-        t = torch.tensor([np.inf if value is None else float(value)], dtype=torch.float64, device=self._device)
+        t = torch.tensor([np.inf if value is None else float(value)], dtype=torch.float64,
+                         device=self._device)
         self._collective(dist.all_reduce, t, op=dist.ReduceOp.MIN)
         least = t.item()
         return None if np.isinf(least) else least
@@ -254,19 +266,23 @@ class DataParallel:
         everyone = [None] * self.world_size
         dist.all_gather_object(everyone, ("check", fingerprint), group=self._control)
         # a rank that failed before the check sent its error report instead
-        failed = [f"rank {r}: {m}" for r, (kind, m) in enumerate(everyone) if kind == "error" and m]
+        failed = [
+            f"rank {r}: {m}" for r, (kind, m) in enumerate(everyone) if kind == "error" and m
+        ]
         if failed:
-            raise _Reported(f"The data-parallel run failed on {'; '.join(failed)}. Every rank stopped.")
+            raise _Reported(
+                f"The data-parallel run failed on {'; '.join(failed)}. Every rank stopped."
+            )
         everyone = [theirs for _, theirs in everyone]
         for rank, theirs in enumerate(everyone):
             differ = [name for name in fingerprint if theirs.get(name) != everyone[0].get(name)]
             if differ:
                 raise ValueError(
-                    f"Every rank of a data-parallel fit must fit the same data and parameters; rank "
-                    f"{rank} differs from rank 0 in {', '.join(differ)}. Give every rank the same X, "
-                    f"y, sample_weight and estimator (an int random_state: with None every rank "
-                    f"draws its own seeds, so its folds and initial weights differ), or fit inside "
-                    f"skpmlp.data_parallel(False) to train each process alone."
+                    f"Every rank of a data-parallel fit must fit the same data and parameters; "
+                    f"rank {rank} differs from rank 0 in {', '.join(differ)}. Give every rank the "
+                    f"same X, y, sample_weight and estimator (an int random_state: with None "
+                    f"every rank draws its own seeds, so its folds and initial weights differ), "
+                    f"or fit inside skpmlp.data_parallel(False) to train each process alone."
                 )
 
     # -------------------------------------------------------------- rows
@@ -310,5 +326,6 @@ def train_data_parallel(dp, spec, config, X, y, folds, *, sample_weight=None, **
             models=digest(spec), config=digest(dataclasses.replace(config, device=None)),
         )
         return train_population(
-            spec, config, X, y, folds, sample_weight=sample_weight, data_parallel=dp, **train_kwargs
+            spec, config, X, y, folds, sample_weight=sample_weight, data_parallel=dp,
+            **train_kwargs
         )

@@ -46,7 +46,10 @@ def population_initial_weights(spec, n_features, n_outputs):
     if spec.initial_weights is not None:
         return (
             [[np.array(c, dtype=np.float64) for c in coefs] for coefs, _ in spec.initial_weights],
-            [[np.array(b, dtype=np.float64) for b in intercepts] for _, intercepts in spec.initial_weights],
+            [
+                [np.array(b, dtype=np.float64) for b in intercepts]
+                for _, intercepts in spec.initial_weights
+            ],
         )
     drawn = [
         initial_weights(arch, act, seed, n_features, n_outputs)

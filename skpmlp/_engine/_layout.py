@@ -89,7 +89,8 @@ def _split_by_activation(group):
     ]
 
 
-def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_elements=None, sort_codes=None):
+def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_elements=None,
+                sort_codes=None):
     """Cut a population into groups of stacked, padded models.
 
     Parameters
@@ -130,7 +131,10 @@ def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_element
             # stable sort by activation keeps the population order inside
             # each activation slice
             codes = np.array([ACTIVATION_CODES[activations[m]] for m in models])
-            secondary = np.zeros(len(models)) if sort_codes is None else np.asarray(sort_codes)[models]
+            if sort_codes is None:
+                secondary = np.zeros(len(models))
+            else:
+                secondary = np.asarray(sort_codes)[models]
             order = np.lexsort((secondary, codes))  # stable: population order breaks ties
             models, codes = models[order], codes[order]
             slices = []

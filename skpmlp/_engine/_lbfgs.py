@@ -45,27 +45,26 @@ import time
 import numpy as np
 import torch
 
+from .. import _kernels
 from ._build import as_tensor, build_network, targets_tensor
+from ._lbfgs_native import NativeLbfgsRun
+from ._lbfgs_rules import (
+    ABNORMAL,
+    CONVERGED,
+    DIVERGED,
+    EPS,
+    FTOL,
+    HISTORY,
+    MAX_FUN,
+    MAX_ITER,
+    MAX_LINE_SEARCH,
+    NATIVE_EVALS_PER_CALL,
+    RUNNING,
+)
 from ._linesearch import STPMAX, LineSearches
 from ._losses import LOSSES, training_loss
 from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
 from ._spec import OptimizerSettings, TrainResult
-from .. import _kernels
-
-#: L-BFGS-B's settings under scikit-learn's MLP: history length (scipy's
-#: ``maxcor``), relative decrease tolerance (``ftol``, scipy's default
-#: ``factr * eps``), and evaluations per line search (``maxls``).
-HISTORY = 10
-FTOL = 2.2204460492503131e-09
-MAX_LINE_SEARCH = 20
-#: Evaluations of each model per native call: enough for its curvature
-#: pairs to stay in cache, few enough for ``max_time`` and Ctrl-C to be
-#: seen within a fraction of a second on small data.
-NATIVE_EVALS_PER_CALL = 25
-_EPS = np.finfo(np.float64).eps
-
-#: Why a model stopped (``LbfgsRun.reason``).
-RUNNING, CONVERGED, MAX_ITER, MAX_FUN, ABNORMAL, DIVERGED = range(6)
 
 
 def param_slots(net):
@@ -76,7 +75,8 @@ def param_slots(net):
         first = int(net.group_offsets[gi])
         for view in net.layer_views(net.flat)[gi]:
             per_slot = view[0].numel()
-            parts.append(torch.arange(group.size, device=net.device).repeat_interleave(per_slot) + first)
+            slots = torch.arange(group.size, device=net.device)
+            parts.append(slots.repeat_interleave(per_slot) + first)
     if not parts:
         return torch.zeros(0, dtype=torch.int64, device=net.device)
     return torch.cat(parts)
@@ -185,7 +185,8 @@ class FullBatch:
         losses, total = [], 0
         for gi in range(len(net.groups)):
             x = self.X[0] if self.K == 1 else self.X.index_select(0, self.group_folds[gi])
-            loss = self.loss_fn(net.group_forward(gi, x), self._per_slot(gi, self.y), self._per_slot(gi, self.w))
+            loss = self.loss_fn(net.group_forward(gi, x), self._per_slot(gi, self.y),
+                                self._per_slot(gi, self.w))
             losses.append(loss.detach())
             total = total + loss.sum()
         total.backward()
@@ -386,7 +387,8 @@ class LbfgsRun:
         entries = self.seg.spread(torch.as_tensor(mask, device=self.net.device))[None]
         self.s_hist = torch.where(entries, rolled_s, self.s_hist)
         self.y_hist = torch.where(entries, rolled_y, self.y_hist)
-        rolled_rho = np.concatenate([(1.0 / np.where(mask, sy, 1.0))[:, None], self.rho[:, :-1]], axis=1)
+        rolled_rho = np.concatenate([(1.0 / np.where(mask, sy, 1.0))[:, None], self.rho[:, :-1]],
+                                    axis=1)
         self.rho = np.where(mask[:, None], rolled_rho, self.rho)
         self.h0 = np.where(mask, sy / np.where(mask, yy, 1.0), self.h0)
         self.col = np.where(mask, np.minimum(self.col + 1, HISTORY), self.col)
@@ -446,7 +448,8 @@ class LbfgsRun:
         stop_fun = done & ~stop_iter & (self.n_fun > self.max_fun)
         gmax = self._host(self.seg.max_abs(grad))
         scale = np.maximum(np.maximum(np.abs(f_old), np.abs(f)), 1.0)
-        converged = done & ~stop_iter & ~stop_fun & ((gmax <= self.tol) | (f_old - f <= FTOL * scale))
+        met = (gmax <= self.tol) | (f_old - f <= FTOL * scale)
+        converged = done & ~stop_iter & ~stop_fun & met
         self.reason[stop_iter] = MAX_ITER
         self.reason[stop_fun] = MAX_FUN
         self.reason[converged] = CONVERGED
@@ -457,7 +460,7 @@ class LbfgsRun:
             yy = self._host(self.seg.dot(y, y))
             sy = np.where(unit, gd - self.gd0, (gd - self.gd0) * stp)
             ddum = np.where(unit, -self.gd0, -self.gd0 * stp)
-            update = going & (sy > _EPS * ddum)
+            update = going & (sy > EPS * ddum)
             if update.any():
                 step = self.seg.spread(self._tensor(np.where(update & ~unit, stp, 1.0)))
                 self._push_pairs(update, step * self.d, y, sy, yy)
@@ -469,7 +472,8 @@ class LbfgsRun:
             self._start_searches(going)
 
 
-def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback=None, deadline=None):
+def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback=None,
+                deadline=None):
     """Train every model of ``spec`` on every fold with its own L-BFGS, as
     one fused run (see the module docstring).
 
@@ -507,16 +511,16 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
     slot_fold = replica_fold[net.slot_models]
     slot_alpha = np.asarray(replicas.alphas, float)[net.slot_models]
     evaluate = FullBatch(
-        net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds], sample_weight,
+        net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds],
+        sample_weight,
         backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
     )
-    return _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time)
+    return _run(net, evaluate, config, M, epoch_callback, deadline, start_time)
 
 
-def _run(net, evaluate, config, K, M, backend, epoch_callback, deadline, start_time):
-    """The round loop of :func:`train_lbfgs`."""
-    from ._lbfgs_native import NativeLbfgsRun  # it builds on this module's constants
-
+def _run(net, evaluate, config, M, epoch_callback, deadline, start_time):
+    """The round loop of :func:`train_lbfgs` (``M`` models on ``evaluate.K`` folds)."""
+    K, backend = evaluate.K, evaluate.backend
     # natively, one kernel call runs each model for several evaluations in a
     # row (one, when a callback wants to see every fused evaluation); torch
     # ops over the flat buffers elsewhere (GPU, or torch's gradients)
@@ -585,5 +589,6 @@ def _result(net, run, K, M, halted, train_time, backend):
         pruned=np.zeros((M, K), dtype=bool),
         train_time=train_time,
         halted=halted,
-        extra={"backend": backend, "n_fun": per_fold(run.n_fun), "stop_reason": per_fold(run.reason)},
+        extra={"backend": backend, "n_fun": per_fold(run.n_fun),
+               "stop_reason": per_fold(run.reason)},
     )

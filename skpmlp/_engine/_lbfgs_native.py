@@ -25,8 +25,8 @@ loops in a fixed order.
 import numpy as np
 import torch
 
-from ._lbfgs import FTOL, MAX_LINE_SEARCH, RUNNING
 from .. import _kernels
+from ._lbfgs_rules import FTOL, MAX_LINE_SEARCH, RUNNING
 
 
 def _packed_sizes(meta):
@@ -70,7 +70,8 @@ class NativeLbfgsRun:
         self.meta, self.hyper = meta, np.ascontiguousarray(evaluate.hyper)
         # the largest models first: the threads' last models are then small
         self.sizes = sizes = _packed_sizes(meta)
-        self.packed = np.ascontiguousarray(np.concatenate([[0], np.cumsum(sizes)[:-1]]), dtype=np.int64)
+        self.packed = np.ascontiguousarray(np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+                                           dtype=np.int64)
         n = int(sizes.sum())
         zeros = lambda *shape: torch.zeros(shape, dtype=net.dtype)  # noqa: E731
         self.buffers = {
@@ -112,8 +113,10 @@ class NativeLbfgsRun:
     def _step(self, op, rows, max_evals=0):
         evaluate = self.evaluate
         _kernels.lbfgs_step(
-            op, rows, self.meta, self.hyper, evaluate.batches, self.state, self.packed, self.buffers,
-            self.curves, n_outputs=self.net.n_outputs, loss=evaluate.kernel_loss, max_evals=max_evals,
+            op, rows, self.meta, self.hyper, evaluate.batches, self.state, self.packed,
+            self.buffers,
+            self.curves, n_outputs=self.net.n_outputs, loss=evaluate.kernel_loss,
+            max_evals=max_evals,
             n_threads=self.n_threads, **self.settings,
         )
 

@@ -101,10 +101,10 @@ class LineSearches:
         # function psi(stp) = f(stp) - f(0) - ftol * stp * f'(0)
         modified = (self.stage == 1) & (f <= self.fx) & (f > ftest)
         gtest = np.where(modified, self.gtest, 0.0)
-        stx, fx, gx, sty, fy, gy, new_stp, new_brackt = dcstep(
-            self.stx, self.fx - self.stx * gtest, self.gx - gtest,
-            self.sty, self.fy - self.sty * gtest, self.gy - gtest,
-            stp, f - stp * gtest, g - gtest, brackt, self.stmin, self.stmax,
+        (stx, fx, gx), (sty, fy, gy), new_stp, new_brackt = dcstep(
+            (self.stx, self.fx - self.stx * gtest, self.gx - gtest),
+            (self.sty, self.fy - self.sty * gtest, self.gy - gtest),
+            (stp, f - stp * gtest, g - gtest), brackt, (self.stmin, self.stmax),
         )
         fx, fy = fx + stx * gtest, fy + sty * gtest
         gx, gy = gx + gtest, gy + gtest
@@ -142,15 +142,28 @@ class LineSearches:
         self.stmax = np.where(mask, np.maximum(self.stp, self.stx), self.stmax)
 
 
-def dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
+def dcstep(best, other, trial, brackt, bounds):
     """MINPACK-2's safeguarded step, for arrays (see scipy's ``dcstep``).
+
+    Parameters
+    ----------
+    best, other, trial : tuple of 3 ndarray
+        ``(step, value, derivative)`` at the interval's end of least value
+        (``stx, fx, dx``), at its other end (``sty, fy, dy``) and at the
+        trial step (``stp, fp, dp``).
+    brackt : ndarray of bool
+        Whether a minimiser is bracketed.
+    bounds : tuple of 2 ndarray
+        ``(stpmin, stpmax)``, the bounds of the step.
 
     Returns
     -------
-    stx, fx, dx, sty, fy, dy, stp, brackt : ndarray
-        The updated interval, the new trial step and whether a minimiser is
-        bracketed.
+    best, other, stp, brackt :
+        The updated interval's ends, the new trial step, and whether a
+        minimiser is now bracketed.
     """
+    (stx, fx, dx), (sty, fy, dy), (stp, fp, dp) = best, other, trial
+    stpmin, stpmax = bounds
     sgnd = np.sign(dp) * np.sign(dx)
     case1 = fp > fx
     case2 = ~case1 & (sgnd < 0)
@@ -184,13 +197,16 @@ def dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     p = (gamma3 - dp) + theta
     q = (gamma3 + (dx - dp)) + gamma3
     r = p / q
-    stpc = np.where((r < 0) & (gamma3 != 0), stp + r * (stx - stp), np.where(stp > stx, stpmax, stpmin))
+    stpc = np.where((r < 0) & (gamma3 != 0), stp + r * (stx - stp),
+                    np.where(stp > stx, stpmax, stpmin))
     stpq = stp + (dp / (dp - dx)) * (stx - stp)
     inside = np.where(np.abs(stpc - stp) < np.abs(stpq - stp), stpc, stpq)
     inside = np.where(
-        stp > stx, np.minimum(stp + _P66 * (sty - stp), inside), np.maximum(stp + _P66 * (sty - stp), inside)
+        stp > stx, np.minimum(stp + _P66 * (sty - stp), inside),
+        np.maximum(stp + _P66 * (sty - stp), inside)
     )
-    outside = np.clip(np.where(np.abs(stpc - stp) > np.abs(stpq - stp), stpc, stpq), stpmin, stpmax)
+    outside = np.clip(np.where(np.abs(stpc - stp) > np.abs(stpq - stp), stpc, stpq), stpmin,
+                      stpmax)
     stpf3 = np.where(brackt, inside, outside)
 
     # case 4: lower value, same sign, the derivative does not decrease
@@ -203,14 +219,17 @@ def dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     stpf4 = np.where(brackt, stp + (p / q) * (sty - stp), np.where(stp > stx, stpmax, stpmin))
 
     stpf = np.select([case1, case2, case3, case4], [stpf1, stpf2, stpf3, stpf4])
-    new_brackt = brackt | case1 | case2
+    best, other = _new_interval(best, other, trial, higher=case1, swap=~case1 & (sgnd < 0))
+    return best, other, stpf, brackt | case1 | case2
 
-    higher = case1
-    swap = ~higher & (sgnd < 0)
-    new_sty = np.where(higher, stp, np.where(swap, stx, sty))
-    new_fy = np.where(higher, fp, np.where(swap, fx, fy))
-    new_dy = np.where(higher, dp, np.where(swap, dx, dy))
-    new_stx = np.where(higher, stx, stp)
-    new_fx = np.where(higher, fx, fp)
-    new_dx = np.where(higher, dx, dp)
-    return new_stx, new_fx, new_dx, new_sty, new_fy, new_dy, stpf, new_brackt
+
+def _new_interval(best, other, trial, *, higher, swap):
+    """dcstep's new interval ``(best, other)``: a ``higher`` trial value
+    becomes the other end; else the trial point is the best one, and the
+    old best becomes the other end where the derivatives' signs differ
+    (``swap``)."""
+    new_best = tuple(np.where(higher, b, t) for b, t in zip(best, trial))
+    new_other = tuple(
+        np.where(higher, t, np.where(swap, b, o)) for b, o, t in zip(best, other, trial)
+    )
+    return new_best, new_other

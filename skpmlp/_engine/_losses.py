@@ -68,7 +68,8 @@ def binary_log_loss(logits, y, weights):
 
 #: The training loss of each task: softmax cross-entropy over classes,
 #: squared error, or one sigmoid log-loss per label (multilabel).
-LOSSES = {"classification": cross_entropy, "regression": squared_error, "multilabel": binary_log_loss}
+LOSSES = {"classification": cross_entropy, "regression": squared_error,
+          "multilabel": binary_log_loss}
 
 
 def accuracy(outputs, y, weights=None):

@@ -22,6 +22,8 @@ planned from ``max_memory`` alone, never from the free memory
 import numpy as np
 import torch
 
+from ._optim import n_state_buffers
+
 #: Share of the free device memory a fit plans to use; the rest is headroom
 #: for the allocator's fragmentation and for other tensors.
 FREE_MEMORY_SHARE = 0.8
@@ -40,10 +42,8 @@ def model_bytes(spec, config, n_features, *, n_folds, n_eval):
     fold replicas included): ndarray of shape (n_models,)."""
     itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
     padding = 1.0 + config.max_padding
-    # parameters, gradients, optimizer state (two buffers for the whole run
-    # if any model is Adam, else one), best weights
-    any_adam = any(o.solver == "adam" for o in spec.optimizers_of(config))
-    n_buffers = 2 + (2 if any_adam else 1) + bool(config.early_stopping)
+    # parameters, gradients, optimizer state (for the whole run), best weights
+    n_buffers = 2 + n_state_buffers(spec.optimizers_of(config)) + bool(config.early_stopping)
     C, B = config.n_outputs, config.batch_size
     out = np.empty(spec.n_models)
     for i, arch in enumerate(spec.hidden_layer_sizes):
@@ -81,7 +81,8 @@ def memory_budget(device, max_memory=None):
     """Bytes a fit may plan to use: ``max_memory``, capped by the free
     memory of the device (None: no known limit)."""
     free = available_bytes(device)
-    limits = [m for m in (max_memory, None if free is None else FREE_MEMORY_SHARE * free) if m is not None]
+    share = None if free is None else FREE_MEMORY_SHARE * free
+    limits = [m for m in (max_memory, share) if m is not None]
     return min(limits) if limits else None
 
 
@@ -144,18 +145,15 @@ def halving_chunks(spec, per_model, shared, device, max_memory):
 
     Parameters
     ----------
-    spec : PopulationSpec
-    per_model : ndarray of shape (n_models,)
-        Bytes of every model (:func:`model_bytes`).
-    shared : float
-        Bytes every chunk needs whatever its models (:func:`data_bytes`).
+    spec, per_model, shared :
+        As :func:`plan_chunks`.
     device : str
     max_memory : float or None
 
     Returns
     -------
     list of ndarray of int
-        Model indices of every chunk, ascending.
+        As :func:`plan_chunks`.
 
     Raises
     ------
@@ -171,25 +169,28 @@ def halving_chunks(spec, per_model, shared, device, max_memory):
     if budget is not None and need > budget:
         raise MemoryError(
             f"The population needs about {need / 2**20:.1f} MiB on {device}, more than the "
-            f"{budget / 2**20:.1f} MiB available. With pruning='halving' it is not split into chunks "
-            f"by the free memory: halving ranks the models within each chunk, so the results would "
-            f"depend on the memory free at fit time. Either set max_memory (bytes, e.g. "
-            f"max_memory={int(budget)}) to train it as chunks planned from max_memory alone (halving "
-            f"then ranks within each chunk), or use fewer models, a smaller batch_size or "
-            f"dtype='float32'."
+            f"{budget / 2**20:.1f} MiB available. With pruning='halving' it is not split into "
+            f"chunks by the free memory: halving ranks the models within each chunk, so the "
+            f"results would depend on the memory free at fit time. Either set max_memory (bytes, "
+            f"e.g. max_memory={int(budget)}) to train it as chunks planned from max_memory alone "
+            f"(halving then ranks within each chunk), or use fewer models, a smaller batch_size "
+            f"or dtype='float32'."
         )
     return [np.arange(spec.n_models)]
+
+
+#: What the allocators' errors say when memory runs out.
+_OOM_WORDS = ("out of memory", "can't allocate memory", "not enough memory")
 
 
 def is_out_of_memory(error):
     """Whether ``error`` is a device or host allocation failure."""
     oom_types = tuple(
-        t for t in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
+        t for t in (getattr(torch, "OutOfMemoryError", None),
+                    getattr(torch.cuda, "OutOfMemoryError", None))
         if t is not None
     )
     if isinstance(error, oom_types + (MemoryError,)):
         return True
     message = str(error).lower()
-    return isinstance(error, RuntimeError) and (
-        "out of memory" in message or "can't allocate memory" in message or "not enough memory" in message
-    )
+    return isinstance(error, RuntimeError) and any(words in message for words in _OOM_WORDS)

@@ -25,6 +25,9 @@ from ._triton import describe_gpu_backend, gpu_trainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
 
+#: The kernel's solver code of (solver, amsgrad): Adam, SGD, Adam with amsgrad.
+_SOLVER_CODES = {("adam", False): 0, ("sgd", False): 1, ("sgd", True): 1, ("adam", True): 2}
+
 
 def native_supported(config, spec):
     """Why the kernel cannot train this run, or None when it can."""
@@ -40,7 +43,8 @@ def native_supported(config, spec):
     return None
 
 
-def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset=None):
+def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
+                  slot_step_offset=None):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
     Parameters
@@ -70,7 +74,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     if slot_step_offset is not None:
         hyper[:, h["step_offset"]] = slot_step_offset[slots]
     settings = [slot_optimizer[s] for s in slots]
-    meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
+    meta[:, fields["solver"]] = [_SOLVER_CODES[o.solver, o.amsgrad] for o in settings]
     meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum) for o in settings]
     hyper[:, h["beta_1"]] = [o.beta_1 for o in settings]
     hyper[:, h["beta_2"]] = [o.beta_2 for o in settings]
@@ -83,10 +87,10 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         positions = slots[rows] - net.group_offsets[gi]
         depth = len(group.widths)
         meta[rows, fields["depth"]] = depth
-        meta[rows, fields["activation"]] = [ACTIVATION_CODES[group.activation_of(int(p))] for p in positions]
-        archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64).reshape(
-            len(rows), depth
-        )
+        activations = [group.activation_of(int(p)) for p in positions]
+        meta[rows, fields["activation"]] = [ACTIVATION_CODES[a] for a in activations]
+        archs = [net.archs[int(net.slot_models[s])] for s in slots[rows]]
+        archs = np.array(archs, dtype=np.int64).reshape(len(rows), depth)
         sizes = fields["sizes"]
         meta[rows, sizes] = net.n_features
         meta[rows, sizes + 1 : sizes + depth + 1] = archs
@@ -95,7 +99,8 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         # shifted by the slot's position; a bias's length is the layer's
         # padded width, the weight's row stride
         ranges = net.parameter_ranges(gi, 0, 1)
-        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+        weights, biases = ranges[0::2], ranges[1::2]
+        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(weights, biases)):
             meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
             meta[rows, fields["b_off"] + layer] = b_off + positions * width
             meta[rows, fields["ld"] + layer] = width
@@ -130,6 +135,16 @@ def epoch_batches(X, y, plan, task):
     return {"X": Xb, "Y": Yb, "W": Wb}
 
 
+def row_multiply_adds(meta):
+    """Each model's multiply-adds per row of data (its real widths) of the
+    kernel's ``meta`` table."""
+    fields = _kernels.META_FIELDS
+    sizes = meta[:, fields["sizes"] : fields["sizes"] + _kernels.MAX_DEPTH + 2]
+    depth = meta[:, fields["depth"]]
+    on = np.arange(_kernels.MAX_DEPTH + 1) <= depth[:, None]
+    return (sizes[:, :-1] * sizes[:, 1:] * on).sum(1)
+
+
 class NativeTrainer(PopulationTrainer):
     """:class:`PopulationTrainer` whose epochs run on the native kernel."""
 
@@ -138,34 +153,27 @@ class NativeTrainer(PopulationTrainer):
     #: where it is not set)
     n_threads = None
 
-    def _update_partitions(self):
-        # the kernel steps every unfrozen slot itself: no torch optimizer
-        # partitions to build
+    def _slots_changed(self):
+        # the kernel steps every unfrozen slot itself, from its tables: no
+        # torch optimizer partitions to build; the forward of validation
+        # scoring runs every slot
         replica = self.net.slot_models
-        every_slot, _ = kernel_tables(
-            self.net, np.arange(len(replica)), slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+        per_slot = dict(
+            slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
         )
-        self._meta, self._hyper = kernel_tables(
-            self.net, np.flatnonzero(~self.frozen), slot_fold=self.slot_fold,
-            slot_lr=self._replica_lr[replica], slot_alpha=self._replica_alpha[replica],
-            slot_optimizer=[self._replica_optimizer[r] for r in replica],
-            slot_step_offset=self._replica_step_offset[replica],
-        )
-        self._forward_meta = every_slot
-        # each trained slot's multiply-adds per row (its real widths)
-        sizes = self._meta[:, _kernels.META_FIELDS["sizes"] : _kernels.META_FIELDS["sizes"] + _kernels.MAX_DEPTH + 2]
-        depth = self._meta[:, _kernels.META_FIELDS["depth"]]
-        on = np.arange(_kernels.MAX_DEPTH + 1) <= depth[:, None]
-        self._row_macs = (sizes[:, :-1] * sizes[:, 1:] * on).sum(1)
+        self._forward_meta, _ = kernel_tables(self.net, np.arange(len(replica)), **per_slot)
+        self._meta, self._hyper = kernel_tables(self.net, np.flatnonzero(~self.frozen), **per_slot)
+        self._row_macs = row_multiply_adds(self._meta)
 
     @torch.no_grad()
     def outputs(self, X):
         """Every slot's outputs for ``X`` by the kernel's forward (a block
         of rows at a time, each model over its own widths)."""
-        out = torch.empty((len(self.net.slot_models), X.shape[0], self.net.n_outputs), dtype=self.net.dtype)
+        out = torch.empty((len(self.net.slot_models), X.shape[0], self.net.n_outputs),
+                          dtype=self.net.dtype)
         _kernels.forward_models(self._forward_meta, X.contiguous(), self.net.flat.detach(), out,
                                 n_threads=self.n_threads or torch.get_num_threads())
         return out
@@ -185,14 +193,17 @@ class NativeTrainer(PopulationTrainer):
             return
         start = time.perf_counter()
         self._run_epoch(X, y, plan)
-        rows = (plan.counts.cpu().numpy() * plan.stepping).sum(0)[self._meta[:, _kernels.META_FIELDS["fold"]]]
-        self.last_gflops = 6 * float((self._row_macs * rows).sum()) / max(time.perf_counter() - start, 1e-9) / 1e9
+        seconds = max(time.perf_counter() - start, 1e-9)
+        fold_rows = (plan.counts.cpu().numpy() * plan.stepping).sum(0)
+        rows = fold_rows[self._meta[:, _kernels.META_FIELDS["fold"]]]
+        self.last_gflops = 6 * float((self._row_macs * rows).sum()) / seconds / 1e9
 
     def _run_epoch(self, X, y, plan):
         counts = self.optimizer.step_counts
         step0 = counts.cpu().numpy().astype(np.float64)
         batches = epoch_batches(X, y, plan, self.config.task)
-        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums, stepping=plan.stepping)
+        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
+                       stepping=plan.stepping)
         if self.data_parallel is None:
             self._run("epoch", dict(batches, step0=step0), grads=None)
         else:
@@ -205,11 +216,13 @@ class NativeTrainer(PopulationTrainer):
         buffers = {
             "params": self.net.flat.detach(), "grads": grads,
             "state1": state[0] if state else None, "state2": state[1] if len(state) > 1 else None,
+            "state3": state[2] if len(state) > 2 else None,
             "loss_sums": self.loss_sums,
         }
         _kernels.run_models(
             mode, self._meta, self._hyper, batches, buffers, n_outputs=self.net.n_outputs,
-            loss=_LOSS_OF_TASK[self.config.task], n_threads=self.n_threads or torch.get_num_threads(),
+            loss=_LOSS_OF_TASK[self.config.task],
+            n_threads=self.n_threads or torch.get_num_threads(),
         )
 
     def _run_epoch_stepwise(self, batches, step0, n_steps):

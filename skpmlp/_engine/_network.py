@@ -99,14 +99,17 @@ class FusedNetwork:
         coefs, intercepts : sequence of list of ndarray
             Indexed by model id (the ids found in ``groups``).
         """
-        archs = {int(m): tuple(c.shape[1] for c in coefs[m][:-1]) for g in groups for m in g.models}
+        archs = {
+            int(m): tuple(c.shape[1] for c in coefs[m][:-1]) for g in groups for m in g.models
+        }
         shapes = [cls._shapes_of(g, n_features, n_outputs) for g in groups]
         flat = np.zeros(sum(int(np.prod(s)) for group_shapes in shapes for s in group_shapes))
         offset = 0
         for group, group_shapes in zip(groups, shapes):
             for layer_param, shape in enumerate(group_shapes):
                 size = int(np.prod(shape))
-                _fill(flat[offset : offset + size].reshape(shape), group, layer_param, coefs, intercepts)
+                _fill(flat[offset : offset + size].reshape(shape), group, layer_param, coefs,
+                      intercepts)
                 offset += size
         flat = torch.from_numpy(flat).to(device=device, dtype=dtype)
         return cls(groups, flat, archs, n_features, n_outputs)
@@ -220,7 +223,8 @@ class FusedNetwork:
     def outputs(self, X, *, chunk_rows=4096):
         """Outputs of every slot for ``X``: Tensor of shape (n_slots, n, C)."""
         out = torch.empty(
-            (len(self.slot_models), X.shape[0], self.n_outputs), dtype=self.dtype, device=self.device
+            (len(self.slot_models), X.shape[0], self.n_outputs), dtype=self.dtype,
+            device=self.device
         )
         for start in range(0, X.shape[0], chunk_rows):
             xb = X[start : start + chunk_rows]
@@ -260,8 +264,8 @@ class FusedNetwork:
                 sizes = [self.n_features, *self.archs[model], self.n_outputs]
                 fans = list(zip(sizes[:-1], sizes[1:]))
                 weights[model] = (
-                    [blocks[2 * l][row, :i, :o].copy() for l, (i, o) in enumerate(fans)],
-                    [blocks[2 * l + 1][row, 0, :o].copy() for l, (_, o) in enumerate(fans)],
+                    [blocks[2 * k][row, :i, :o].copy() for k, (i, o) in enumerate(fans)],
+                    [blocks[2 * k + 1][row, 0, :o].copy() for k, (_, o) in enumerate(fans)],
                 )
         return weights
 

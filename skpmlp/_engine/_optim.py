@@ -29,9 +29,10 @@ class FusedOptimizer:
     ----------
     params, grads : Tensor of shape (n,)
     n_folds : int
-    n_state_buffers : {1, 2}
+    n_state_buffers : {1, 2, 3}
         State buffers laid out as ``params``: Adam's two moments (SGD's
-        momentum buffer is the first); one where every model is SGD.
+        momentum buffer is the first) and amsgrad's maximum of the second;
+        one where every model is SGD.
 
     Attributes
     ----------
@@ -63,14 +64,17 @@ class FusedOptimizer:
         Adam's bias correction counts their own steps)."""
         self.partitions = []
         for lr, alpha, fold, settings, step_offset, ranges in partitions:
-            n_buffers = 2 + (2 if settings.solver == "adam" else 1)
+            n_buffers = 2 + n_state_buffers([settings])
             buffers = [self.params, self.grads, *self.state][:n_buffers]
             for is_weight in (True, False):
                 spans = [(o, n) for o, n, w in ranges if w == is_weight and n > 0]
                 if spans:
                     views = [[b[o : o + n] for o, n in spans] for b in buffers]
                     alpha_w = float(alpha) if is_weight else 0.0
-                    self.partitions.append((float(lr), alpha_w, int(fold), settings, float(step_offset), views))
+                    partition = (
+                        float(lr), alpha_w, int(fold), settings, float(step_offset), views
+                    )
+                    self.partitions.append(partition)
 
     def _increment(self, stepping):
         """``stepping`` as a device tensor, made once per pattern (all folds
@@ -78,7 +82,8 @@ class FusedOptimizer:
         per step."""
         key = stepping.tobytes()
         if key not in self._increments:
-            self._increments[key] = torch.as_tensor(stepping, dtype=torch.float32).to(self.step_counts.device)
+            increment = torch.as_tensor(stepping, dtype=torch.float32)
+            self._increments[key] = increment.to(self.step_counts.device)
         return self._increments[key]
 
     @torch.no_grad()
@@ -92,11 +97,11 @@ class FusedOptimizer:
             # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
             decay = alpha / weight_sums[fold] if alpha else 0.0
             if settings.solver == "adam":
-                p, g, m, v = views
+                p, g, m, v, *v_max = views  # v_max: amsgrad's running maximum
                 torch._fused_adam_(
-                    p, g, m, v, [], [steps] * len(p),
+                    p, g, m, v, v_max[0] if v_max else [], [steps] * len(p),
                     lr=lr, beta1=settings.beta_1, beta2=settings.beta_2, weight_decay=decay,
-                    eps=settings.epsilon, amsgrad=False, maximize=False,
+                    eps=settings.epsilon, amsgrad=settings.amsgrad, maximize=False,
                 )
             else:
                 p, g, buf = views
@@ -110,8 +115,16 @@ class FusedOptimizer:
                 )
 
 
+def n_state_buffers(settings):
+    """State buffers (laid out as the parameters) that models with these
+    :class:`~._spec.OptimizerSettings` need together: two if any of them is
+    Adam (its moments), three with amsgrad (the second moment's running
+    maximum), else one (SGD's momentum buffer)."""
+    adam = [s for s in settings if s.solver == "adam"]
+    return 3 if any(s.amsgrad for s in adam) else 2 if adam else 1
+
+
 def make_optimizer(settings, params, grads, n_folds):
     """The fused optimizer of models with these :class:`~._spec.OptimizerSettings`
-    (one per slot): two state buffers if any of them is Adam, else one."""
-    n_state_buffers = 2 if any(s.solver == "adam" for s in settings) else 1
-    return FusedOptimizer(params, grads, n_folds, n_state_buffers)
+    (one per slot), with the state buffers they need."""
+    return FusedOptimizer(params, grads, n_folds, n_state_buffers(settings))

@@ -47,7 +47,8 @@ def mlp_forward(coefs, intercepts, activation, X, *, out_activation="identity"):
     with threads:
         h = torch.from_numpy(np.array(X, dtype=dtype))  # a private, writable copy
         for layer, (W, b) in enumerate(zip(coefs, intercepts)):
-            h = torch.addmm(torch.as_tensor(np.asarray(b, dtype=dtype)), h, torch.as_tensor(np.asarray(W, dtype=dtype)))
+            h = torch.addmm(torch.as_tensor(np.asarray(b, dtype=dtype)), h,
+                            torch.as_tensor(np.asarray(W, dtype=dtype)))
             if layer < len(coefs) - 1:
                 h = act(h)
         return (torch.exp(h) if out_activation == "exp" else h).numpy()

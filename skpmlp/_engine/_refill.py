@@ -50,6 +50,7 @@ from ._build import run_data
 from ._epoch import close_epoch, epoch_values, past
 from ._init import population_initial_weights
 from ._schedules import LearningRates
+from ._slots import Newcomer
 from ._spec import PopulationSpec, TrainResult
 from ._stopping import ReplicaStatus, fold_mean
 
@@ -114,7 +115,11 @@ def concat_specs(specs):
 
 class Seats:
     """The seats of a run, the models in them and the records of every
-    model trained, and the slot operations of a refill.
+    model trained: which model a freed seat takes next.
+
+    The slots themselves change only through the trainer's public API
+    (:meth:`~._trainer.PopulationTrainer.reserve`,
+    :meth:`~._trainer.PopulationTrainer.replace_slots`).
 
     Parameters
     ----------
@@ -130,7 +135,8 @@ class Seats:
 
     def __init__(self, trainer, spec, config, n_folds, source):
         K, M = n_folds, spec.n_models
-        spec = dataclasses.replace(spec, optimizers=spec.optimizers_of(config), initial_weights=None)
+        spec = dataclasses.replace(spec, optimizers=spec.optimizers_of(config),
+                                   initial_weights=None)
         self.trainer, self.config, self.source = trainer, config, source
         self.K, self.M = K, M
         self.capacity = capacity(config, M)
@@ -144,51 +150,20 @@ class Seats:
         self.seat_model = np.arange(M)
         self.rejected = 0
         self._rng = np.random.default_rng([int(config.shuffle_seed), 16])
-        self._renumber()
+        trainer.reserve(self.capacity)
         net = trainer.net
         # slots of every seat, fold by fold (replicas of one model share
         # their architecture and activation, hence their group)
         slot_of = {int(r): s for s, r in enumerate(net.slot_models)}
-        self.seat_slots = np.array([[slot_of[k * self.capacity + i] for k in range(K)] for i in range(M)])
-        self.seat_group = np.searchsorted(net.group_offsets, self.seat_slots[:, 0], side="right") - 1
+        self.seat_slots = np.array(
+            [[slot_of[k * self.capacity + i] for k in range(K)] for i in range(M)]
+        )
+        self.seat_group = np.searchsorted(net.group_offsets, self.seat_slots[:, 0],
+                                          side="right") - 1
         self.seat_activation = [
             net.groups[g].activation_of(int(s - net.group_offsets[g]))
             for g, s in zip(self.seat_group, self.seat_slots[:, 0])
         ]
-
-    # ------------------------------------------------------------ set up
-    def _renumber(self):
-        """Replica ``k * M + i`` becomes ``k * capacity + i``, and every
-        per-replica array of the trainer grows to ``K * capacity``."""
-        t, K, M, C = self.trainer, self.K, self.M, self.capacity
-        old = np.arange(K * M)
-        new = (old // M) * C + old % M
-        remap = np.zeros(K * M, dtype=np.int64)
-        remap[old] = new
-
-        def grown(array, fill):
-            out = np.full(K * C, fill, dtype=np.asarray(array).dtype)
-            out[new] = array
-            return out
-
-        t._replica_fold = np.repeat(np.arange(K), C)
-        t._replica_lr = grown(t._replica_lr, 1.0)
-        t._replica_alpha = grown(t._replica_alpha, 0.0)
-        t._replica_sgd = grown(t._replica_sgd, False)
-        t._replica_step_offset = grown(t._replica_step_offset, 0.0)
-        t.initial_learning_rates = grown(t.initial_learning_rates, 1.0)
-        settings = [self.config.optimizer_settings()] * (K * C)
-        for o, n in zip(old, new):
-            settings[n] = t._replica_optimizer[o]
-        t._replica_optimizer = settings
-        net = t.net
-        for group in net.groups:
-            group.models[:] = remap[group.models]
-        net.slot_models = remap[net.slot_models]
-        net.archs = {int(remap[m]): arch for m, arch in net.archs.items()}
-        if len(t.optimizer.state) == 1:  # an Adam refill needs Adam's second moment
-            t.optimizer.state.append(torch.zeros_like(net.flat))
-        t._update_partitions()
 
     # ------------------------------------------------------------- seats
     def free_seats(self, active):
@@ -214,8 +189,7 @@ class Seats:
         """Put new models in the free ``seats`` after ``epoch``; return the
         new model indices (the caller admits them to the stopping rule)."""
         seats = list(seats)
-        born = []
-        views = self._views()  # once per refill: building them costs more than a copy
+        newcomers = []
         if self.config.refill == "perturb":
             for seat in list(seats):
                 if self.n_models >= self.capacity:
@@ -224,21 +198,23 @@ class Seats:
                 if parent is None:
                     continue
                 spec, row = self.source.perturb(self.rows[parent])
-                born.append(self._place(seat, spec, row, epoch, views, parent=parent))
+                newcomers.append(self._seat(seat, spec, row, epoch, parent=parent))
                 seats.remove(seat)
         draws = 0
         while seats and self.n_models < self.capacity and draws < MAX_DRAWS_PER_SEAT * len(seats):
             spec, row = self.source.sample()
             draws += 1
-            seat = next((s for s in seats if self.fits(s, spec.hidden_layer_sizes[0], spec.activations[0])), None)
+            arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
+            seat = next((s for s in seats if self.fits(s, arch, activation)), None)
             if seat is None:
                 self.rejected += 1
                 continue
-            born.append(self._place(seat, spec, row, epoch, views))
+            newcomers.append(self._seat(seat, spec, row, epoch))
             seats.remove(seat)
-        if born:
-            self.trainer._update_partitions()
-        return born
+        if newcomers:
+            # parents are surviving models: no newcomer's slots are a parent's
+            self.trainer.replace_slots(newcomers)
+        return [int(n.replicas[0]) for n in newcomers]
 
     def _parent(self, seat, active, score):
         """A surviving model whose architecture and activation fit ``seat``,
@@ -264,72 +240,24 @@ class Seats:
             self.specs = [concat_specs(self.specs)]
         return self.specs[0]
 
-    # ------------------------------------------------------------- slots
-    def _views(self):
-        """Per group, the layer views of the parameters, of every optimizer
-        state buffer and of the best weights (None without early
-        stopping), and every fold's optimizer steps."""
-        t, net = self.trainer, self.trainer.net
-        return {
-            "params": net.layer_views(net.flat.detach()),
-            "states": [net.layer_views(s) for s in t.optimizer.state],
-            "best": None if t.best_flat is None else net.layer_views(t.best_flat),
-            "step_counts": t.optimizer.step_counts.cpu().numpy(),
-        }
-
-    def _place(self, seat, spec, row, epoch, views, *, parent=None):
-        """Model ``spec`` (one model) takes ``seat`` after ``epoch``: fresh
-        weights and optimizer state, or ``parent``'s copied (``views``: from
-        :meth:`_views`)."""
-        t, net, C = self.trainer, self.trainer.net, self.capacity
-        j = self.n_models
+    def _seat(self, seat, spec, row, epoch, *, parent=None):
+        """Record model ``spec`` (one model) as the next model, in ``seat``
+        after ``epoch``: its :class:`~._slots.Newcomer`, with fresh weights
+        or ``parent``'s copied."""
+        net, C, j = self.trainer.net, self.capacity, self.n_models
         arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
         assert self.fits(seat, arch, activation)
-        settings = spec.optimizers[0]
-        lr, alpha = float(spec.learning_rates[0]), float(spec.alphas[0])
+        weights = None
         if parent is None:
             coefs, intercepts = population_initial_weights(spec, net.n_features, net.n_outputs)
-            weights = [  # interleaved as _read gives them: W0, b0, W1, b1, ...
-                torch.as_tensor(a, dtype=net.dtype, device=net.device)
-                for pair in zip(coefs[0], intercepts[0]) for a in pair
-            ]
-        slots = self.seat_slots[seat]
-        params, states, best = views["params"], views["states"], views["best"]
-        step_counts = views["step_counts"]
-        with torch.no_grad():
-            for k, slot in enumerate(slots):
-                r = k * C + j
-                gi, pos = self._where(slot)
-                if parent is None:
-                    _write(params[gi], pos, weights, arch, net.groups[gi])
-                    for state in states:
-                        _write(state[gi], pos, None, arch, net.groups[gi])
-                    step_offset = float(step_counts[k])
-                else:
-                    p_slot = self._slot_of(k * C + parent)
-                    p_gi, p_pos = self._where(p_slot)
-                    copied = _read(params[p_gi], p_pos, arch)
-                    _write(params[gi], pos, copied, arch, net.groups[gi])
-                    p_lr = t._replica_lr[k * C + parent]
-                    for state in states:
-                        values = _read(state[p_gi], p_pos, arch)
-                        if state is states[0] and settings.solver == "sgd" and p_lr != lr:
-                            # the velocity convention of set_learning_rates
-                            values = [v * (p_lr / lr) for v in values]
-                        _write(state[gi], pos, values, arch, net.groups[gi])
-                    step_offset = float(t._replica_step_offset[k * C + parent])
-                if best is not None:
-                    _write(best[gi], pos, _read(params[gi], pos, arch), arch, net.groups[gi])
-                net.slot_models[slot] = r
-                net.groups[gi].models[pos] = r
-                net.archs[r] = tuple(arch)
-                t._replica_lr[r], t._replica_alpha[r] = lr, alpha
-                t._replica_optimizer[r] = settings
-                t._replica_sgd[r] = settings.solver == "sgd"
-                t._replica_step_offset[r] = step_offset
-                t.initial_learning_rates[r] = lr
-                t.alphas[slot] = alpha
-                t.frozen[slot] = False
+            weights = (coefs[0], intercepts[0])
+        folds = np.arange(self.K)
+        newcomer = Newcomer(
+            slots=self.seat_slots[seat], replicas=folds * C + j, arch=tuple(arch),
+            learning_rate=float(spec.learning_rates[0]), alpha=float(spec.alphas[0]),
+            optimizer=spec.optimizers[0], weights=weights,
+            parents=None if parent is None else folds * C + parent,
+        )
         self.specs.append(spec)
         self.rows.append(row)
         self.start_iter.append(epoch + 1)
@@ -337,50 +265,13 @@ class Seats:
         self.seat.append(int(seat))
         self.seat_model[seat] = j
         self.n_models += 1
-        return j
-
-    def _where(self, slot):
-        net = self.trainer.net
-        gi = int(np.searchsorted(net.group_offsets, slot, side="right") - 1)
-        return gi, int(slot - net.group_offsets[gi])
-
-    def _slot_of(self, replica):
-        return int(np.flatnonzero(self.trainer.net.slot_models == replica)[0])
-
-
-def _read(views, pos, arch):
-    """Slot ``pos``'s unpadded layer tensors (weights then biases per layer,
-    interleaved as the views) of one group's ``views``, copied."""
-    out = []
-    for l in range(len(views) // 2):
-        W, b = views[2 * l][pos], views[2 * l + 1][pos, 0]
-        n_in = W.shape[0] if l == 0 else arch[l - 1]
-        n_out = W.shape[1] if l == len(arch) else arch[l]
-        out += [W[:n_in, :n_out].clone(), b[:n_out].clone()]
-    return out
-
-
-def _write(views, pos, values, arch, group):
-    """Write a model's layer tensors (``values`` interleaved as
-    :func:`_read` gives them, or None for zeros) into slot ``pos`` of one
-    group's ``views``, its padding switched off (zero weights; zero biases,
-    -inf under the logistic activation)."""
-    depth = len(arch)
-    padded_off = -np.inf if group.activation_of(pos) == "logistic" else 0.0
-    for l in range(depth + 1):
-        W, b = views[2 * l][pos], views[2 * l + 1][pos, 0]
-        W.zero_()
-        b.fill_(padded_off if (values is not None and l < depth) else 0.0)
-        if values is None:
-            continue
-        w, bias = values[2 * l], values[2 * l + 1]
-        W[: w.shape[0], : w.shape[1]] = w
-        b[: bias.shape[0]] = bias
+        return newcomer
 
 
 # ----------------------------------------------------------------- the run
-def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, source):
-    """The epoch loop of an adaptive fused run (see the module docstring).
+def run_adaptive(trainer, spec, config, X, y, folds, options):
+    """The epoch loop of an adaptive fused run (see the module docstring):
+    its new models come from ``options.refill_source``.
 
     Returns
     -------
@@ -394,11 +285,13 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
         no free seat).
     """
     start_time = time.perf_counter()
-    K = len(folds)
-    seats = Seats(trainer, spec, config, K, source)
+    K, monitor, deadline = len(folds), options.monitor, options.deadline
+    seats = Seats(trainer, spec, config, K, options.refill_source)
     C = seats.capacity
-    data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
+                    device=trainer.net.device)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
+                          data.fold_sizes)
     status = ReplicaStatus(K, C, config, rates)
     status.active[:] = False
     status.active[(np.arange(K)[:, None] * C + np.arange(seats.M)[None, :]).ravel()] = True
@@ -415,30 +308,26 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
         occupancy.append(len(seats.free_seats(status.active)))
         loss, score = epoch_values(trainer, data, K * C, monitor)
         n = seats.n_models
-        view = lambda a: np.where(status.active, a, np.nan).reshape(K, C)[:, :n].copy()  # noqa: E731
+
+        def view(values):
+            return np.where(status.active, values, np.nan).reshape(K, C)[:, :n].copy()
+
         loss_rows.append(view(loss))
         if monitor:
             score_rows.append(view(score))
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback)
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
+                               options.epoch_callback)
         if finished.any():
             status.retire(finished)
             trainer.freeze(finished[trainer.net.slot_models])
         # one reading of the clock: a model placed now trains at least one epoch
         out_of_time = past(deadline)
         if refilling:
-            free = seats.free_seats(status.active)
-            if free and not out_of_time:
-                # the leaving models' weights first: their slots are overwritten
-                leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
-                kept.update(trainer.kept_weights(leaving))
-                born = seats.refill(free, epoch, status.active, score) if seats.can_refill(epoch) else []
-                if born:
-                    status.admit(born)
-                    replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
-                    rates.admit(replicas, trainer._replica_lr[replicas],
-                                [trainer._replica_optimizer[r] for r in replicas], epoch)
+            if not out_of_time:
+                _refill_free_seats(seats, status, rates, epoch, score, kept)
             refilling = seats.can_refill(epoch)
-        elif finished.any() and status.active.any() and trainer.frozen.mean() >= config.compact_fraction:
+        elif (finished.any() and status.active.any()
+              and trainer.frozen.mean() >= config.compact_fraction):
             kept.update(trainer.kept_weights(trainer.frozen))
             trainer.compact()
         if not status.active.any():
@@ -453,6 +342,25 @@ def run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epo
     return _result(seats, kept, status, loss_rows, score_rows, occupancy, halted,
                    time.perf_counter() - start_time)
 
+
+
+def _refill_free_seats(seats, status, rates, epoch, score, kept):
+    """After ``epoch``, the seats whose models all stopped take new models
+    (while the budget lasts): the leaving models' weights go to ``kept``
+    first, the newcomers join the stopping rule and the schedules."""
+    trainer, K, C = seats.trainer, seats.K, seats.capacity
+    free = seats.free_seats(status.active)
+    if not free:
+        return
+    # the leaving models' weights first: their slots are overwritten
+    leaving = np.isin(trainer.net.slot_models % C, seats.seat_model[free])
+    kept.update(trainer.kept_weights(leaving))
+    born = seats.refill(free, epoch, status.active, score) if seats.can_refill(epoch) else []
+    if born:
+        status.admit(born)
+        replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
+        rates.admit(replicas, trainer.learning_rates[replicas],
+                    [trainer.replica_optimizers[r] for r in replicas], epoch)
 
 
 def _own_epochs(rows, start, n_iter, n):
@@ -492,7 +400,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
         n_iter=n_iter, converged=per_model(status.converged), diverged=per_model(status.diverged),
         pruned=per_model(status.pruned), train_time=train_time, halted=halted,
         extra={
-            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]), "start_iter": start,
+            "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]),
+            "start_iter": start,
             "parent": np.asarray(seats.parent[:n]), "seat": np.asarray(seats.seat[:n]),
             "occupancy": occupancy, "n_seats": seats.M,
             "rejected": seats.rejected,

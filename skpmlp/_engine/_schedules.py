@@ -57,7 +57,8 @@ class LearningRates:
         if not self.invscaling.any():
             return False
         seen = (epoch + 1 - self.born) * self.rows
-        self.current = np.where(self.invscaling, self.initial / (seen + 1) ** self.power_t, self.current)
+        self.current = np.where(self.invscaling, self.initial / (seen + 1) ** self.power_t,
+                                self.current)
         return True
 
     def absorb(self, stop):

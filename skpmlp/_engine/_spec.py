@@ -31,6 +31,9 @@ class OptimizerSettings:
         SGD's schedule (:mod:`._schedules`); Adam ignores it.
     power_t : float
         The invscaling exponent.
+    amsgrad : bool
+        Adam's AMSGrad variant (``torch.optim.Adam(amsgrad=True)``): the
+        step divides by the running maximum of the second moment.
     """
 
     solver: str = "adam"
@@ -41,6 +44,7 @@ class OptimizerSettings:
     epsilon: float = 1e-8
     learning_rate: str = "constant"
     power_t: float = 0.5
+    amsgrad: bool = False
 
     def __post_init__(self):
         assert self.solver in ("adam", "sgd", "lbfgs")
@@ -101,7 +105,8 @@ class PopulationSpec:
         assert self.optimizers is None or len(self.optimizers) == n
         assert self.initial_weights is None or len(self.initial_weights) == n
         assert self.batch_sizes is None or len(self.batch_sizes) == n
-        assert self.fold_initial_weights is None or all(len(w) == n for w in self.fold_initial_weights)
+        folds = self.fold_initial_weights
+        assert folds is None or all(len(w) == n for w in folds)
 
     def optimizers_of(self, config):
         """Every model's :class:`OptimizerSettings` (``config``'s where the
@@ -144,9 +149,12 @@ class PopulationSpec:
             init_seeds=[self.init_seeds[i] for i in indices],
             optimizers=None if self.optimizers is None else [self.optimizers[i] for i in indices],
             initial_weights=(
-                None if self.initial_weights is None else [self.initial_weights[i] for i in indices]
+                None if self.initial_weights is None
+                else [self.initial_weights[i] for i in indices]
             ),
-            batch_sizes=None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices],
+            batch_sizes=(
+                None if self.batch_sizes is None else np.asarray(self.batch_sizes)[indices]
+            ),
             fold_initial_weights=(
                 None if self.fold_initial_weights is None
                 else [[fold[i] for i in indices] for fold in self.fold_initial_weights]
@@ -154,9 +162,13 @@ class PopulationSpec:
         )
 
 
-@dataclass(frozen=True)
-class TrainConfig:
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig(OptimizerSettings):
     """How every model of a population is trained.
+
+    Its :class:`OptimizerSettings` fields (``solver``, ``momentum``, ...,
+    given by keyword as all the others) are the optimizer of models whose
+    spec gives none.
 
     Parameters
     ----------
@@ -166,9 +178,6 @@ class TrainConfig:
     n_outputs : int
         Number of classes (classification), targets (regression) or labels
         (multilabel).
-    solver : {"adam", "sgd", "lbfgs"}
-        With ``momentum``, ``nesterovs_momentum``, ``beta_1``, ``beta_2``
-        and ``epsilon``: the optimizer of models whose spec gives none.
     batch_size : int
     max_iter : int
         Maximum number of epochs (L-BFGS: of iterations).
@@ -185,12 +194,6 @@ class TrainConfig:
         the training loss. L-BFGS models (full batch) stop by scipy's
         L-BFGS-B rules instead: largest absolute gradient entry ``<= tol``
         or relative loss decrease ``<= 2.2e-9``.
-    momentum, nesterovs_momentum :
-        SGD momentum, as in scikit-learn's MLP.
-    learning_rate, power_t :
-        SGD's learning-rate schedule, as in scikit-learn's MLP.
-    beta_1, beta_2, epsilon :
-        Adam's coefficients.
     shuffle : bool
         Draw a new order of each fold's training rows every epoch (else
         the batches take the rows in the order given), as scikit-learn's MLP.
@@ -239,20 +242,12 @@ class TrainConfig:
 
     task: str
     n_outputs: int
-    solver: str = "adam"
     batch_size: int = 200
     max_iter: int = 200
     max_fun: int = 15000
     tol: float = 1e-4
     n_iter_no_change: int = 10
     early_stopping: bool = False
-    momentum: float = 0.9
-    nesterovs_momentum: bool = True
-    beta_1: float = 0.9
-    beta_2: float = 0.999
-    epsilon: float = 1e-8
-    learning_rate: str = "constant"
-    power_t: float = 0.5
     shuffle: bool = True
     shuffle_seed: int = 0
     dtype: str = "float32"
@@ -269,8 +264,8 @@ class TrainConfig:
     max_models: int = None
 
     def __post_init__(self):
+        super().__post_init__()
         assert self.task in ("classification", "regression", "multilabel")
-        assert self.solver in ("adam", "sgd", "lbfgs")
         assert self.monitor in ("score", "loss")
         assert self.pruning in (None, "halving")
         assert self.backend in ("auto", "native", "triton", "torch")
@@ -279,8 +274,9 @@ class TrainConfig:
 
     def optimizer_settings(self):
         """The :class:`OptimizerSettings` of models whose spec gives none:
-        the config's fields of the same names."""
-        return OptimizerSettings(**{f.name: getattr(self, f.name) for f in fields(OptimizerSettings)})
+        the config's own."""
+        names = [f.name for f in fields(OptimizerSettings)]
+        return OptimizerSettings(**{name: getattr(self, name) for name in names})
 
     def halving_epochs(self):
         """Epoch counts after which a halving happens (below ``max_iter``)."""

@@ -133,7 +133,8 @@ class ReplicaStatus:
         self.diverged |= newly_diverged
         healthy = self.active & ~newly_diverged
         if self.early_stopping:
-            improved, stop = self.rule.update(fold_mean(score, healthy, K), healthy.reshape(K, M).any(0))
+            improved, stop = self.rule.update(fold_mean(score, healthy, K),
+                                              healthy.reshape(K, M).any(0))
             improved, stop = np.tile(improved, K) & healthy, np.tile(stop, K) & healthy
         else:
             improved, stop = self.rule.update(loss, healthy)

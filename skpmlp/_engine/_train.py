@@ -1,7 +1,10 @@
 """The training loop: every model of a population, one fused step at a time.
 
-:func:`train_population` cuts a population into chunks that fit the device
-and trains each as one fused run (:func:`_train`). A run is a loop of small
+:func:`train_population` is the engine's one entry: it plans the call's
+runs once (:func:`~._runs.plan_runs`: solver family, batch size, memory
+chunk) and trains each, one after another, with no recursion: an L-BFGS run
+by :func:`~._lbfgs.train_lbfgs`, a minibatch run as one fused run
+(:func:`_train`, or the adaptive loop of :mod:`._refill`). A run is a loop of small
 steps: an epoch of fused steps (:class:`~._trainer.PopulationTrainer`), the
 epoch's per-replica losses and scores, the stopping rule and halving
 (:class:`~._stopping.ReplicaStatus`), retiring finished replicas (freeze,
@@ -15,8 +18,8 @@ per-model bookkeeping (loss curves, stopping rules, divergence) happens once
 per epoch.
 """
 
-import dataclasses
 import contextlib
+import dataclasses
 import gc
 import time
 import warnings
@@ -27,24 +30,20 @@ import torch
 from ._build import run_data
 from ._chunks import merge_results
 from ._device import resolve_device
+from ._epoch import close_epoch, epoch_values, past
 from ._init import population_initial_weights
 from ._lbfgs import train_lbfgs
+from ._memory import is_out_of_memory
 from ._native import choose_trainer
-from ._epoch import close_epoch, epoch_values, past
 from ._refill import run_adaptive
-from ._memory import (
-    data_bytes, halving_chunks, is_out_of_memory, memory_budget, model_bytes, plan_chunks,
-)
-from ._spec import TrainResult
+from ._runs import RunOptions, plan_runs
 from ._schedules import LearningRates
+from ._spec import TrainResult
 from ._stopping import ReplicaStatus
 from ._threads import torch_threads
 
 
-def train_population(
-    spec, config, X, y, folds, *, sample_weight=None, monitor=True, epoch_callback=None,
-    max_memory=None, deadline=None, always_start=True, data_parallel=None, refill_source=None,
-):
+def train_population(spec, config, X, y, folds, **options):
     """Train every model of ``spec`` on every fold as one fused network.
 
     A population whose estimated needs exceed ``max_memory`` or 80% of the
@@ -70,42 +69,11 @@ def train_population(
         Class indices in ``[0, n_outputs)`` or regression targets.
     folds : list of (train_rows, eval_rows)
         Row indices per fold; ``eval_rows`` may be None (no monitoring).
-    sample_weight : ndarray of shape (n_samples,), optional
-        Row weights in every model's loss (and in the L2 divisor, as
-        scikit-learn's MLP) and in the monitoring scores.
-    monitor : bool, default=True
-        Score every replica on its fold's evaluation rows every epoch
-        (needed by early stopping and pruning; gives ``validation_scores``).
-    epoch_callback : callable, optional
-        Called after every epoch as ``epoch_callback(epoch, info)`` with a
-        dict of per-replica numpy arrays (``loss``, ``val_score``,
-        ``active``; minibatch runs also ``converged``, the replicas the
-        stopping rule stopped so far, and ``learning_rate``, the rates for
-        the next epoch), of shape (n_folds * n_models,), fold-major.
-    max_memory : float, optional
-        Bytes the run may use on its device (with halving, the only input
-        of the chunk plan).
-    deadline : float, optional
-        Wall-clock time (:func:`time.time`, comparable across processes and
-        machines, unlike :func:`time.perf_counter`) after which training
-        ends at the end of an epoch, keeping what was trained
-        (``halted="max_time"``). A chunk that would start after it is not
-        trained (initial weights, ``n_iter=0``).
-    always_start : bool, default=True
-        Train the first chunk for at least one epoch even when it starts
-        past ``deadline``, so that a fit always has a trained model. The
-        shards of a split search other than the first pass False: one that
-        was queued past the deadline trains nothing.
-    data_parallel : DataParallel, optional
-        Split every step's rows over its ranks
-        (:mod:`._distributed`); the chunk plan, the deadline and the
-        stopping decisions are then agreed by every rank, and running out
-        of memory fails the run on every rank instead of retrying.
-        L-BFGS models and adaptive runs (``config.refill``) are not supported.
-    refill_source : RefillSource, optional
-        Needed with ``config.refill``: the new models of freed slots (see
-        :mod:`._refill`). An adaptive run is one fused run, never chunked,
-        and its result holds every model it trained.
+    **options :
+        The fields of :class:`~._runs.RunOptions` (``sample_weight``,
+        ``monitor``, ``epoch_callback``, ``max_memory``, ``deadline``,
+        ``always_start``, ``data_parallel``, ``refill_source``): what every
+        run of the call gets.
 
     Returns
     -------
@@ -114,184 +82,78 @@ def train_population(
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
-    kwargs = dict(sample_weight=sample_weight, monitor=monitor, epoch_callback=epoch_callback,
-                  max_memory=max_memory, deadline=deadline)
-    lbfgs = np.array([o.solver == "lbfgs" for o in spec.optimizers_of(config)], dtype=bool)
-    if lbfgs.any() and data_parallel is not None:
-        raise ValueError(
-            "solver='lbfgs' trains full-batch and cannot split its rows over the ranks of a "
-            "data-parallel fit; use 'adam' or 'sgd', or fit inside skpmlp.data_parallel(False)."
-        )
-    if lbfgs.any():
-        return _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, always_start=always_start, **kwargs)
-    batch_sizes = spec.batch_sizes_of(config)
-    if len(np.unique(batch_sizes)) > 1:
-        return _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, always_start=always_start,
-                                        data_parallel=data_parallel, **kwargs)
-    if batch_sizes[0] != config.batch_size:
-        config = dataclasses.replace(config, batch_size=int(batch_sizes[0]))
-    has_eval = _has_eval(folds)
-    assert has_eval or not (config.early_stopping or config.pruning), "monitoring needs evaluation rows"
-    monitor = monitor and has_eval
-    dp = data_parallel
-    if dp is not None and config.refill:
-        raise ValueError(
-            f"refill={config.refill!r} is not supported in a data-parallel fit: its slots are "
-            f"refilled by one process. Fit inside skpmlp.data_parallel(False), or set refill=None."
-        )
-    if dp is not None:
-        dp.plan_rows(min(config.batch_size, max(len(train) for train, _ in folds)))
-    if config.refill:  # an adaptive run refills its own slots: one run, never chunked
-        pending = [np.arange(spec.n_models)]
-    else:
-        pending = _plan_chunks(spec, config, X, folds, monitor, max_memory, dp)
-    parts, halted = [], None
+    options = RunOptions(**options)
+    runs = plan_runs(spec, config, X, folds, options)
+    return _train_runs(runs, spec, X, y, folds, options)
+
+
+def _train_runs(runs, spec, X, y, folds, options):
+    """Train ``runs`` one after another and merge their results.
+
+    A run that would start past the deadline (but the call's first, with
+    ``always_start``), or after a run was interrupted, is not trained
+    (initial weights, ``n_iter=0``). A minibatch run that runs out of
+    memory is split in two and retried, with a warning.
+    """
+    dp = options.data_parallel
+    pending, parts, halted = list(runs), [], None
     while pending:
-        chunk = pending.pop(0)
-        if halted is None and past(deadline, dp) and (parts or not always_start):
+        run = pending.pop(0)
+        sub = spec.subset(run.models)
+        if halted is None and past(options.deadline, dp) and (parts or not options.always_start):
             halted = "max_time"
-        if halted is not None:  # nothing more to train: keep the chunk untrained
-            untrained = _untrained(spec.subset(chunk), config, X.shape[1], len(folds), monitor, halted)
-            parts.append((chunk, untrained))
+        if halted is not None:  # nothing more to train: keep the run untrained
+            untrained = _untrained(sub, run.config, X.shape[1], len(folds), run.options.monitor,
+                                   halted)
+            parts.append((run.models, untrained))
             continue
-        try:
-            result = _train(spec.subset(chunk), config, X, y, folds, sample_weight, monitor,
-                            epoch_callback, deadline, dp, refill_source)
-        except Exception as error:
-            # data-parallel: the other ranks did not run out; all fail
-            if not is_out_of_memory(error) or len(chunk) == 1 or dp is not None:
-                raise
-            if config.pruning is not None or config.refill:  # halving's ranks would depend on the split
-                raise _halving_out_of_memory(len(chunk), config.device) from error
-            result = None
+        if run.solver == "lbfgs":
+            result = train_lbfgs(sub, run.config, X, y, folds, sample_weight=options.sample_weight,
+                                 epoch_callback=options.epoch_callback, deadline=options.deadline)
+        else:
+            result = _train_or_split(run, sub, X, y, folds)
         if result is None:
-            # out of the except block: the exception and its traceback,
-            # whose frames held the failed run's tensors, are gone, so
-            # collecting now frees them
-            _release_device_memory(config.device)
-            half = len(chunk) // 2
-            warnings.warn(
-                f"Out of memory training {len(chunk)} models on {config.device}; retrying them "
-                f"as two chunks of {half} and {len(chunk) - half} models.",
-                ResourceWarning, stacklevel=2,
-            )
-            pending[:0] = [chunk[:half], chunk[half:]]
+            pending[:0] = run.halves()
             continue
         halted = result.halted
-        parts.append((chunk, result))
+        parts.append((run.models, result))
     return merge_results(parts, spec.n_models)
 
 
-def _train_apart(spec, config, X, y, folds, groups, *, deadline, always_start, monitor, dp=None):
-    """Train the groups of ``spec``, one after another, and merge their results.
-
-    ``groups`` is a list of ``(model indices, train)``, where
-    ``train(sub_spec, always_start)`` trains those models as one fused run
-    (or several chunks) and returns its :class:`TrainResult`. A group that
-    would start past ``deadline``, or after a group was interrupted, is not
-    trained (initial weights, ``n_iter=0``), as a chunk would not be.
-    """
-    parts, halted = [], None
-    for index, train in groups:
-        sub = spec.subset(index)
-        if halted is None and past(deadline, dp) and (parts or not always_start):
-            halted = "max_time"
-        if halted is not None:
-            result = _untrained(sub, config, X.shape[1], len(folds), monitor, halted)
-        else:
-            result = train(sub, always_start and not parts)
-            halted = result.halted
-        parts.append((index, result))
-    parts.sort(key=lambda part: part[0][0])
-    return merge_results(parts, spec.n_models)
-
-
-def _train_lbfgs_apart(spec, config, X, y, folds, lbfgs, *, sample_weight, monitor, epoch_callback,
-                       max_memory, deadline, always_start):
-    """Train the L-BFGS models of ``spec`` (where ``lbfgs``) as their own
-    fused run, the others as usual, and merge the two results.
-
-    L-BFGS is full-batch and counts iterations, the other solvers step
-    through minibatches and count epochs, so the two never share a step:
-    they train one after the other inside the same call. L-BFGS models are
-    never monitored (scikit-learn ignores ``early_stopping`` for lbfgs),
-    never pruned, and train as one run (no memory chunks).
-    """
-    def minibatch(sub, start):
-        return train_population(
-            sub, config, X, y, folds, sample_weight=sample_weight, monitor=monitor,
-            epoch_callback=epoch_callback, max_memory=max_memory, deadline=deadline, always_start=start,
-        )
-
-    def full_batch(sub, start):
-        return train_lbfgs(sub, config, X, y, folds, sample_weight=sample_weight,
-                           epoch_callback=epoch_callback, deadline=deadline)
-
-    groups = [(np.flatnonzero(~lbfgs), minibatch), (np.flatnonzero(lbfgs), full_batch)]
-    groups = [(index, train) for index, train in groups if len(index)]
-    # the minibatch part is monitored; an untrained L-BFGS part is not
-    return _train_apart(spec, config, X, y, folds, groups, deadline=deadline, always_start=always_start,
-                        monitor=False)
-
-
-def _train_batch_sizes_apart(spec, config, X, y, folds, batch_sizes, *, always_start, **kwargs):
-    """Train the models of each batch size as their own fused run.
-
-    Models of different batch sizes take different numbers of steps per
-    epoch over different row groupings, so they cannot share a step; each
-    batch size is one fused run (chunked for memory as usual), the runs one
-    after another, smallest batch first. Within a run nothing changes, so a
-    model's result is the one it gets trained alone. Successive halving,
-    which ranks the models of a run, ranks them within their batch size
-    (as it ranks within a memory chunk).
-    """
-    def train_with(size):
-        sized = dataclasses.replace(config, batch_size=int(size))
-        return lambda sub, start: train_population(sub, sized, X, y, folds, always_start=start, **kwargs)
-
-    groups = [(np.flatnonzero(batch_sizes == size), train_with(size)) for size in np.unique(batch_sizes)]
-    return _train_apart(spec, config, X, y, folds, groups, deadline=kwargs["deadline"],
-                        always_start=always_start, monitor=kwargs["monitor"] and _has_eval(folds),
-                        dp=kwargs["data_parallel"])
-
-
-def _has_eval(folds):
-    return all(e is not None and len(e) > 0 for _, e in folds)
-
-
-def _plan_chunks(spec, config, X, folds, monitor, max_memory, dp=None):
-    """The chunks (model indices) ``spec`` trains as, one after another;
-    a warning when there are several. Data-parallel, every rank plans with
-    the least free memory of any rank."""
-    n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
-    per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
-    shared = data_bytes(config, X.shape[0], X.shape[1])
-    if config.pruning is None:
-        budget = memory_budget(config.device, max_memory)
-        if dp is not None:
-            budget = dp.minimum(budget)
-        chunks = plan_chunks(spec, per_model, shared, budget)
-    else:  # halving ranks within a chunk: never chunk by the free memory
-        budget = max_memory
-        chunks = halving_chunks(spec, per_model, shared, config.device, max_memory)
-    if len(chunks) > 1:
-        warnings.warn(
-            f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, more "
-            f"than the {budget / 2**20:.1f} MiB available: training it as {len(chunks)} chunks "
-            f"one after another.",
-            ResourceWarning, stacklevel=3,
-        )
-    return chunks
+def _train_or_split(run, spec, X, y, folds):
+    """The result of a minibatch run, or None when it ran out of memory and
+    is to be retried as two halves (a warning says so)."""
+    config = run.config
+    try:
+        return _train(spec, config, X, y, folds, run.options)
+    except Exception as error:
+        # data-parallel: the other ranks did not run out; all fail
+        retried = spec.n_models > 1 and run.options.data_parallel is None
+        if not is_out_of_memory(error) or not retried:
+            raise
+        # halving's ranks would depend on the split
+        if config.pruning is not None or config.refill:
+            raise _halving_out_of_memory(spec.n_models, config.device) from error
+    # out of the except block: the exception and its traceback, whose frames
+    # held the failed run's tensors, are gone, so collecting now frees them
+    _release_device_memory(config.device)
+    half = spec.n_models // 2
+    warnings.warn(
+        f"Out of memory training {spec.n_models} models on {config.device}; retrying them "
+        f"as two chunks of {half} and {spec.n_models - half} models.",
+        ResourceWarning, stacklevel=4,
+    )
+    return None
 
 
 def _halving_out_of_memory(n_models, device):
     """The error for a halving run out of memory, which is not retried."""
     return MemoryError(
-        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run that "
-        f"runs out of memory is not split and retried: halving ranks the models within each chunk, "
-        f"so the results would depend on the memory free at fit time. Set or lower max_memory "
-        f"(bytes) to train the population as chunks planned from max_memory alone, or use fewer "
-        f"models, a smaller batch_size or dtype='float32'."
+        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run "
+        f"that runs out of memory is not split and retried: halving ranks the models within "
+        f"each chunk, so the results would depend on the memory free at fit time. Set or lower "
+        f"max_memory (bytes) to train the population as chunks planned from max_memory alone, "
+        f"or use fewer models, a smaller batch_size or dtype='float32'."
     )
 
 
@@ -304,6 +166,13 @@ def _release_device_memory(device):
 
 
 
+def _fold_replicas(spec, K):
+    """Every fold's replicas of ``spec``'s models, fold after fold (a
+    resumed search's differ between folds)."""
+    M = spec.n_models
+    replicas = spec.replicate(K)
+    return [replicas.subset(range(k * M, (k + 1) * M)) for k in range(K)]
+
 
 def _untrained(spec, config, n_features, K, monitor, halted):
     """The result of a chunk that never trained (``halted`` says why):
@@ -311,7 +180,7 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     M = spec.n_models
     # each fold's replicas (a resumed search's differ between folds)
     weights = [population_initial_weights(replica, n_features, config.n_outputs)
-               for replica in (spec.replicate(K).subset(range(k * M, (k + 1) * M)) for k in range(K))]
+               for replica in _fold_replicas(spec, K)]
     empty = np.zeros((M, K, 0))
     false = np.zeros((M, K), dtype=bool)
     return TrainResult(
@@ -323,9 +192,8 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     )
 
 
-def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None,
-           refill_source=None):
-    """One fused run of every model of ``spec`` on every fold.
+def _train(spec, config, X, y, folds, options):
+    """One fused minibatch run of every model of ``spec`` on every fold.
 
     On the native kernel the epochs run on the kernel's own threads (as many
     as torch would use here), and the torch ops around them (scoring, losses,
@@ -333,24 +201,26 @@ def _train(spec, config, X, y, folds, sample_weight, monitor, epoch_callback, de
     barriers on a busy machine made them cost more than the epochs.
     """
     trainer = choose_trainer(spec, config)(spec, config, X.shape[1], len(folds))
-    trainer.data_parallel = dp
+    trainer.data_parallel = options.data_parallel
     glue_threads = contextlib.nullcontext()
     if trainer.backend == "native":
         trainer.n_threads = torch.get_num_threads()
         glue_threads = torch_threads(1)
     with glue_threads:
         if config.refill:
-            return run_adaptive(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback,
-                                deadline, refill_source)
-        return _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp)
+            return run_adaptive(trainer, spec, config, X, y, folds, options)
+        return _run(trainer, spec, config, X, y, folds, options)
 
 
-def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callback, deadline, dp=None):
+def _run(trainer, spec, config, X, y, folds, options):
     """The epoch loop of one fused run."""
     start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
-    data = run_data(config, X, y, folds, sample_weight, monitor, dtype=trainer.net.dtype, device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers, data.fold_sizes)
+    monitor, dp, deadline = options.monitor, options.data_parallel, options.deadline
+    data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
+                    device=trainer.net.device)
+    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
+                          data.fold_sizes)
     status = ReplicaStatus(K, M, config, rates if rates.scheduled else None)
     curves = _Curves(monitor)
     kept = {}  # replica -> weights, saved when its slot is compacted away
@@ -366,7 +236,8 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
             break
         loss, score = epoch_values(trainer, data, K * M, monitor, dp)
         curves.record(loss, score, status.active)
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback)
+        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
+                               options.epoch_callback)
         if finished.any():
             status.retire(finished)
             _retire_slots(trainer, finished, status.active, kept, config)
@@ -379,7 +250,6 @@ def _run(trainer, spec, config, X, y, folds, sample_weight, monitor, epoch_callb
     if trainer.net.device.type == "cuda":
         torch.cuda.synchronize(trainer.net.device)
     return _result(kept, status, curves, K, M, halted, time.perf_counter() - start_time)
-
 
 
 def _retire_slots(trainer, finished, active, kept, config):

@@ -13,7 +13,8 @@ import torch
 
 from ._build import build_network
 from ._losses import monitor_function, training_loss
-from ._optim import make_optimizer
+from ._optim import make_optimizer, n_state_buffers
+from ._slots import read_slot, write_slot
 
 
 class PopulationTrainer:
@@ -79,12 +80,17 @@ class PopulationTrainer:
         self.alphas = to(self._replica_alpha[net.slot_models], net.dtype)
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
-        self._update_partitions()
+        self._slots_changed()
 
-    def _update_partitions(self):
-        """Partition the active slots by (learning rate, alpha, fold,
-        optimizer, step offset) for the fused optimizer; runs of equal keys
-        are contiguous in each group."""
+    def _slots_changed(self):
+        """Rebuild what a step reads of the slots and their settings, after
+        slots were frozen, compacted, replaced or their rates changed.
+
+        The torch trainer partitions the active slots by (learning rate,
+        alpha, fold, optimizer, step offset) for the fused optimizer (runs of
+        equal keys are contiguous in each group); a subclass whose steps run
+        elsewhere (the native kernel) builds its own tables instead.
+        """
         replica = self.net.slot_models
         key_of = lambda s: (  # noqa: E731
             self._replica_lr[replica[s]], self._replica_alpha[replica[s]], self.slot_fold[s],
@@ -111,6 +117,119 @@ class PopulationTrainer:
         """Every replica's :class:`~._spec.OptimizerSettings` (fold-major)."""
         return self._replica_optimizer
 
+    @property
+    def learning_rates(self):
+        """Every replica's current learning rate (fold-major), a copy."""
+        return self._replica_lr.copy()
+
+    def reserve(self, capacity):
+        """Make room for ``capacity`` models per fold (refills, see
+        :mod:`._refill`): replica ``k * n_models + i`` becomes ``k * capacity
+        + i``, and every per-replica setting grows to ``n_folds * capacity``
+        replicas, the new ones idle until :meth:`replace_slots` places them."""
+        K = self.n_folds
+        M = len(self._replica_lr) // K
+        old = np.arange(K * M)
+        new = (old // M) * capacity + old % M
+        remap = np.zeros(K * M, dtype=np.int64)
+        remap[old] = new
+
+        def grown(array, fill):
+            out = np.full(K * capacity, fill, dtype=np.asarray(array).dtype)
+            out[new] = array
+            return out
+
+        self._replica_fold = np.repeat(np.arange(K), capacity)
+        self._replica_lr = grown(self._replica_lr, 1.0)
+        self._replica_alpha = grown(self._replica_alpha, 0.0)
+        self._replica_sgd = grown(self._replica_sgd, False)
+        self._replica_step_offset = grown(self._replica_step_offset, 0.0)
+        self.initial_learning_rates = grown(self.initial_learning_rates, 1.0)
+        settings = [self.config.optimizer_settings()] * (K * capacity)
+        for o, n in zip(old, new):
+            settings[n] = self._replica_optimizer[o]
+        self._replica_optimizer = settings
+        net = self.net
+        for group in net.groups:
+            group.models[:] = remap[group.models]
+        net.slot_models = remap[net.slot_models]
+        net.archs = {int(remap[m]): arch for m, arch in net.archs.items()}
+        self._slots_changed()
+
+    def replace_slots(self, newcomers):
+        """Give slots to new models: each :class:`~._slots.Newcomer` takes
+        its slots (one per fold) with its settings and fresh weights and
+        optimizer state, or a copy of its parents' (whose optimizer steps it
+        inherits). Nothing of another slot changes."""
+        self._grow_state(max(n_state_buffers([n.optimizer]) for n in newcomers))
+        net = self.net
+        # the views once per call: building them costs more than a copy
+        views = {
+            "params": net.layer_views(net.flat.detach()),
+            "states": [net.layer_views(state) for state in self.optimizer.state],
+            "best": None if self.best_flat is None else net.layer_views(self.best_flat),
+            "steps": self.optimizer.step_counts.cpu().numpy(),
+        }
+        with torch.no_grad():
+            for newcomer in newcomers:
+                for k in range(len(newcomer.slots)):
+                    self._place(newcomer, k, views)
+        self._slots_changed()
+
+    def _grow_state(self, n_buffers):
+        """Zero optimizer state buffers up to ``n_buffers`` (an Adam
+        newcomer in a network of SGD models needs Adam's second moment)."""
+        while len(self.optimizer.state) < n_buffers:
+            self.optimizer.state.append(torch.zeros_like(self.net.flat))
+
+    def _place(self, newcomer, k, views):
+        """Fold ``k``'s replica of ``newcomer`` into its slot (see
+        :meth:`replace_slots`; ``views`` from there)."""
+        net, n = self.net, newcomer
+        slot, r = int(n.slots[k]), int(n.replicas[k])
+        gi, pos = self._position(slot)
+        group = net.groups[gi]
+        params, states = views["params"], views["states"]
+        if n.parents is None:
+            coefs, intercepts = n.weights
+            fresh = [  # interleaved as read_slot gives them: W0, b0, W1, b1, ...
+                torch.as_tensor(a, dtype=net.dtype, device=net.device)
+                for pair in zip(coefs, intercepts) for a in pair
+            ]
+            write_slot(params[gi], pos, fresh, n.arch, group)
+            for state in states:
+                write_slot(state[gi], pos, None, n.arch, group)
+            step_offset = float(views["steps"][k])  # its own steps start now
+        else:
+            parent = int(n.parents[k])
+            p_gi, p_pos = self._position(int(np.flatnonzero(net.slot_models == parent)[0]))
+            write_slot(params[gi], pos, read_slot(params[p_gi], p_pos, n.arch), n.arch, group)
+            p_lr = self._replica_lr[parent]
+            for i, state in enumerate(states):
+                values = read_slot(state[p_gi], p_pos, n.arch)
+                if i == 0 and n.optimizer.solver == "sgd" and p_lr != n.learning_rate:
+                    # the velocity convention of set_learning_rates
+                    values = [v * (p_lr / n.learning_rate) for v in values]
+                write_slot(state[gi], pos, values, n.arch, group)
+            step_offset = float(self._replica_step_offset[parent])
+        if views["best"] is not None:
+            write_slot(views["best"][gi], pos, read_slot(params[gi], pos, n.arch), n.arch, group)
+        net.slot_models[slot] = r
+        group.models[pos] = r
+        net.archs[r] = tuple(n.arch)
+        self._replica_lr[r], self._replica_alpha[r] = n.learning_rate, n.alpha
+        self._replica_optimizer[r] = n.optimizer
+        self._replica_sgd[r] = n.optimizer.solver == "sgd"
+        self._replica_step_offset[r] = step_offset
+        self.initial_learning_rates[r] = n.learning_rate
+        self.alphas[slot] = n.alpha
+        self.frozen[slot] = False
+
+    def _position(self, slot):
+        """``(group index, position in the group)`` of ``slot``."""
+        gi = int(np.searchsorted(self.net.group_offsets, slot, side="right") - 1)
+        return gi, int(slot - self.net.group_offsets[gi])
+
     def set_learning_rates(self, replica_lr):
         """Train on with these per-replica learning rates (a schedule's);
         the optimizer's partitions follow where any rate changed.
@@ -133,7 +252,7 @@ class PopulationTrainer:
                     for view in views:
                         view.mul_(factor.view(-1, 1, 1))
         self._replica_lr = replica_lr.copy()
-        self._update_partitions()
+        self._slots_changed()
 
     def _per_slot(self, gi, tensor):
         """Rows of a per-fold tensor (K, ...) for the slots of group ``gi``."""
@@ -238,7 +357,7 @@ class PopulationTrainer:
         """Stop updating the slots where ``slot_mask`` is True; their
         parameters stay bit-for-bit as they are."""
         self.frozen |= slot_mask
-        self._update_partitions()
+        self._slots_changed()
 
     def kept_weights(self, slots=None):
         """``{replica: (coefs, intercepts)}`` of ``slots`` (default all): the

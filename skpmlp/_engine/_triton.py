@@ -92,7 +92,8 @@ def triton_unsupported(config, spec=None):
     if version < (3, 2):
         return f"triton {'.'.join(map(str, version))} is older than 3.2"
     if config.dtype == "float64" and version < (3, 5):
-        return f"dtype='float64' needs triton 3.5 or later (float64 tl.dot), not {'.'.join(map(str, version))}"
+        found = ".".join(map(str, version))
+        return f"dtype='float64' needs triton 3.5 or later (float64 tl.dot), not {found}"
     device = torch.device(config.device)
     if device.type == "cpu" and not interpreter_requested():
         return "Triton runs on the CPU only in its interpreter (TRITON_INTERPRET=1)"
@@ -140,8 +141,10 @@ def describe_gpu_backend(config):
         return f"[skpmlp] training on {config.device} with torch (backend='torch')"
     reason = triton_unsupported(config)
     if reason is None:
-        return (f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper than "
-                f"{MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch)")
+        return (
+            f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper "
+            f"than {MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch)"
+        )
     return f"[skpmlp] training on {config.device} with torch: {reason}"
 
 
@@ -187,7 +190,9 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         positions = slots[rows] - net.group_offsets[gi]
         depth = len(group.widths)
         meta[rows, fields["depth"]] = depth
-        meta[rows, fields["activation"]] = [ACTIVATION_CODES[group.activation_of(int(p))] for p in positions]
+        meta[rows, fields["activation"]] = [
+            ACTIVATION_CODES[group.activation_of(int(p))] for p in positions
+        ]
         archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64)
         archs = archs.reshape(len(rows), depth)
         widest[rows] = archs.max(1)
@@ -199,7 +204,9 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         # shifted by the slot's position; a bias's length is the layer's
         # padded width, the weight's row stride
         ranges = net.parameter_ranges(gi, 0, 1)
-        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(ranges[0::2], ranges[1::2])):
+        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(
+            zip(ranges[0::2], ranges[1::2])
+        ):
             meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
             meta[rows, fields["b_off"] + layer] = b_off + positions * width
             meta[rows, fields["ld"] + layer] = width
@@ -242,7 +249,7 @@ class TritonTrainer(PopulationTrainer):
 
     backend = "triton"
 
-    def _update_partitions(self):
+    def _slots_changed(self):
         # the kernels step every unfrozen slot themselves: their tables are
         # rebuilt at the next epoch; the torch partitions only if a
         # data-parallel epoch needs them
@@ -258,7 +265,10 @@ class TritonTrainer(PopulationTrainer):
         slots = np.flatnonzero(~self.frozen)
         replica = net.slot_models
         meta, hyper, widest = triton_tables(
-            net, slots, slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
+            net,
+            slots,
+            slot_fold=self.slot_fold,
+            slot_lr=self._replica_lr[replica],
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
@@ -266,18 +276,25 @@ class TritonTrainer(PopulationTrainer):
         depth = meta[:, k.META_FIELDS["depth"]]
         classes = np.array([_pow2(w) for w in widest], dtype=np.int64)
         itemsize = net.flat.element_size()
-        one_hidden = (depth == 1) & np.array([one_hidden_fits(c, net.n_features, itemsize) for c in classes],
-                                             dtype=bool)
+        one_hidden = (depth == 1) & np.array(
+            [one_hidden_fits(c, net.n_features, itemsize) for c in classes], dtype=bool
+        )
         launches = []
         for kernel, chosen in (("one_hidden", one_hidden), ("deep", ~one_hidden)):
             for width in np.unique(classes[chosen]):
                 rows = np.flatnonzero(chosen & (classes == width))
                 settings = launch_settings(int(width), net.n_features, net.n_outputs, batch)
                 to = lambda a: torch.as_tensor(np.ascontiguousarray(a), device=net.device)  # noqa: E731
-                launches.append({
-                    "kernel": kernel, "meta": to(meta[rows]), "hyper": to(hyper[rows]),
-                    "n_models": len(rows), "max_depth": int(depth[rows].max()), **settings,
-                })
+                launches.append(
+                    {
+                        "kernel": kernel,
+                        "meta": to(meta[rows]),
+                        "hyper": to(hyper[rows]),
+                        "n_models": len(rows),
+                        "max_depth": int(depth[rows].max()),
+                        **settings,
+                    }
+                )
         return launches
 
     def _n_programs(self, n_models):
@@ -321,7 +338,7 @@ class TritonTrainer(PopulationTrainer):
         """An epoch of torch's ops (data-parallel runs, and the fallback):
         the same flat buffers, optimizer state and step counts."""
         if not self._torch_partitions:
-            PopulationTrainer._update_partitions(self)
+            PopulationTrainer._slots_changed(self)
             self._torch_partitions = True
         return super().run_epoch(X, y, plan)
 
@@ -332,14 +349,25 @@ class TritonTrainer(PopulationTrainer):
         S, K, B = plan.rows.shape
         device, state = self.net.device, self.optimizer.state
         return dict(
-            X_ptr=X.contiguous(), y_ptr=y.contiguous(), rows_ptr=plan.rows.contiguous(),
-            weights_ptr=plan.weights.contiguous(), counts_ptr=plan.counts.contiguous(),
+            X_ptr=X.contiguous(),
+            y_ptr=y.contiguous(),
+            rows_ptr=plan.rows.contiguous(),
+            weights_ptr=plan.weights.contiguous(),
+            counts_ptr=plan.counts.contiguous(),
             wsum_ptr=torch.as_tensor(plan.weight_sums, dtype=torch.float64).to(device),
             stepping_ptr=torch.as_tensor(plan.stepping, dtype=torch.int8).to(device),
             step0_ptr=self.optimizer.step_counts,
-            params_ptr=self.net.flat.detach(), state1_ptr=state[0], state2_ptr=state[-1],
-            loss_ptr=self.loss_sums, n_steps=S, n_folds=K, B=B, F=X.shape[1], C=self.net.n_outputs,
-            LOSS=k.LOSS_CODES[_LOSS_OF_TASK[self.config.task]], enable_fp_fusion=True,
+            params_ptr=self.net.flat.detach(),
+            state1_ptr=state[0],
+            state2_ptr=state[-1],
+            loss_ptr=self.loss_sums,
+            n_steps=S,
+            n_folds=K,
+            B=B,
+            F=X.shape[1],
+            C=self.net.n_outputs,
+            LOSS=k.LOSS_CODES[_LOSS_OF_TASK[self.config.task]],
+            enable_fp_fusion=True,
         )
 
     def _launch(self, launch, args, n_programs, n_models):
@@ -350,17 +378,28 @@ class TritonTrainer(PopulationTrainer):
         tiles = {name: launch[name] for name in ("H", "C_PAD", "BB", "num_warps", "num_stages")}
         if launch["kernel"] == "one_hidden":
             k.epoch_one_hidden[(n_programs,)](
-                meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], n_models=n_models, F_PAD=launch["F_PAD"],
-                **args, **tiles,
+                meta_ptr=launch["meta"],
+                hyper_ptr=launch["hyper"],
+                n_models=n_models,
+                F_PAD=launch["F_PAD"],
+                **args,
+                **tiles,
             )
             return
         dw = max(launch["H"], launch["C_PAD"])
         b_pad = -(-args["B"] // launch["BB"]) * launch["BB"]
         stride = b_pad * (2 * launch["max_depth"] * launch["H"] + 2 * dw)
         k.epoch_deep[(n_programs,)](
-            meta_ptr=launch["meta"], hyper_ptr=launch["hyper"], scratch_ptr=self._scratch(n_programs * stride),
-            n_models=n_models, max_depth=launch["max_depth"], scratch_stride=stride, BF=launch["BF"], DW=dw,
-            **args, **tiles,
+            meta_ptr=launch["meta"],
+            hyper_ptr=launch["hyper"],
+            scratch_ptr=self._scratch(n_programs * stride),
+            n_models=n_models,
+            max_depth=launch["max_depth"],
+            scratch_stride=stride,
+            BF=launch["BF"],
+            DW=dw,
+            **args,
+            **tiles,
         )
 
     def _fit_launches(self, args):
@@ -380,10 +419,13 @@ class TritonTrainer(PopulationTrainer):
                     if launch["BB"] > 16:
                         launch["BB"] //= 2
                         continue
-                    self.fallback = f"the {launch['kernel']} kernel of width {launch['H']} does not fit: {error}"
+                    self.fallback = (f"the {launch['kernel']} kernel of width {launch['H']} "
+                                     f"does not fit: {error}")
                     warnings.warn(
-                        f"The Triton kernels do not fit this GPU ({self.fallback}); the run trains on "
-                        f"torch's CUDA ops.", UserWarning, stacklevel=2,
+                        f"The Triton kernels do not fit this GPU ({self.fallback}); the run "
+                        f"trains on torch's CUDA ops.",
+                        UserWarning,
+                        stacklevel=2,
                     )
                     return False
         return True
@@ -393,5 +435,7 @@ class TritonTrainer(PopulationTrainer):
         values, kept between epochs."""
         scratch = getattr(self, "_scratch_buffer", None)
         if scratch is None or scratch.numel() < n:
-            scratch = self._scratch_buffer = torch.empty(n, dtype=self.net.dtype, device=self.net.device)
+            scratch = self._scratch_buffer = torch.empty(
+                n, dtype=self.net.dtype, device=self.net.device
+            )
         return scratch

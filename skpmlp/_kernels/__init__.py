@@ -7,11 +7,26 @@ per-model bookkeeping; :func:`kernel_available` says whether the kernel could be
 this machine (else the engine keeps its torch path).
 """
 
-from ._build import KernelBuildWarning, build_info, cache_dir, executable_targets, kernel_target, load_library
+from ._build import (
+    KernelBuildWarning,
+    build_info,
+    cache_dir,
+    executable_targets,
+    kernel_target,
+    load_library,
+)
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
 from ._step import (
-    HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, forward_models, kernel_available,
-    lanes, run_models,
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+    forward_models,
+    kernel_available,
+    lanes,
+    run_models,
 )
 
 __all__ = [

@@ -85,7 +85,9 @@ def target_flags(target):
     if target == "default":
         return []
     if any(c.isspace() for c in target) or target.startswith("-"):
-        raise ValueError(f"{TARGET_VARIABLE}={target!r} is not a target name (e.g. native, x86-64-v3).")
+        raise ValueError(
+            f"{TARGET_VARIABLE}={target!r} is not a target name (e.g. native, x86-64-v3)."
+        )
     return [f"-march={target}"]
 
 
@@ -125,8 +127,17 @@ def _compiler():
 # /proc/cpuinfo fields that name a CPU and its features: x86 (model name,
 # flags), aarch64 (CPU implementer / part / variant / revision, Features)
 _CPUINFO_FIELDS = (
-    "vendor_id", "cpu family", "model", "model name", "flags", "CPU implementer", "CPU architecture",
-    "CPU variant", "CPU part", "CPU revision", "Features",
+    "vendor_id",
+    "cpu family",
+    "model",
+    "model name",
+    "flags",
+    "CPU implementer",
+    "CPU architecture",
+    "CPU variant",
+    "CPU part",
+    "CPU revision",
+    "Features",
 )
 
 
@@ -151,14 +162,24 @@ def _linux_cpu_fields():
     except OSError:
         return []
     first = text.split("\n\n")[0]  # the first processor's block
-    return [line.strip() for line in first.splitlines() if line.split(":")[0].strip() in _CPUINFO_FIELDS]
+    return [
+        line.strip()
+        for line in first.splitlines()
+        if line.split(":")[0].strip() in _CPUINFO_FIELDS
+    ]
 
 
 def _sysctl_cpu_fields():
     if platform.system() != "Darwin":
         return []
-    names = ["machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.cputype",
-             "hw.cpusubtype", "hw.cpufamily"]
+    names = [
+        "machdep.cpu.brand_string",
+        "machdep.cpu.features",
+        "machdep.cpu.leaf7_features",
+        "hw.cputype",
+        "hw.cpusubtype",
+        "hw.cpufamily",
+    ]
     try:
         done = subprocess.run(["sysctl", *names], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
@@ -168,7 +189,9 @@ def _sysctl_cpu_fields():
 
 def _compiler_version(compiler):
     try:
-        return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+        return subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
 
@@ -182,8 +205,14 @@ def cache_dir():
 def _library_path(compiler, flags):
     sources = b"\0".join(path.read_bytes() for path in SOURCES + HEADERS)
     key = hashlib.sha256(
-        b"\0".join([sources, _compiler_version(compiler).encode(), " ".join(flags).encode(),
-                    cpu_identity().encode()])
+        b"\0".join(
+            [
+                sources,
+                _compiler_version(compiler).encode(),
+                " ".join(flags).encode(),
+                cpu_identity().encode(),
+            ]
+        )
     ).hexdigest()[:20]
     return cache_dir() / f"mlp_step-{key}.so"
 
@@ -208,7 +237,10 @@ def _compile(compiler, flags, target):
     os.close(fd)
     try:
         done = subprocess.run(
-            [compiler, *flags, *map(str, SOURCES), "-o", tmp], capture_output=True, text=True, timeout=300
+            [compiler, *flags, *map(str, SOURCES), "-o", tmp],
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip()[-2000:])
@@ -225,14 +257,21 @@ _CHILD_SELF_TEST = "import ctypes, sys; sys.exit(ctypes.CDLL(sys.argv[1]).skp_se
 def _self_test_in_child(path):
     """Load ``path`` and run its self-test in a child process: a library
     built for instructions this CPU lacks dies there (SIGILL), not here."""
-    done = subprocess.run([sys.executable, "-c", _CHILD_SELF_TEST, str(path)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD_SELF_TEST, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode < 0:
-        raise _KernelUnusable(f"it dies with signal {-done.returncode} on this CPU (built for instructions "
-                              f"the CPU does not have?)")
+        raise _KernelUnusable(
+            f"it dies with signal {-done.returncode} on this CPU (built for instructions "
+            f"the CPU does not have?)"
+        )
     if done.returncode != 0:
-        raise _KernelUnusable(f"its self-test fails (code {done.returncode}): "
-                              f"{done.stderr.strip()[-300:]}")
+        raise _KernelUnusable(
+            f"its self-test fails (code {done.returncode}): {done.stderr.strip()[-300:]}"
+        )
 
 
 def _open_checked(path):
@@ -277,12 +316,18 @@ def _compile_and_load(target, verbose, report):
 
 def _announced_build(compiler, flags, path, verbose, report):
     if verbose:
-        print(f"[skpmlp] compiling the native training kernel ({' '.join(flags)}) ...", file=sys.stderr)
+        print(
+            f"[skpmlp] compiling the native training kernel ({' '.join(flags)}) ...",
+            file=sys.stderr,
+        )
     start = time.perf_counter()
     _build(compiler, flags, path)
     report["build_seconds"] = time.perf_counter() - start
     if verbose:
-        print(f"[skpmlp] kernel built in {report['build_seconds']:.1f} s, cached in {path}", file=sys.stderr)
+        print(
+            f"[skpmlp] kernel built in {report['build_seconds']:.1f} s, cached in {path}",
+            file=sys.stderr,
+        )
 
 
 def load_library(verbose=False):
@@ -297,8 +342,14 @@ def load_library(verbose=False):
 
 
 def _load(target, verbose):
-    entry = {"library": None, "error": None, "build_seconds": None, "target": target, "path": None,
-             "problems": []}
+    entry = {
+        "library": None,
+        "error": None,
+        "build_seconds": None,
+        "target": target,
+        "path": None,
+        "problems": [],
+    }
     if os.environ.get(DISABLE_VARIABLE):
         entry["error"] = f"disabled by {DISABLE_VARIABLE}"
         return entry
@@ -308,14 +359,18 @@ def _load(target, verbose):
     except (RuntimeError, OSError, ValueError) as error:
         entry["error"] = str(error)
         warnings.warn(
-            f"skpmlp's native training kernel is unavailable ({error}); training falls back to the slower "
-            f"torch path.", KernelBuildWarning, stacklevel=4,
+            f"skpmlp's native training kernel is unavailable ({error}); training falls back to "
+            f"the slower torch path.",
+            KernelBuildWarning,
+            stacklevel=4,
         )
         return entry
     if entry["problems"]:  # it runs, at another target than the one asked for
         warnings.warn(
             f"skpmlp's native kernel runs built for {entry['target']!r} instead of {target!r}: "
-            f"{'; '.join(entry['problems'])}.", KernelBuildWarning, stacklevel=4,
+            f"{'; '.join(entry['problems'])}.",
+            KernelBuildWarning,
+            stacklevel=4,
         )
     return entry
 
@@ -325,8 +380,12 @@ def _describe(library):
     tiles = (ctypes.c_int * 4)()
     isa = ctypes.create_string_buffer(32)
     library.skp_target(ctypes.byref(vector_bytes), ctypes.byref(registers), tiles, isa, len(isa))
-    return {"isa": isa.value.decode(), "vector_bytes": vector_bytes.value, "registers": registers.value,
-            "tiles": {"matmul": (tiles[0], tiles[1]), "outer": (tiles[2], tiles[3])}}
+    return {
+        "isa": isa.value.decode(),
+        "vector_bytes": vector_bytes.value,
+        "registers": registers.value,
+        "tiles": {"matmul": (tiles[0], tiles[1]), "outer": (tiles[2], tiles[3])},
+    }
 
 
 def build_info():
@@ -345,10 +404,24 @@ def build_info():
         (why it is unavailable).
     """
     target = kernel_target()
-    entry = _loaded.get(target) or {"library": None, "error": None, "build_seconds": None, "path": None}
-    info = {"available": entry["library"] is not None, "target": target, "built_for": entry.get("target"),
-            "error": entry["error"], "build_seconds": entry["build_seconds"], "path": entry["path"],
-            "isa": None, "vector_bytes": None, "registers": None, "tiles": None}
+    entry = _loaded.get(target) or {
+        "library": None,
+        "error": None,
+        "build_seconds": None,
+        "path": None,
+    }
+    info = {
+        "available": entry["library"] is not None,
+        "target": target,
+        "built_for": entry.get("target"),
+        "error": entry["error"],
+        "build_seconds": entry["build_seconds"],
+        "path": entry["path"],
+        "isa": None,
+        "vector_bytes": None,
+        "registers": None,
+        "tiles": None,
+    }
     if entry["library"] is not None:
         info.update(_describe(entry["library"]))
     return info

@@ -49,8 +49,20 @@ def check_batches(batches, n_outputs, classification):
     return n_steps, K, F, bp
 
 
-def check_tables(meta, hyper, fields, *, meta_width, hyper_width, max_depth, n_params, n_slots, n_folds,
-                 n_features, n_outputs):
+def check_tables(
+    meta,
+    hyper,
+    fields,
+    *,
+    meta_width,
+    hyper_width,
+    max_depth,
+    n_params,
+    n_slots,
+    n_folds,
+    n_features,
+    n_outputs,
+):
     """``meta`` / ``hyper`` rows that describe models lying inside the
     buffers: depth in range, layer sizes chaining from ``n_features`` to
     ``n_outputs``, every weight and bias range inside ``n_params``, slot
@@ -81,8 +93,16 @@ def check_tables(meta, hyper, fields, *, meta_width, hyper_width, max_depth, n_p
         b_off = meta[on, fields["b_off"] + layer]
         ld = meta[on, fields["ld"] + layer]
         if (n_in < 1).any() or (n_out < 1).any() or (ld < n_out).any():
-            raise ValueError(f"layer {layer}: sizes must be positive and row strides at least the width")
-        if (w_off < 0).any() or (b_off < 0).any() or (w_off + (n_in - 1) * ld + n_out > n_params).any() \
-                or (b_off + n_out > n_params).any():
-            raise ValueError(f"layer {layer}: a weight or bias range lies outside the parameter buffer")
+            raise ValueError(
+                f"layer {layer}: sizes must be positive and row strides at least the width"
+            )
+        if (
+            (w_off < 0).any()
+            or (b_off < 0).any()
+            or (w_off + (n_in - 1) * ld + n_out > n_params).any()
+            or (b_off + n_out > n_params).any()
+        ):
+            raise ValueError(
+                f"layer {layer}: a weight or bias range lies outside the parameter buffer"
+            )
     return meta, hyper

@@ -12,7 +12,14 @@ import torch
 
 from ._checks import check_batches, check_tensors, host_array
 from ._step import (
-    HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH, checked_tables, host_tables, kernel_entry,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+    checked_tables,
+    host_tables,
+    kernel_entry,
 )
 
 #: Curvature pairs each model keeps (scipy's ``maxcor`` under
@@ -21,11 +28,39 @@ HISTORY = 10
 
 #: Columns of the float64 ``state`` table, one row per model (``St`` in C++).
 STATE_FIELDS = {
-    name: i for i, name in enumerate((
-        "stp", "stage", "brackt", "finit", "ginit", "gtest", "width", "width1",
-        "stx", "fx", "gx", "sty", "fy", "gy", "stmin", "stmax",
-        "f", "gd0", "n_iter", "n_fun", "ifun", "reason", "col", "head", "h0", "l2", "count", "rho",
-    ))
+    name: i
+    for i, name in enumerate(
+        (
+            "stp",
+            "stage",
+            "brackt",
+            "finit",
+            "ginit",
+            "gtest",
+            "width",
+            "width1",
+            "stx",
+            "fx",
+            "gx",
+            "sty",
+            "fy",
+            "gy",
+            "stmin",
+            "stmax",
+            "f",
+            "gd0",
+            "n_iter",
+            "n_fun",
+            "ifun",
+            "reason",
+            "col",
+            "head",
+            "h0",
+            "l2",
+            "count",
+            "rho",
+        )
+    )
 }
 STATE_WIDTH = STATE_FIELDS["rho"] + HISTORY
 
@@ -38,20 +73,58 @@ _p = ctypes.c_void_p
 _i = ctypes.c_int
 _d = ctypes.c_double
 _ARGTYPES = [
-    _i, _i, _p, _p, _p, _p, _p,  # op, n_rows, rows, meta, hyper, state, packed
-    _i, _i, _i, _i, _i,  # n_folds, bp, n_features, n_outputs, loss
-    _p, _p, _p, _p, _p, _p, _p,  # Xb, Yb, Wb, counts, weight_sums, stepping, step0
-    _d, _d, _i, _i, _i, _i,  # tol, ftol, max_iter, max_fun, max_ls, max_evals
-    _p, _p, _p, _p, _p, _p, _p, _p, _p,  # params, grads, loss_sums, x, g, d, S, Y, curves
+    _i,
+    _i,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,  # op, n_rows, rows, meta, hyper, state, packed
+    _i,
+    _i,
+    _i,
+    _i,
+    _i,  # n_folds, bp, n_features, n_outputs, loss
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,  # Xb, Yb, Wb, counts, weight_sums, stepping, step0
+    _d,
+    _d,
+    _i,
+    _i,
+    _i,
+    _i,  # tol, ftol, max_iter, max_fun, max_ls, max_evals
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,  # params, grads, loss_sums, x, g, d, S, Y, curves
     _i,  # n_threads
 ]
 
 
 def _checked_layout(library):
     meta, hyper, state, history = _i(), _i(), _i(), _i()
-    library.skp_lbfgs_layout(ctypes.byref(meta), ctypes.byref(hyper), ctypes.byref(state), ctypes.byref(history))
-    if (meta.value, hyper.value, state.value, history.value) != (META_WIDTH, HYPER_WIDTH, STATE_WIDTH, HISTORY):
-        raise RuntimeError("the native L-BFGS kernel's table layout differs from its Python bindings'")
+    library.skp_lbfgs_layout(
+        ctypes.byref(meta), ctypes.byref(hyper), ctypes.byref(state), ctypes.byref(history)
+    )
+    if (meta.value, hyper.value, state.value, history.value) != (
+        META_WIDTH,
+        HYPER_WIDTH,
+        STATE_WIDTH,
+        HISTORY,
+    ):
+        raise RuntimeError(
+            "the native L-BFGS kernel's table layout differs from its Python bindings'"
+        )
 
 
 def _ptr(array):
@@ -78,8 +151,27 @@ def _check_packed(meta, packed, buffers):
         raise ValueError("a model's packed vectors lie outside x")
 
 
-def lbfgs_step(op, rows, meta, hyper, batches, state, packed, buffers, curves, *, n_outputs, loss, tol, ftol,
-               max_iter, max_fun, max_ls, max_evals, n_threads=1):
+def lbfgs_step(
+    op,
+    rows,
+    meta,
+    hyper,
+    batches,
+    state,
+    packed,
+    buffers,
+    curves,
+    *,
+    n_outputs,
+    loss,
+    tol,
+    ftol,
+    max_iter,
+    max_fun,
+    max_ls,
+    max_evals,
+    n_threads=1,
+):
     """Run (or restore) the L-BFGS of every model of ``rows``.
 
     Parameters
@@ -119,33 +211,65 @@ def lbfgs_step(op, rows, meta, hyper, batches, state, packed, buffers, curves, *
     if params.dtype not in _ENTRY:
         raise TypeError(f"the native L-BFGS kernel runs float32 or float64, not {params.dtype}")
     names = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
-    check_tensors({**{name: batches[name] for name in "XYW"}, **{name: buffers[name] for name in names}},
-                  params.dtype)
+    check_tensors(
+        {**{name: batches[name] for name in "XYW"}, **{name: buffers[name] for name in names}},
+        params.dtype,
+    )
     n_steps, K, F, bp = check_batches(batches, n_outputs, classification=loss == "softmax")
     if n_steps != 1:
         raise ValueError(f"L-BFGS evaluates one full batch per fold, not {n_steps} steps")
-    meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs)
+    meta, hyper = checked_tables(
+        meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs
+    )
     host = host_tables(batches, n_steps, K)
     rows = host_array(rows, np.int64, np.shape(rows), "rows")
     if rows.ndim != 1 or ((rows < 0) | (rows >= len(meta))).any():
         raise ValueError("rows must be a 1-d array of row indices of meta")
-    for array, dtype, shape, name in ((state, np.float64, (len(meta), STATE_WIDTH), "state"),
-                                      (packed, np.int64, (len(meta),), "packed"),
-                                      (curves, np.float64, (buffers["loss_sums"].numel(), max_iter), "curves")):
-        if not isinstance(array, np.ndarray) or array.dtype != dtype or not array.flags.c_contiguous \
-                or not array.flags.writeable:
-            raise TypeError(f"{name} must be a writeable C-contiguous {np.dtype(dtype).name} array")
+    for array, dtype, shape, name in (
+        (state, np.float64, (len(meta), STATE_WIDTH), "state"),
+        (packed, np.int64, (len(meta),), "packed"),
+        (curves, np.float64, (buffers["loss_sums"].numel(), max_iter), "curves"),
+    ):
+        if (
+            not isinstance(array, np.ndarray)
+            or array.dtype != dtype
+            or not array.flags.c_contiguous
+            or not array.flags.writeable
+        ):
+            raise TypeError(
+                f"{name} must be a writeable C-contiguous {np.dtype(dtype).name} array"
+            )
         if array.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, not {array.shape}")
     _check_packed(meta, packed, buffers)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     X, Y, W = batches["X"], batches["Y"], batches["W"]
     code = entry(
-        OPS[op], len(rows), _ptr(rows), _ptr(meta), _ptr(hyper), _ptr(state), _ptr(packed),
-        K, bp, F, int(n_outputs), LOSS_CODES[loss], _ptr(X), _ptr(Y), _ptr(W),
+        OPS[op],
+        len(rows),
+        _ptr(rows),
+        _ptr(meta),
+        _ptr(hyper),
+        _ptr(state),
+        _ptr(packed),
+        K,
+        bp,
+        F,
+        int(n_outputs),
+        LOSS_CODES[loss],
+        _ptr(X),
+        _ptr(Y),
+        _ptr(W),
         *(_ptr(host[name]) for name in ("counts", "weight_sums", "stepping", "step0")),
-        float(tol), float(ftol), int(max_iter), min(int(max_fun), _INT_MAX), int(max_ls), int(max_evals),
-        *(_ptr(buffers[name]) for name in names), _ptr(curves), int(n_threads),
+        float(tol),
+        float(ftol),
+        int(max_iter),
+        min(int(max_fun), _INT_MAX),
+        int(max_ls),
+        int(max_evals),
+        *(_ptr(buffers[name]) for name in names),
+        _ptr(curves),
+        int(n_threads),
     )
     if code != 0:
         raise RuntimeError(f"native L-BFGS kernel failed with code {code}")

@@ -18,11 +18,16 @@ MAX_DEPTH = 8
 
 #: Columns of the int64 ``meta`` table, one row per model.
 META_FIELDS = {
-    "slot": 0, "depth": 1, "activation": 2, "fold": 3, "solver": 4, "nesterov": 5,
-    "sizes": 6,                                # MAX_DEPTH + 2 layer sizes
-    "w_off": 6 + MAX_DEPTH + 2,                # MAX_DEPTH + 1 weight offsets
-    "b_off": 6 + 2 * MAX_DEPTH + 3,            # bias offsets
-    "ld": 6 + 3 * MAX_DEPTH + 4,               # weight row strides
+    "slot": 0,
+    "depth": 1,
+    "activation": 2,
+    "fold": 3,
+    "solver": 4,
+    "nesterov": 5,
+    "sizes": 6,  # MAX_DEPTH + 2 layer sizes
+    "w_off": 6 + MAX_DEPTH + 2,  # MAX_DEPTH + 1 weight offsets
+    "b_off": 6 + 2 * MAX_DEPTH + 3,  # bias offsets
+    "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
 }
 META_WIDTH = 6 + 4 * MAX_DEPTH + 5
 
@@ -30,7 +35,13 @@ META_WIDTH = 6 + 4 * MAX_DEPTH + 5
 #: ``step_offset``: the fold's optimizer steps a model did not take (it
 #: joined the run later, or took over another model's optimizer state)
 HYPER_FIELDS = {
-    "lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "momentum": 5, "step_offset": 6,
+    "lr": 0,
+    "alpha": 1,
+    "beta_1": 2,
+    "beta_2": 3,
+    "epsilon": 4,
+    "momentum": 5,
+    "step_offset": 6,
 }
 HYPER_WIDTH = 8
 
@@ -41,7 +52,32 @@ _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}
 _FORWARD_ENTRY = {torch.float32: "skp_forward_f32", torch.float64: "skp_forward_f64"}
 _p = ctypes.c_void_p
 _i = ctypes.c_int
-_ARGTYPES = [_i, _i, _p, _p, _i, _i, _i, _i, _i, _i, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i]
+_ARGTYPES = [
+    _i,
+    _i,
+    _p,
+    _p,
+    _i,
+    _i,
+    _i,
+    _i,
+    _i,
+    _i,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _p,
+    _i,
+]
 
 
 def kernel_available(verbose=False):
@@ -85,18 +121,48 @@ def checked_tables(meta, hyper, params, loss_sums, batch_shape, n_outputs):
     """``meta`` and ``hyper`` checked against the buffers and batches they
     will index (:func:`~._checks.check_tables`)."""
     _, K, F, _ = batch_shape
-    return check_tables(meta, hyper, META_FIELDS, meta_width=META_WIDTH, hyper_width=HYPER_WIDTH,
-                        max_depth=MAX_DEPTH, n_params=params.numel(), n_slots=loss_sums.numel(), n_folds=K,
-                        n_features=F, n_outputs=n_outputs)
+    return check_tables(
+        meta,
+        hyper,
+        META_FIELDS,
+        meta_width=META_WIDTH,
+        hyper_width=HYPER_WIDTH,
+        max_depth=MAX_DEPTH,
+        n_params=params.numel(),
+        n_slots=loss_sums.numel(),
+        n_folds=K,
+        n_features=F,
+        n_outputs=n_outputs,
+    )
 
 
 def host_tables(batches, n_steps, K):
     """The per-step host tables of ``batches`` as the kernel reads them."""
     return {
         name: host_array(batches[name], dtype, shape, name)
-        for name, dtype, shape in (("counts", np.float64, (n_steps, K)), ("weight_sums", np.float64, (n_steps, K)),
-                                   ("stepping", np.uint8, (n_steps, K)), ("step0", np.float64, (K,)))
+        for name, dtype, shape in (
+            ("counts", np.float64, (n_steps, K)),
+            ("weight_sums", np.float64, (n_steps, K)),
+            ("stepping", np.uint8, (n_steps, K)),
+            ("step0", np.float64, (K,)),
+        )
     }
+
+
+def _check_optimizer_state(meta, hyper, buffers):
+    """The optimizer state buffers the models' solvers update (0 Adam, 1
+    SGD, 2 Adam with amsgrad) are there."""
+    solver = meta[:, META_FIELDS["solver"]]
+    adam = (solver == 0) | (solver == 2)
+    momentum = (solver == 1) & (hyper[:, HYPER_FIELDS["momentum"]] != 0)
+    if (adam.any() or momentum.any()) and buffers.get("state1") is None:
+        raise ValueError("Adam and SGD with momentum need the first optimizer state buffer")
+    if adam.any() and buffers.get("state2") is None:
+        raise ValueError("Adam needs the second optimizer state buffer")
+    if (solver == 2).any() and buffers.get("state3") is None:
+        raise ValueError("Adam with amsgrad needs the third optimizer state buffer")
+    if ((solver < 0) | (solver > 2)).any():
+        raise ValueError("a model's solver code lies outside [0, 2]")
 
 
 def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1):
@@ -118,8 +184,9 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``counts``, ``weight_sums`` (n_steps, K) and ``step0`` (K,) float64
         and ``stepping`` (n_steps, K) bool numpy arrays.
     buffers : dict of Tensor
-        ``params``, ``grads``, ``state1``, ``state2`` (flat, one layout)
-        and ``loss_sums`` (n_slots,), updated in place.
+        ``params``, ``grads``, ``state1``, ``state2``, ``state3`` (flat,
+        one layout; ``state3`` only for Adam with amsgrad, solver 2) and
+        ``loss_sums`` (n_slots,), updated in place.
     n_outputs : int
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
@@ -135,25 +202,41 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         raise ValueError(f"the padded batch ({bp}) must be a multiple of the kernel's lanes")
     if mode != "epoch" and buffers.get("grads") is None:
         raise ValueError(f"mode {mode!r} needs the gradient buffer")
-    for name in ("grads", "state1", "state2"):
+    for name in ("grads", "state1", "state2", "state3"):
         if buffers.get(name) is not None and buffers[name].numel() != params.numel():
             raise ValueError(f"{name} must have as many values as params")
-    meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs)
+    meta, hyper = checked_tables(
+        meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs
+    )
     if mode in ("epoch", "update"):
-        adam = meta[:, META_FIELDS["solver"]] == 0
-        momentum = ~adam & (hyper[:, HYPER_FIELDS["momentum"]] != 0)
-        if (adam.any() or momentum.any()) and buffers.get("state1") is None:
-            raise ValueError("Adam and SGD with momentum need the first optimizer state buffer")
-        if adam.any() and buffers.get("state2") is None:
-            raise ValueError("Adam needs the second optimizer state buffer")
+        _check_optimizer_state(meta, hyper, buffers)
     host = host_tables(batches, n_steps, K)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     code = entry(
-        MODES[mode], len(meta), meta.ctypes.data, hyper.ctypes.data, n_steps, K, bp, F, n_outputs,
-        LOSS_CODES[loss], _ptr(batches["X"]), _ptr(batches["Y"]), _ptr(batches["W"]), host["counts"].ctypes.data,
-        host["weight_sums"].ctypes.data, host["stepping"].ctypes.data, host["step0"].ctypes.data,
-        _ptr(params), _ptr(buffers.get("grads")), _ptr(buffers.get("state1")),
-        _ptr(buffers.get("state2")), _ptr(buffers["loss_sums"]), int(n_threads),
+        MODES[mode],
+        len(meta),
+        meta.ctypes.data,
+        hyper.ctypes.data,
+        n_steps,
+        K,
+        bp,
+        F,
+        n_outputs,
+        LOSS_CODES[loss],
+        _ptr(batches["X"]),
+        _ptr(batches["Y"]),
+        _ptr(batches["W"]),
+        host["counts"].ctypes.data,
+        host["weight_sums"].ctypes.data,
+        host["stepping"].ctypes.data,
+        host["step0"].ctypes.data,
+        _ptr(params),
+        _ptr(buffers.get("grads")),
+        _ptr(buffers.get("state1")),
+        _ptr(buffers.get("state2")),
+        _ptr(buffers.get("state3")),
+        _ptr(buffers["loss_sums"]),
+        int(n_threads),
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
@@ -184,20 +267,43 @@ def forward_models(meta, X, params, out, *, n_threads=1):
     if dtype not in _FORWARD_ENTRY:
         raise TypeError(f"the native kernel runs float32 or float64, not {dtype}")
     if X.dim() != 2 or out.dim() != 3 or out.shape[1] != X.shape[0]:
-        raise ValueError(f"X (n_rows, F) and out (n_slots, n_rows, C) disagree: {tuple(X.shape)}, "
-                         f"{tuple(out.shape)}")
+        raise ValueError(
+            f"X (n_rows, F) and out (n_slots, n_rows, C) disagree: {tuple(X.shape)}, "
+            f"{tuple(out.shape)}"
+        )
     check_tensors({"X": X, "params": params, "out": out}, dtype)
     n_rows, n_features = X.shape
     n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
-    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(dtype)  # even blocks, whole vectors
+    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(
+        dtype
+    )  # even blocks, whole vectors
     Xb = X.new_zeros((n_blocks * block, n_features))
     Xb[:n_rows] = X
     Xb = Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous()
-    meta, _ = check_tables(meta, np.zeros((len(meta), HYPER_WIDTH)), META_FIELDS, meta_width=META_WIDTH,
-                           hyper_width=HYPER_WIDTH, max_depth=MAX_DEPTH, n_params=params.numel(),
-                           n_slots=out.shape[0], n_folds=None, n_features=n_features, n_outputs=out.shape[2])
+    meta, _ = check_tables(
+        meta,
+        np.zeros((len(meta), HYPER_WIDTH)),
+        META_FIELDS,
+        meta_width=META_WIDTH,
+        hyper_width=HYPER_WIDTH,
+        max_depth=MAX_DEPTH,
+        n_params=params.numel(),
+        n_slots=out.shape[0],
+        n_folds=None,
+        n_features=n_features,
+        n_outputs=out.shape[2],
+    )
     entry = kernel_entry(_FORWARD_ENTRY[dtype], _FORWARD_ARGTYPES, _checked_layout)
-    code = entry(len(meta), meta.ctypes.data, n_blocks, block, _ptr(Xb), n_rows, _ptr(params), _ptr(out),
-                 int(n_threads))
+    code = entry(
+        len(meta),
+        meta.ctypes.data,
+        n_blocks,
+        block,
+        _ptr(Xb),
+        n_rows,
+        _ptr(params),
+        _ptr(out),
+        int(n_threads),
+    )
     if code != 0:
         raise RuntimeError(f"native forward failed with code {code}")

@@ -68,16 +68,29 @@ MAX_DEPTH = 8
 
 #: Columns of the int64 ``meta`` table, one row per model.
 META_FIELDS = {
-    "slot": 0, "depth": 1, "activation": 2, "fold": 3, "solver": 4, "nesterov": 5,
-    "sizes": 6,                                # MAX_DEPTH + 2 layer sizes
-    "w_off": 6 + MAX_DEPTH + 2,                # MAX_DEPTH + 1 weight offsets
-    "b_off": 6 + 2 * MAX_DEPTH + 3,            # bias offsets
-    "ld": 6 + 3 * MAX_DEPTH + 4,               # weight row strides
+    "slot": 0,
+    "depth": 1,
+    "activation": 2,
+    "fold": 3,
+    "solver": 4,
+    "nesterov": 5,
+    "sizes": 6,  # MAX_DEPTH + 2 layer sizes
+    "w_off": 6 + MAX_DEPTH + 2,  # MAX_DEPTH + 1 weight offsets
+    "b_off": 6 + 2 * MAX_DEPTH + 3,  # bias offsets
+    "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
 }
 META_WIDTH = 6 + 4 * MAX_DEPTH + 5
 
 #: Columns of the float64 ``hyper`` table, one row per model.
-HYPER_FIELDS = {"lr": 0, "alpha": 1, "beta_1": 2, "beta_2": 3, "epsilon": 4, "momentum": 5, "step_offset": 6}
+HYPER_FIELDS = {
+    "lr": 0,
+    "alpha": 1,
+    "beta_1": 2,
+    "beta_2": 3,
+    "epsilon": 4,
+    "momentum": 5,
+    "step_offset": 6,
+}
 HYPER_WIDTH = 8
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
@@ -188,7 +201,9 @@ def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.c
         e = tl.where(cmask[None, :], tl.exp(z - zmax[:, None]), zero)
         total = tl.sum(e, 1)
         onehot = c[None, :] == label[:, None]
-        delta = tl.where(cmask[None, :], (e / total[:, None] - onehot.to(logits.dtype)) * w[:, None], zero)
+        delta = tl.where(
+            cmask[None, :], (e / total[:, None] - onehot.to(logits.dtype)) * w[:, None], zero
+        )
         picked = tl.sum(tl.where(onehot, z, zero), 1)
         row_loss = tl.log(total) + zmax - picked
         loss = tl.sum(tl.where(w != 0, w * row_loss, 0.0), 0)
@@ -208,8 +223,24 @@ def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.c
 
 
 @triton.jit
-def _update(params_ptr, state1_ptr, state2_ptr, offsets, mask, grad, decay, solver, nesterov, lr, beta1, beta2,
-            eps, momentum, step_size, bias2_sqrt):
+def _update(
+    params_ptr,
+    state1_ptr,
+    state2_ptr,
+    offsets,
+    mask,
+    grad,
+    decay,
+    solver,
+    nesterov,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    momentum,
+    step_size,
+    bias2_sqrt,
+):
     """torch's Adam / SGD update of one tile of parameters, coupled weight
     decay ``decay`` (scalars already in the parameters' dtype)."""
     p = tl.load(params_ptr + offsets, mask=mask, other=0.0)
@@ -248,8 +279,16 @@ def _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt: tl.constexpr)
     # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
     decay = tl.where(alpha != 0, alpha / tl.load(wsum_ptr + sk), 0.0).to(dt)
     lr_t = lr.to(dt)
-    return (decay, lr_t, beta1, beta2, tl.load(hyper + _H_EPS).to(dt), tl.load(hyper + _H_MOMENTUM).to(dt),
-            lr_t / bias1, tl.sqrt(bias2))
+    return (
+        decay,
+        lr_t,
+        beta1,
+        beta2,
+        tl.load(hyper + _H_EPS).to(dt),
+        tl.load(hyper + _H_MOMENTUM).to(dt),
+        lr_t / bias1,
+        tl.sqrt(bias2),
+    )
 
 
 @triton.jit
@@ -271,10 +310,31 @@ _SIZES = ["n_models", "n_steps", "n_folds", "B", "max_depth", "scratch_stride"]
 # --------------------------------------------------------- one hidden layer
 @triton.jit(do_not_specialize=_SIZES[:4])
 def epoch_one_hidden(
-    X_ptr, y_ptr, rows_ptr, weights_ptr, counts_ptr, wsum_ptr, stepping_ptr, step0_ptr,
-    params_ptr, state1_ptr, state2_ptr, loss_ptr, meta_ptr, hyper_ptr,
-    n_models, n_steps, n_folds, B, F, C,
-    LOSS: tl.constexpr, F_PAD: tl.constexpr, H: tl.constexpr, C_PAD: tl.constexpr, BB: tl.constexpr,
+    X_ptr,
+    y_ptr,
+    rows_ptr,
+    weights_ptr,
+    counts_ptr,
+    wsum_ptr,
+    stepping_ptr,
+    step0_ptr,
+    params_ptr,
+    state1_ptr,
+    state2_ptr,
+    loss_ptr,
+    meta_ptr,
+    hyper_ptr,
+    n_models,
+    n_steps,
+    n_folds,
+    B,
+    F,
+    C,
+    LOSS: tl.constexpr,
+    F_PAD: tl.constexpr,
+    H: tl.constexpr,
+    C_PAD: tl.constexpr,
+    BB: tl.constexpr,
 ):
     """A whole epoch of models with one hidden layer of at most ``H`` units
     and at most ``F_PAD`` features: every tile in registers."""
@@ -298,7 +358,9 @@ def epoch_one_hidden(
         offsets0 = tl.load(meta + _M_WOFF) + f[:, None] * tl.load(meta + _M_LD) + h[None, :]
         bias0 = tl.load(meta + _M_BOFF) + h
         mask1 = hmask[:, None] & cmask[None, :]
-        offsets1 = tl.load(meta + _M_WOFF + 1) + h[:, None] * tl.load(meta + _M_LD + 1) + c[None, :]
+        offsets1 = (
+            tl.load(meta + _M_WOFF + 1) + h[:, None] * tl.load(meta + _M_LD + 1) + c[None, :]
+        )
         bias1 = tl.load(meta + _M_BOFF + 1) + c
         taken = 0
         loss_sum = tl.zeros((), tl.float64)
@@ -319,8 +381,11 @@ def epoch_one_hidden(
                 loss = tl.zeros((), dt)
                 for bt in range(tl.cdiv(B, BB)):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                    x = tl.load(X_ptr + rows[:, None] * F + f[None, :], mask=bmask[:, None] & fmask[None, :],
-                                other=0.0)
+                    x = tl.load(
+                        X_ptr + rows[:, None] * F + f[None, :],
+                        mask=bmask[:, None] & fmask[None, :],
+                        other=0.0,
+                    )
                     z = tl.dot(x, W0, input_precision="ieee") + b0[None, :]
                     a, d = _activate(z, act)
                     logits = tl.dot(a, W1, input_precision="ieee") + b1[None, :]
@@ -328,19 +393,86 @@ def epoch_one_hidden(
                     loss += tile_loss
                     gW1 += tl.dot(tl.trans(a), delta, input_precision="ieee")
                     gb1 += tl.sum(delta, 0)
-                    dh = _activation_backward(tl.dot(delta, tl.trans(W1), input_precision="ieee"), d, act)
+                    dh = _activation_backward(
+                        tl.dot(delta, tl.trans(W1), input_precision="ieee"), d, act
+                    )
                     gW0 += tl.dot(tl.trans(x), dh, input_precision="ieee")
                     gb0 += tl.sum(dh, 0)
                 decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt = _step_scalars(
-                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt)
-                _update(params_ptr, state1_ptr, state2_ptr, offsets0, mask0, gW0, decay, solver, nesterov, lr,
-                        beta1, beta2, eps, momentum, step_size, bias2_sqrt)
-                _update(params_ptr, state1_ptr, state2_ptr, bias0, hmask, gb0, 0.0, solver, nesterov, lr, beta1,
-                        beta2, eps, momentum, step_size, bias2_sqrt)
-                _update(params_ptr, state1_ptr, state2_ptr, offsets1, mask1, gW1, decay, solver, nesterov, lr,
-                        beta1, beta2, eps, momentum, step_size, bias2_sqrt)
-                _update(params_ptr, state1_ptr, state2_ptr, bias1, cmask, gb1, 0.0, solver, nesterov, lr, beta1,
-                        beta2, eps, momentum, step_size, bias2_sqrt)
+                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt
+                )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    offsets0,
+                    mask0,
+                    gW0,
+                    decay,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    bias0,
+                    hmask,
+                    gb0,
+                    0.0,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    offsets1,
+                    mask1,
+                    gW1,
+                    decay,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    bias1,
+                    cmask,
+                    gb1,
+                    0.0,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
                 taken += 1
                 loss_sum += loss.to(tl.float64) * tl.load(counts_ptr + sk).to(tl.float64)
         tl.store(loss_ptr + slot, tl.load(loss_ptr + slot) + loss_sum.to(dt))
@@ -349,10 +481,34 @@ def epoch_one_hidden(
 # ---------------------------------------------------------------- any depth
 @triton.jit(do_not_specialize=_SIZES)
 def epoch_deep(
-    X_ptr, y_ptr, rows_ptr, weights_ptr, counts_ptr, wsum_ptr, stepping_ptr, step0_ptr,
-    params_ptr, state1_ptr, state2_ptr, loss_ptr, meta_ptr, hyper_ptr, scratch_ptr,
-    n_models, n_steps, n_folds, B, F, C, max_depth, scratch_stride,
-    LOSS: tl.constexpr, BF: tl.constexpr, H: tl.constexpr, C_PAD: tl.constexpr, BB: tl.constexpr,
+    X_ptr,
+    y_ptr,
+    rows_ptr,
+    weights_ptr,
+    counts_ptr,
+    wsum_ptr,
+    stepping_ptr,
+    step0_ptr,
+    params_ptr,
+    state1_ptr,
+    state2_ptr,
+    loss_ptr,
+    meta_ptr,
+    hyper_ptr,
+    scratch_ptr,
+    n_models,
+    n_steps,
+    n_folds,
+    B,
+    F,
+    C,
+    max_depth,
+    scratch_stride,
+    LOSS: tl.constexpr,
+    BF: tl.constexpr,
+    H: tl.constexpr,
+    C_PAD: tl.constexpr,
+    BB: tl.constexpr,
     DW: tl.constexpr,
 ):
     """A whole epoch of models of any depth (hidden widths at most ``H``),
@@ -404,10 +560,16 @@ def epoch_deep(
                     for f0 in range(0, F, BF):
                         fo = f0 + tl.arange(0, BF)
                         fmask = fo < F
-                        x = tl.load(X_ptr + rows[:, None] * F + fo[None, :], mask=bmask[:, None] & fmask[None, :],
-                                    other=0.0)
-                        W0 = tl.load(params_ptr + w_off + fo[:, None] * ld + h[None, :],
-                                     mask=fmask[:, None] & hmask[None, :], other=0.0)
+                        x = tl.load(
+                            X_ptr + rows[:, None] * F + fo[None, :],
+                            mask=bmask[:, None] & fmask[None, :],
+                            other=0.0,
+                        )
+                        W0 = tl.load(
+                            params_ptr + w_off + fo[:, None] * ld + h[None, :],
+                            mask=fmask[:, None] & hmask[None, :],
+                            other=0.0,
+                        )
                         z += tl.dot(x, W0, input_precision="ieee")
                     a, d = _activate(z, act)
                     tile = (bt * BB + r)[:, None] * H + h[None, :]
@@ -418,10 +580,17 @@ def epoch_deep(
                 for layer in range(1, depth):
                     kmask = h < tl.load(meta + _M_SIZES + layer)
                     hmask = h < tl.load(meta + _M_SIZES + layer + 1)
-                    Wh = tl.load(params_ptr + tl.load(meta + _M_WOFF + layer)
-                                 + h[:, None] * tl.load(meta + _M_LD + layer) + h[None, :],
-                                 mask=kmask[:, None] & hmask[None, :], other=0.0)
-                    bh = tl.load(params_ptr + tl.load(meta + _M_BOFF + layer) + h, mask=hmask, other=0.0)
+                    Wh = tl.load(
+                        params_ptr
+                        + tl.load(meta + _M_WOFF + layer)
+                        + h[:, None] * tl.load(meta + _M_LD + layer)
+                        + h[None, :],
+                        mask=kmask[:, None] & hmask[None, :],
+                        other=0.0,
+                    )
+                    bh = tl.load(
+                        params_ptr + tl.load(meta + _M_BOFF + layer) + h, mask=hmask, other=0.0
+                    )
                     for bt in range(n_tiles):
                         tile = (bt * BB + r)[:, None] * H + h[None, :]
                         a_in = tl.load(act_base + (layer - 1) * b_pad * H + tile)
@@ -432,7 +601,11 @@ def epoch_deep(
                     tl.debug_barrier()
                 # ---- output layer, loss and its gradient
                 kmask = h < tl.load(meta + _M_SIZES + depth)
-                out_w = tl.load(meta + _M_WOFF + depth) + h[:, None] * tl.load(meta + _M_LD + depth) + c[None, :]
+                out_w = (
+                    tl.load(meta + _M_WOFF + depth)
+                    + h[:, None] * tl.load(meta + _M_LD + depth)
+                    + c[None, :]
+                )
                 out_mask = kmask[:, None] & cmask[None, :]
                 out_b = tl.load(meta + _M_BOFF + depth) + c
                 Wo = tl.load(params_ptr + out_w, mask=out_mask, other=0.0)
@@ -440,14 +613,20 @@ def epoch_deep(
                 loss = tl.zeros((), dt)
                 for bt in range(n_tiles):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                    a_in = tl.load(act_base + (depth - 1) * b_pad * H + (bt * BB + r)[:, None] * H + h[None, :])
+                    a_in = tl.load(
+                        act_base
+                        + (depth - 1) * b_pad * H
+                        + (bt * BB + r)[:, None] * H
+                        + h[None, :]
+                    )
                     logits = tl.dot(a_in, Wo, input_precision="ieee") + bo[None, :]
                     delta, tile_loss = _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS, C_PAD)
                     loss += tile_loss
                     tl.store(delta_base + (bt * BB + r)[:, None] * DW + c[None, :], delta)
                 tl.debug_barrier()
                 decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt = _step_scalars(
-                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt)
+                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt
+                )
                 # ---- backward of the output layer, then its update
                 gWo = tl.zeros((H, C_PAD), dt)
                 gbo = tl.zeros((C_PAD,), dt)
@@ -459,20 +638,58 @@ def epoch_deep(
                     gWo += tl.dot(tl.trans(a_in), delta_o, input_precision="ieee")
                     gbo += tl.sum(delta_o, 0)
                     back = tl.dot(delta_o, tl.trans(Wo), input_precision="ieee")
-                    back = _activation_backward(back, tl.load(der_base + (depth - 1) * b_pad * H + tile), act)
+                    back = _activation_backward(
+                        back, tl.load(der_base + (depth - 1) * b_pad * H + tile), act
+                    )
                     tl.store(delta_base + b_pad * DW + rows_at * DW + h[None, :], back)
                 tl.debug_barrier()
-                _update(params_ptr, state1_ptr, state2_ptr, out_w, out_mask, gWo, decay, solver, nesterov, lr,
-                        beta1, beta2, eps, momentum, step_size, bias2_sqrt)
-                _update(params_ptr, state1_ptr, state2_ptr, out_b, cmask, gbo, 0.0, solver, nesterov, lr, beta1,
-                        beta2, eps, momentum, step_size, bias2_sqrt)
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    out_w,
+                    out_mask,
+                    gWo,
+                    decay,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    out_b,
+                    cmask,
+                    gbo,
+                    0.0,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
                 # ---- backward of hidden layers depth - 1 .. 1, each then updated
                 current = 1  # the delta buffer holding this layer's delta
                 for k in range(1, depth):
                     layer = depth - k
                     kmask = h < tl.load(meta + _M_SIZES + layer)
                     hmask = h < tl.load(meta + _M_SIZES + layer + 1)
-                    w_at = tl.load(meta + _M_WOFF + layer) + h[:, None] * tl.load(meta + _M_LD + layer) + h[None, :]
+                    w_at = (
+                        tl.load(meta + _M_WOFF + layer)
+                        + h[:, None] * tl.load(meta + _M_LD + layer)
+                        + h[None, :]
+                    )
                     w_mask = kmask[:, None] & hmask[None, :]
                     b_at = tl.load(meta + _M_BOFF + layer) + h
                     Wb = tl.load(params_ptr + w_at, mask=w_mask, other=0.0)
@@ -480,19 +697,58 @@ def epoch_deep(
                     gbh = tl.zeros((H,), dt)
                     for bt in range(n_tiles):
                         rows_at = (bt * BB + r)[:, None]
-                        delta_h = tl.load(delta_base + current * b_pad * DW + rows_at * DW + h[None, :])
+                        delta_h = tl.load(
+                            delta_base + current * b_pad * DW + rows_at * DW + h[None, :]
+                        )
                         tile = rows_at * H + h[None, :]
                         a_in = tl.load(act_base + (layer - 1) * b_pad * H + tile)
                         gWh += tl.dot(tl.trans(a_in), delta_h, input_precision="ieee")
                         gbh += tl.sum(delta_h, 0)
                         back = tl.dot(delta_h, tl.trans(Wb), input_precision="ieee")
-                        back = _activation_backward(back, tl.load(der_base + (layer - 1) * b_pad * H + tile), act)
-                        tl.store(delta_base + (1 - current) * b_pad * DW + rows_at * DW + h[None, :], back)
+                        back = _activation_backward(
+                            back, tl.load(der_base + (layer - 1) * b_pad * H + tile), act
+                        )
+                        tl.store(
+                            delta_base + (1 - current) * b_pad * DW + rows_at * DW + h[None, :],
+                            back,
+                        )
                     tl.debug_barrier()
-                    _update(params_ptr, state1_ptr, state2_ptr, w_at, w_mask, gWh, decay, solver, nesterov, lr,
-                            beta1, beta2, eps, momentum, step_size, bias2_sqrt)
-                    _update(params_ptr, state1_ptr, state2_ptr, b_at, hmask, gbh, 0.0, solver, nesterov, lr,
-                            beta1, beta2, eps, momentum, step_size, bias2_sqrt)
+                    _update(
+                        params_ptr,
+                        state1_ptr,
+                        state2_ptr,
+                        w_at,
+                        w_mask,
+                        gWh,
+                        decay,
+                        solver,
+                        nesterov,
+                        lr,
+                        beta1,
+                        beta2,
+                        eps,
+                        momentum,
+                        step_size,
+                        bias2_sqrt,
+                    )
+                    _update(
+                        params_ptr,
+                        state1_ptr,
+                        state2_ptr,
+                        b_at,
+                        hmask,
+                        gbh,
+                        0.0,
+                        solver,
+                        nesterov,
+                        lr,
+                        beta1,
+                        beta2,
+                        eps,
+                        momentum,
+                        step_size,
+                        bias2_sqrt,
+                    )
                     current = 1 - current
                 # ---- backward of layer 0, chunk by chunk of features
                 hmask = h < tl.load(meta + _M_SIZES + 1)
@@ -508,15 +764,49 @@ def epoch_deep(
                     gW0 = tl.zeros((BF, H), dt)
                     for bt in range(n_tiles):
                         rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                        x = tl.load(X_ptr + rows[:, None] * F + fo[None, :], mask=bmask[:, None] & fmask[None, :],
-                                    other=0.0)
+                        x = tl.load(
+                            X_ptr + rows[:, None] * F + fo[None, :],
+                            mask=bmask[:, None] & fmask[None, :],
+                            other=0.0,
+                        )
                         delta0 = tl.load(deltas + (bt * BB + r)[:, None] * DW + h[None, :])
                         gW0 += tl.dot(tl.trans(x), delta0, input_precision="ieee")
-                    _update(params_ptr, state1_ptr, state2_ptr, w_off + fo[:, None] * ld + h[None, :],
-                            fmask[:, None] & hmask[None, :], gW0, decay, solver, nesterov, lr, beta1, beta2, eps,
-                            momentum, step_size, bias2_sqrt)
-                _update(params_ptr, state1_ptr, state2_ptr, tl.load(meta + _M_BOFF) + h, hmask, gb0, 0.0, solver,
-                        nesterov, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt)
+                    _update(
+                        params_ptr,
+                        state1_ptr,
+                        state2_ptr,
+                        w_off + fo[:, None] * ld + h[None, :],
+                        fmask[:, None] & hmask[None, :],
+                        gW0,
+                        decay,
+                        solver,
+                        nesterov,
+                        lr,
+                        beta1,
+                        beta2,
+                        eps,
+                        momentum,
+                        step_size,
+                        bias2_sqrt,
+                    )
+                _update(
+                    params_ptr,
+                    state1_ptr,
+                    state2_ptr,
+                    tl.load(meta + _M_BOFF) + h,
+                    hmask,
+                    gb0,
+                    0.0,
+                    solver,
+                    nesterov,
+                    lr,
+                    beta1,
+                    beta2,
+                    eps,
+                    momentum,
+                    step_size,
+                    bias2_sqrt,
+                )
                 taken += 1
                 loss_sum += loss.to(tl.float64) * tl.load(counts_ptr + sk).to(tl.float64)
         tl.store(loss_ptr + slot, tl.load(loss_ptr + slot) + loss_sum.to(dt))

@@ -101,10 +101,10 @@ struct Settings {
 // the step kernel (mlp_step.cpp)
 extern "C" int skp_run_f32(int, int, const int64_t*, const double*, int, int, int, int, int, int, const float*,
                            const float*, const float*, const double*, const double*, const uint8_t*, const double*,
-                           float*, float*, float*, float*, float*, int);
+                           float*, float*, float*, float*, float*, float*, int);
 extern "C" int skp_run_f64(int, int, const int64_t*, const double*, int, int, int, int, int, int, const double*,
                            const double*, const double*, const double*, const double*, const uint8_t*,
-                           const double*, double*, double*, double*, double*, double*, int);
+                           const double*, double*, double*, double*, double*, double*, double*, int);
 
 namespace {
 
@@ -125,13 +125,13 @@ template <class T> struct Data {
 inline int step_kernel(const int64_t* meta, const Data<float>& D, float* params, float* grads, float* loss_sums) {
     return skp_run_f32(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
                        D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, loss_sums, 1);
+                       nullptr, nullptr, loss_sums, 1);
 }
 inline int step_kernel(const int64_t* meta, const Data<double>& D, double* params, double* grads,
                        double* loss_sums) {
     return skp_run_f64(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
                        D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, loss_sums, 1);
+                       nullptr, nullptr, loss_sums, 1);
 }
 
 // ------------------------------------------------------------ line search

@@ -25,10 +25,11 @@
 //   stepping             (n_steps, K)   whether a fold has a batch
 //   step0                (K)            optimizer steps taken before
 //       (by the fold; a model that joined later took step0 - H_STEP_OFFSET)
-//   params, grads, state1, state2       flat buffers, same layout; model m's
+//   params, grads, state1, state2, state3  flat buffers, same layout; model m's
 //       layer l weight (k, j) sits at w_off[l] + k * ld[l] + j, its bias j
 //       at b_off[l] + j. state1 is Adam's first moment or SGD's momentum
-//       buffer, state2 Adam's second moment.
+//       buffer, state2 Adam's second moment, state3 AMSGrad's running
+//       maximum of it (solver 2: Adam with amsgrad; may be null otherwise).
 //   meta    (n_models, META) int64      see the M_* indices below
 //   hyper   (n_models, HYPER) double    see the H_* indices below
 //   loss_sums (n_slots)                 += each step's batch loss x counts
@@ -538,6 +539,7 @@ template <class T> struct Problem {
     const double *counts, *weight_sums, *step0;
     const uint8_t* stepping;
     T *params, *grads, *state1, *state2, *loss_sums;
+    T* state3;  // AMSGrad's maximum of state2 (solver 2 only)
 };
 
 // The forward of one batch x (n_in, bp): each hidden layer's activation in
@@ -694,8 +696,10 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
     }
     T* p = P.params + off;
     T* s1 = P.state1 + off;
-    if (m.solver == 0) {
+    if (m.solver == 0 || m.solver == 2) {  // Adam; 2: with amsgrad
         T* s2 = P.state2 + off;
+        const bool amsgrad = m.solver == 2;
+        T* s3 = amsgrad ? P.state3 + off : nullptr;
         const T b1 = T(m.beta1), b2 = T(m.beta2), lr = T(m.lr), eps = T(m.eps), decay = T(wd);
         const T bias1 = T(1) - T(std::pow(double(T(m.beta1)), t));
         const T bias2 = T(1) - T(std::pow(double(T(m.beta2)), t));
@@ -705,12 +709,16 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
             T* pr = p + r * ld;
             T* m1 = s1 + r * ld;
             T* m2 = s2 + r * ld;
+            T* m3 = amsgrad ? s3 + r * ld : nullptr;
             const T* gr = g + long(r) * n_cols;
             for (int c = 0; c < n_cols; ++c) {
                 const T grad = gr[c] + decay * pr[c];
                 m1[c] += (grad - m1[c]) * (T(1) - b1);  // lerp, as torch
                 m2[c] = b2 * m2[c] + (T(1) - b2) * grad * grad;
-                const T denom = std::sqrt(m2[c]) / bias2_sqrt + eps;
+                // amsgrad: the running maximum of the second moment, as torch
+                T second = m2[c];
+                if (amsgrad) second = m3[c] = std::max(m3[c], m2[c]);
+                const T denom = std::sqrt(second) / bias2_sqrt + eps;
                 pr[c] -= step_size * m1[c] / denom;
             }
         }
@@ -859,9 +867,9 @@ SKP_FORWARD_ENTRY(skp_forward_f64, double)
                         int n_folds, int bp, int n_features, int n_outputs, int loss, const T* Xb,        \
                         const T* Yb, const T* Wb, const double* counts, const double* weight_sums,        \
                         const uint8_t* stepping, const double* step0, T* params, T* grads, T* state1,     \
-                        T* state2, T* loss_sums, int n_threads) {                                         \
+                        T* state2, T* state3, T* loss_sums, int n_threads) {                              \
         Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
-                     weight_sums, step0, stepping, params, grads, state1, state2, loss_sums};             \
+                     weight_sums, step0, stepping, params, grads, state1, state2, loss_sums, state3};     \
         return run<T>(mode, n_models, meta, hyper, P, n_threads);                                        \
     }
 

@@ -1,0 +1,149 @@
+"""Adam's ``amsgrad``, a per-model optimizer parameter end to end (issue 29, item 1).
+
+In float64: a model with ``amsgrad=True`` equals a plain ``torch.nn.Sequential``
+trained by ``torch.optim.Adam(amsgrad=True)`` from the same weights and
+batches, alone or beside models without it, on the torch path and in the
+native kernel; a search may vary it per model, shows it in ``cv_results_``
+and exports it; a refill that brings it into a network of SGD models grows
+the optimizer's state.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
+
+from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
+from skpmlp._engine import (
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    mlp_forward,
+    train_population,
+)
+from skpmlp._engine._init import initial_weights
+
+MODELS = [((5,), "tanh", 3e-2), ((4, 3), "relu", 1e-2), ((6,), "logistic", 2e-2)]
+OPTIMIZERS = [
+    OptimizerSettings("adam", amsgrad=True),
+    OptimizerSettings("adam"),
+    OptimizerSettings("adam", beta_2=0.9, amsgrad=True),
+]
+TORCH_ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "logistic": torch.nn.Sigmoid}
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 4))
+    return X, (X[:, 0] + X[:, 1] ** 2 > 1).astype(int) + (X[:, 2] > 1)
+
+
+def _spec(models=MODELS, optimizers=OPTIMIZERS):
+    return PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
+        learning_rates=np.array([m[2] for m in models]), alphas=np.full(len(models), 1e-3),
+        init_seeds=[(0, i, *m[0]) for i, m in enumerate(models)], optimizers=list(optimizers),
+    )
+
+
+def _config(backend):
+    return TrainConfig(task="classification", n_outputs=3, batch_size=32, max_iter=6, dtype="float64",
+                       n_iter_no_change=1000, shuffle_seed=3, backend=backend)
+
+
+def _torch_adam(i, X, y, cfg):
+    """Model ``i`` as a plain nn.Sequential trained by torch.optim.Adam."""
+    arch, activation, lr = MODELS[i]
+    settings = OPTIMIZERS[i]
+    coefs, intercepts = initial_weights(arch, activation, (0, i, *arch), X.shape[1], 3)
+    layers = []
+    for k, (W, b) in enumerate(zip(coefs, intercepts)):
+        linear = torch.nn.Linear(*W.shape).double()
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(W.T))
+            linear.bias.copy_(torch.from_numpy(b))
+        layers += [linear] + ([TORCH_ACTIVATIONS[activation]()] if k < len(coefs) - 1 else [])
+    net = torch.nn.Sequential(*layers)
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr, betas=(settings.beta_1, settings.beta_2),
+                                 eps=settings.epsilon, amsgrad=settings.amsgrad)
+    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
+    generator = torch.Generator().manual_seed(cfg.shuffle_seed)
+    for _ in range(cfg.max_iter):
+        order = torch.randperm(len(X), generator=generator)
+        for begin in range(0, len(X), cfg.batch_size):
+            rows = order[begin : begin + cfg.batch_size]
+            l2 = sum((m.weight**2).sum() for m in net if isinstance(m, torch.nn.Linear))
+            loss = torch.nn.functional.cross_entropy(net(X_t[rows]), y_t[rows]) + 0.5 * 1e-3 * l2 / len(rows)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    with torch.no_grad():
+        return net(X_t).numpy()
+
+
+@pytest.mark.parametrize("backend", ["torch", "native"])
+def test_amsgrad_models_equal_torch_adam_alone_and_together(backend):
+    X, y = _data()
+    cfg = _config(backend)
+    together = train_population(_spec(), cfg, X, y, [(np.arange(len(X)), None)])
+    for i, (_, activation, _) in enumerate(MODELS):
+        alone = train_population(_spec().subset([i]), cfg, X, y, [(np.arange(len(X)), None)])
+        outputs = mlp_forward(together.coefs[0][i], together.intercepts[0][i], activation, X)
+        np.testing.assert_allclose(
+            outputs, mlp_forward(alone.coefs[0][0], alone.intercepts[0][0], activation, X), rtol=0, atol=1e-9
+        )
+        np.testing.assert_allclose(outputs, _torch_adam(i, X, y, cfg), rtol=0, atol=1e-6)
+
+
+def test_the_kernel_equals_the_torch_path():
+    X, y = _data()
+    folds = [(np.arange(60), np.arange(60, 90)), (np.arange(30, 90), np.arange(30))]
+    reference = train_population(_spec(), _config("torch"), X, y, folds)
+    native = train_population(_spec(), _config("native"), X, y, folds)
+    for k in range(2):
+        for ours, theirs in zip(native.coefs[k], reference.coefs[k]):
+            for a, b in zip(ours, theirs):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-12)
+
+
+def test_a_search_varies_shows_and_exports_amsgrad():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search = ParallelMLPClassifier(
+            [(8,)], "tanh", learning_rate_init=0.01, amsgrad=[False, True], max_iter=15, dtype="float64",
+            random_state=0,
+        ).fit(X, y)
+    assert list(search.cv_results_["param_amsgrad"]) == [False, True]
+    assert [params["amsgrad"] for params in search.cv_results_["params"]] == [False, True]
+    assert search.export_model(1).amsgrad is True and search.export_model(0).amsgrad is False
+    assert SingleMLPClassifier().get_params()["amsgrad"] is False
+
+
+def test_an_amsgrad_refill_grows_the_optimizer_state():
+    """A newcomer with amsgrad in a network of SGD models gets zero state
+    buffers of its own (the third one included) and its slot trains again."""
+    from skpmlp._engine._native import NativeTrainer
+    from skpmlp._engine._slots import Newcomer
+    from skpmlp._engine._trainer import PopulationTrainer
+
+    X, _ = _data()
+    sgd = [OptimizerSettings("sgd")] * len(MODELS)
+    for trainer_class in (PopulationTrainer, NativeTrainer):
+        trainer = trainer_class(_spec(optimizers=sgd), _config("torch"), X.shape[1], 1)
+        assert len(trainer.optimizer.state) == 1
+        trainer.reserve(len(MODELS) + 1)
+        slot = int(np.flatnonzero(trainer.net.slot_models == 0)[0])  # model 0's: (5,), tanh
+        trainer.freeze(trainer.net.slot_models == 0)
+        trainer.replace_slots([Newcomer(
+            slots=np.array([slot]), replicas=np.array([len(MODELS)]), arch=(5,), learning_rate=0.01,
+            alpha=0.0, optimizer=OptimizerSettings("adam", amsgrad=True),
+            weights=initial_weights((5,), "tanh", (0, 9, 5), X.shape[1], 3),
+        )])
+        assert len(trainer.optimizer.state) == 3 and not trainer.frozen[slot]
+        assert trainer.replica_optimizers[len(MODELS)].amsgrad
+        assert all(float(state.abs().sum()) == 0.0 for state in trainer.optimizer.state[1:])
