@@ -307,7 +307,8 @@ PARAMETERS = """
         ranks within a shard).
     max_memory : float or None, default=None
         Bytes a fused run may use on its device; None uses 80% of the free
-        memory. A population that needs more trains as chunks, one after
+        memory (on the CPU, the least the host's available memory, the
+        container's cgroup limit and ``ulimit -v`` leave). A population that needs more trains as chunks, one after
         another, with the same results up to floating-point rounding; a
         chunk that still runs out of memory is split and retried with a
         warning. With ``pruning``, chunks are planned from ``max_memory``
