@@ -7,6 +7,7 @@ default scores (accuracy, R^2) are computed vectorised over models.
 """
 
 import time
+import traceback
 import warnings
 
 import numpy as np
@@ -63,9 +64,85 @@ class _PrecomputedRegressor(RegressorMixin, BaseEstimator):
         return self.outputs[:, 0] if self.outputs.shape[1] == 1 else self.outputs
 
 
+#: Distinct scorer errors a warning shows in full (their text and traceback).
+_MAX_ERRORS_SHOWN = 5
+
+
+class ScoringFailures:
+    """Scorings that raised during a search, reported once as GridSearchCV would.
+
+    A scoring is one scorer called on one model's replica on one split.
+    :func:`score_population` records each that raised (with
+    ``error_score`` a number; ``"raise"`` raises it as it is); :meth:`warn`
+    then issues one :class:`~sklearn.exceptions.FitFailedWarning` that says,
+    for every distinct error, its type and text, its traceback, how many
+    scorings it failed, which ``cv_results_`` rows and which columns.
+    """
+
+    def __init__(self):
+        self.n_scorings = 0
+        #: (type name, text) -> {"rows": set, "columns": set, "count": int, "traceback": str}
+        self.errors = {}
+
+    def record(self, row, column, error):
+        """Record that scoring ``row`` for ``column`` raised ``error``.
+
+        Parameters
+        ----------
+        row : int
+            Row of ``cv_results_``.
+        column : str or None
+            The ``cv_results_`` column the score was for (e.g.
+            ``"split0_test_score"``), None when unknown.
+        error : Exception
+        """
+        key = (type(error).__name__, str(error))
+        entry = self.errors.setdefault(key, {
+            "rows": set(), "columns": set(), "count": 0,
+            "traceback": "".join(traceback.format_exception(error)),
+        })
+        entry["rows"].add(int(row))
+        if column is not None:
+            entry["columns"].add(column)
+        entry["count"] += 1
+
+    def warn(self, error_score, stacklevel=2):
+        """One ``FitFailedWarning`` for every scoring that raised (none: nothing).
+
+        Parameters
+        ----------
+        error_score : float
+            The score the failed scorings were given.
+        stacklevel : int, default=2
+        """
+        if not self.errors:
+            return
+        n_failed = sum(entry["count"] for entry in self.errors.values())
+        delimiter = "-" * 80 + "\n"
+        shown = list(self.errors.items())[:_MAX_ERRORS_SHOWN]
+        details = "".join(
+            f"{delimiter}{entry['count']} scorings failed with {name}: {text}\n(rows of "
+            f"cv_results_: {_listed(sorted(entry['rows']))}"
+            + (f"; columns {_listed(sorted(entry['columns']))}" if entry["columns"] else "")
+            + f")\n{entry['traceback']}"
+            for (name, text), entry in shown
+        )
+        if len(self.errors) > len(shown):
+            details += f"{delimiter}and {len(self.errors) - len(shown)} other errors.\n"
+        warnings.warn(
+            f"\nScoring failed for {n_failed} of {max(self.n_scorings, n_failed)} scorings "
+            f"(a scoring is one scorer on one model on one split).\nThe score of these "
+            f"train-test partitions for these parameters will be set to {error_score}.\nIf "
+            f"these failures are not expected, you can try to debug them by setting "
+            f"error_score='raise'.\n\nBelow are more details about the failures:\n{details}",
+            FitFailedWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
 def score_population(
     outputs, X, y, y_encoded, *, task, scorer, classes=None, failed=None, sample_weight=None,
-    error_score=np.nan,
+    error_score=np.nan, failures=None, column=None,
 ):
     """Score every model from its outputs on ``(X, y)``.
 
@@ -90,6 +167,11 @@ def score_population(
     error_score : "raise" or float
         Score of a diverged model or of a model whose scoring raised; with
         "raise", the error is raised instead, as GridSearchCV does.
+    failures : ScoringFailures, optional
+        Where a scorer that raised is recorded, for the caller to warn once
+        for a whole search; None warns here.
+    column : str, optional
+        The ``cv_results_`` column these scores go to, for the warning.
 
     Returns
     -------
@@ -114,7 +196,9 @@ def score_population(
     else:
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
         values = {}
-        n_errors = 0
+        own = failures is None
+        failures = ScoringFailures() if own else failures
+        failures.n_scorings += int((~failed).sum())
         for i in np.flatnonzero(~failed):
             if task != "regression":
                 out_activation = "logistic" if task == "multilabel" else "softmax"
@@ -123,17 +207,13 @@ def score_population(
                 model = _PrecomputedRegressor(outputs[i])
             try:
                 values[i] = scorer(model, X, y, **kwargs)
-            except Exception:
+            except Exception as error:
                 if error_score == "raise":
                     raise
-                values[i], n_errors = None, n_errors + 1
-        if n_errors:
-            warnings.warn(
-                f"Scoring failed for {n_errors} of {n_models} models; their score is set to "
-                f"error_score={error_score}.",
-                UserWarning,
-                stacklevel=2,
-            )
+                values[i] = None
+                failures.record(i, column, error)
+        if own:
+            failures.warn(error_score)
         names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
         if names is not None:  # a callable returning a dict of metrics
             scores = {
@@ -256,8 +336,12 @@ FIT_ERRORS = {
 
 def _rows(mask):
     """The rows of ``mask`` that are True, as a short list for a message."""
-    rows = np.flatnonzero(mask).tolist()
-    return str(rows) if len(rows) <= 10 else f"{rows[:10]} and {len(rows) - 10} more"
+    return _listed(np.flatnonzero(mask).tolist())
+
+
+def _listed(items):
+    """``items`` as a short list for a message."""
+    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
 
 
 def warn_or_raise_about_fit_failures(diverged, untrained, error_score):

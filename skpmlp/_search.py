@@ -32,7 +32,8 @@ from ._resume import (
 )
 from ._results import build_cv_results
 from ._scoring import (
-    population_loss, score_population, warn_halted, warn_or_raise_about_fit_failures, weighted_scorers,
+    ScoringFailures, population_loss, score_population, warn_halted,
+    warn_or_raise_about_fit_failures, weighted_scorers,
 )
 from ._space import SearchSpace
 from ._single import _SPARSE, dense
@@ -364,6 +365,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
     scores = {part: {} for part in parts}
     test_loss = np.full((n_models, len(folds)), np.nan)
     score_time = np.zeros((n_models, len(folds)))
+    failures = ScoringFailures()  # scorers that raised: one warning for the whole search
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
@@ -383,7 +385,8 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                     outputs, X[rows], y[rows], y_encoded[rows], task=config.task,
                     scorer=scorer, classes=classes, failed=failed[:, k],
                     sample_weight=None if sample_weight is None or name not in weighted else sample_weight[rows],
-                    error_score=estimator.error_score,
+                    error_score=estimator.error_score, failures=failures,
+                    column=f"split{k}_{part}_{name}",
                 )
                 # a callable returning a dict of metrics names its own columns
                 named = values.items() if isinstance(values, dict) else [(name, values)]
@@ -391,6 +394,7 @@ def _score_folds(estimator, result, spec, config, folds, X, y, y_encoded, sample
                     table = scores[part].setdefault(column, np.full((n_models, len(folds)), np.nan))
                     table[:, k] = column_values
                 score_time[~failed[:, k], k] += seconds / np.sum(~failed[:, k])
+    failures.warn(estimator.error_score, stacklevel=5)
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in scorers}
