@@ -98,6 +98,11 @@ def _predictions(estimator, X):
     return np.asarray(estimator.predict(X))
 
 
+def _name(cls):
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
 def check_usable(estimator, X):
     """Raise AssertionError unless a loaded ``estimator`` predicts on ``X``."""
     predictions = _predictions(estimator, X)
@@ -119,7 +124,7 @@ def fuzz_one(data, X, reference, mutation, rng):
     try:
         loaded = skpmlp.io.load(io.BytesIO(mutated))
     except skpmlp.io.InvalidFileError as exc:
-        outcome, detail = "refused", type(exc.__cause__).__name__ if exc.__cause__ else ""
+        outcome, detail = "refused", _name(type(exc.__cause__)) if exc.__cause__ else ""
         loaded = None
     except _Hang:
         outcome, detail, loaded = "FAILED", f"hang: load took over {TIMEOUT_S} s", None
@@ -165,7 +170,7 @@ def main():
     counts = collections.Counter()
     refusals = collections.Counter()
     failures = []
-    peaks, times = [], []
+    peaks, times, slowest = [], [], None
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
     started = time.perf_counter()
@@ -185,6 +190,9 @@ def main():
             print(f"FAILED #{i} {name} {kind}: {detail}", flush=True)
         peaks.append(peak)
         times.append(seconds)
+        if slowest is None or seconds > slowest["seconds"]:
+            slowest = {"i": i, "file": name, "mutation": kind, "outcome": outcome,
+                       "seconds": seconds}
         if (i + 1) % 1000 == 0:
             elapsed = time.perf_counter() - started
             print(f"{i + 1} files, {len(failures)} failed, {elapsed:.0f} s", flush=True)
@@ -199,13 +207,14 @@ def main():
     print(_row("total", outcomes))
     print("\nrefusals by the cause InvalidFileError chains (none: skpmlp's own check):")
     for cause, n in refusals.most_common():
-        print(f"  {cause:<28} {n}")
+        print(f"  {cause:<40} {n}")
     summary = {
         "files": args.files, "seed": args.seed, "outcomes": dict(outcomes),
         "by_mutation": {f"{k}/{o}": n for (k, o), n in sorted(counts.items())},
         "refusal_causes": dict(refusals), "failures": failures[:200],
         "max_load_peak_bytes": int(max(peaks)), "median_load_peak_bytes": int(np.median(peaks)),
-        "max_load_seconds": max(times), "median_load_seconds": float(np.median(times)),
+        "max_load_seconds": max(times), "slowest": slowest,
+        "median_load_seconds": float(np.median(times)),
         "maxrss_kib_before": rss_before, "maxrss_kib_after": rss_after,
     }
     print(f"\npeak allocation of one load: max {max(peaks) / 2**20:.2f} MiB, median "
@@ -215,6 +224,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "fuzz_io.json").write_text(json.dumps(summary, indent=2))
+    print(f"slowest load: {slowest}")
     print(f"wrote {out / 'fuzz_io.json'}")
     return 1 if failures else 0
 
