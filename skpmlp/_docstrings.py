@@ -334,7 +334,10 @@ PARAMETERS = """
         the models are scored, GridSearchCV's ``[CV] END ...`` line per fit
         (a model on a fold: its parameters and time); 3 adds the fold and
         its scores to those lines (``[CV k/n] END ...; score=...``); 0
-        prints nothing.
+        prints nothing. With ``n_jobs``, one bar covers the whole search
+        (fit-epochs: a model on a fold for an epoch), fed by the shards
+        while they train, from loky processes and Dask workers alike, with
+        a line as each shard finishes.
 """
 
 ATTRIBUTES = """
