@@ -193,11 +193,17 @@ def _check_search(state):
                     for c, i in zip(coefs, intercepts)),
             f"the population's weights are not one list of {n_models} models per fold.",
         )
+        _require(len(coefs) == state.get("n_splits_", len(coefs)),
+                 f"the population's weights have {len(coefs)} folds but n_splits_ is "
+                 f"{state.get('n_splits_')!r}.")
+        n_outputs = state.get("n_outputs_", len(state.get("classes_", ())) or None)
         for k, (fold_coefs, fold_intercepts) in enumerate(zip(coefs, intercepts)):
             for i, (W, b) in enumerate(zip(fold_coefs, fold_intercepts)):
                 sizes = _layer_sizes(W, b, f"model {i} of fold {k}")
-                _require(sizes[0] == state.get("n_features_in_", sizes[0]),
-                         f"model {i} of fold {k} takes {sizes[0]} features.")
+                _require(sizes[0] == state.get("n_features_in_", sizes[0])
+                         and sizes[-1] == (n_outputs or sizes[-1]),
+                         f"model {i} of fold {k} takes {sizes[0]} features to {sizes[-1]} "
+                         f"outputs.")
 
 
 def _check_members(state):
