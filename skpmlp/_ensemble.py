@@ -7,6 +7,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ._compat import _fit_context
+
 
 def select_members(ranks, size, *, best, usable, pruned=None):
     """Rows of a search's top-``size`` ensemble, best first.
@@ -58,12 +60,16 @@ def select_members(ranks, size, *, best, usable, pruned=None):
 
 
 class _BaseMLPEnsemble(BaseEstimator):
+    _parameter_constraints = {"estimators": [list, tuple]}
+
     def __init__(self, estimators=()):
         self.estimators = estimators
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "estimators_")
 
+    # the members' own fit validates their parameters
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
         """Retrain every member alone on ``(X, y)``.
 
@@ -179,6 +185,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         ndarray of shape (n_samples, n_classes)
             The log of the members' mean probability of every class.
         """
+        check_is_fitted(self)
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 

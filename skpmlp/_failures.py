@@ -5,9 +5,12 @@ In a search, a model whose loss became NaN or infinite is a failed fit
 says so as GridSearchCV does. A lone model (one configuration with
 ``cv=None``, or a standalone model's ``fit``) is scikit-learn's MLP instead,
 whose ``fit`` judges the weights it ends with (:func:`lone_model_divergence`).
-:func:`warn_halted` says how far a training that ended early got.
+:func:`warn_halted` says how far a training that ended early got. A scorer
+that raises is recorded in :class:`ScoringFailures`, which warns once for a
+whole search as GridSearchCV does.
 """
 
+import traceback
 import warnings
 
 import numpy as np
@@ -27,8 +30,89 @@ FIT_ERRORS = {
 
 def _rows(mask):
     """The rows of ``mask`` that are True, as a short list for a message."""
-    rows = np.flatnonzero(mask).tolist()
-    return str(rows) if len(rows) <= 10 else f"{rows[:10]} and {len(rows) - 10} more"
+    return _listed(np.flatnonzero(mask).tolist())
+
+
+def _listed(items):
+    """``items`` as a short list for a message."""
+    return str(items) if len(items) <= 10 else f"{items[:10]} and {len(items) - 10} more"
+
+
+#: Distinct scorer errors a warning shows in full (their text and traceback).
+_MAX_ERRORS_SHOWN = 5
+
+
+class ScoringFailures:
+    """Scorings that raised during a search, reported once as GridSearchCV would.
+
+    A scoring is one scorer called on one model's replica on one split.
+    :func:`score_population` records each that raised (with
+    ``error_score`` a number; ``"raise"`` raises it as it is); :meth:`warn`
+    then issues one :class:`~sklearn.exceptions.FitFailedWarning` that says,
+    for every distinct error, its type and text, its traceback, how many
+    scorings it failed, which ``cv_results_`` rows and which columns.
+    """
+
+    def __init__(self):
+        self.n_scorings = 0
+        #: (type name, text) -> {"rows": set, "columns": set, "count": int, "traceback": str}
+        self.errors = {}
+
+    def record(self, row, column, error):
+        """Record that scoring ``row`` for ``column`` raised ``error``.
+
+        Parameters
+        ----------
+        row : int
+            Row of ``cv_results_``.
+        column : str or None
+            The ``cv_results_`` column the score was for (e.g.
+            ``"split0_test_score"``), None when unknown.
+        error : Exception
+        """
+        key = (type(error).__name__, str(error))
+        entry = self.errors.setdefault(key, {
+            "rows": set(), "columns": set(), "count": 0,
+            "traceback": "".join(traceback.format_exception(error)),
+        })
+        entry["rows"].add(int(row))
+        if column is not None:
+            entry["columns"].add(column)
+        entry["count"] += 1
+
+    def warn(self, error_score, stacklevel=2):
+        """One ``FitFailedWarning`` for every scoring that raised (none: nothing).
+
+        Parameters
+        ----------
+        error_score : float
+            The score the failed scorings were given.
+        stacklevel : int, default=2
+        """
+        if not self.errors:
+            return
+        n_failed = sum(entry["count"] for entry in self.errors.values())
+        delimiter = "-" * 80 + "\n"
+        shown = list(self.errors.items())[:_MAX_ERRORS_SHOWN]
+        details = "".join(
+            f"{delimiter}{entry['count']} scorings failed with {name}: {text}\n(rows of "
+            f"cv_results_: {_listed(sorted(entry['rows']))}"
+            + (f"; columns {_listed(sorted(entry['columns']))}" if entry["columns"] else "")
+            + f")\n{entry['traceback']}"
+            for (name, text), entry in shown
+        )
+        if len(self.errors) > len(shown):
+            details += f"{delimiter}and {len(self.errors) - len(shown)} other errors.\n"
+        warnings.warn(
+            f"\nScoring failed for {n_failed} of {max(self.n_scorings, n_failed)} scorings "
+            f"(a scoring is one scorer on one model on one split).\nThe score of these "
+            f"train-test partitions for these parameters will be set to {error_score}.\nIf "
+            f"these failures are not expected, you can try to debug them by setting "
+            f"error_score='raise'.\n\nBelow are more details about the failures:\n{details}",
+            FitFailedWarning,
+            stacklevel=stacklevel + 1,
+        )
+
 
 
 def warn_or_raise_about_fit_failures(diverged, untrained, error_score):

@@ -8,6 +8,8 @@ cluster under ``joblib.parallel_config(backend="dask")``. Tasks receive and
 return numpy only, pick their torch thread count and device where they run,
 and give the results of one in-process run (models are independent; only
 successive halving, which ranks within a shard, depends on the sharding).
+With ``verbose``, one progress bar covers every shard, fed by the shards
+while they train (:mod:`._shard_progress`).
 """
 
 import dataclasses
@@ -28,6 +30,7 @@ from ._engine import (
     train_data_parallel,
     train_population,
 )
+from ._shard_progress import ShardedProgress
 
 
 def shard_device(device, shard):
@@ -102,8 +105,11 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
     initialised process group, see :func:`skpmlp.data_parallel`) every
     step's rows are split over the ranks instead.
 
-    ``train_kwargs`` go to :func:`~._engine.train_population` (an
-    ``epoch_callback`` only in this process: shards report nothing back).
+    ``train_kwargs`` go to :func:`~._engine.train_population`. Their
+    ``epoch_callback`` (a :class:`~._progress.SearchProgress`, or None when
+    quiet) reports an in-process run's epochs; with shards, its ``verbose``
+    and ``name`` set up one bar for all of them instead
+    (:class:`~._shard_progress.ShardedProgress`).
 
     Returns
     -------
@@ -123,17 +129,49 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
     shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
-    outputs = Parallel(n_jobs=n_jobs)(
-        delayed(train_shard)(
-            spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts),
-            # a shard queued past the fit's deadline trains nothing; the
-            # first one always trains, so a fit has a model
-            always_start=i == 0, **shard_kwargs,
+    epoch_callback = train_kwargs.get("epoch_callback")
+
+    def tasks(reporters):
+        return (
+            delayed(train_shard)(
+                spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts),
+                # a shard queued past the fit's deadline trains nothing; the
+                # first one always trains, so a fit has a model
+                always_start=i == 0, epoch_callback=reporters[i], **shard_kwargs,
+            )
+            for i, part in enumerate(parts)
         )
-        for i, part in enumerate(parts)
-    )
+
+    if epoch_callback is None:
+        outputs = Parallel(n_jobs=n_jobs)(tasks([None] * len(parts)))
+    else:
+        sizes = [len(part) * len(folds) * config.max_iter for part in parts]
+        outputs = _train_with_progress(tasks, n_jobs, sizes, config.max_iter, epoch_callback)
     result = merge_results([(part, r) for part, (r, _) in zip(parts, outputs)], spec.n_models)
     return result, [info for _, info in outputs]
+
+
+def _train_with_progress(tasks, n_jobs, sizes, max_iter, epoch_callback):
+    """Run the shards' ``tasks`` with one progress bar for them all (see
+    :mod:`._shard_progress`), fed by the shards as they train and as they
+    finish; their outputs in shard order."""
+    progress = ShardedProgress(
+        sizes, max_iter, getattr(epoch_callback, "verbose", 1),
+        name=getattr(epoch_callback, "name", "fused run"),
+    )
+    try:
+        reporters = [progress.reporter(i) for i in range(len(sizes))]
+        try:  # the shards' results as they finish, where the backend can
+            parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        except ValueError:  # e.g. joblib's multiprocessing backend
+            parallel = Parallel(n_jobs=n_jobs)
+        outputs = [None] * len(sizes)
+        for result, info in parallel(tasks(reporters)):
+            outputs[info["shard"]] = result, info
+            progress.finish(info["shard"], info)
+        return outputs
+    finally:
+        progress.close()
 
 
 def _train_data_parallel(dp, spec, config, X, y, folds, *, n_jobs, **train_kwargs):

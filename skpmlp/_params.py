@@ -693,7 +693,9 @@ _ROWS = (
         "max_memory", None, _OPTIONAL_SECONDS, "float or None", role="search", family="search",
         doc="""\
         Bytes a fused run may use on its device; None uses 80% of the free
-        memory. A population that needs more trains as chunks, one after
+        memory (on the CPU, the least the host's available memory, the
+        container's cgroup limit and ``ulimit -v`` leave). A population
+        that needs more trains as chunks, one after
         another, with the same results up to floating-point rounding; a
         chunk that still runs out of memory is split and retried with a
         warning. With ``pruning``, chunks are planned from ``max_memory``
@@ -732,7 +734,10 @@ _ROWS = (
         the models are scored, GridSearchCV's ``[CV] END ...`` line per fit
         (a model on a fold: its parameters and time); 3 adds the fold and
         its scores to those lines (``[CV k/n] END ...; score=...``); 0
-        prints nothing.""",
+        prints nothing. With ``n_jobs``, one bar covers the whole search
+        (fit-epochs: a model on a fold for an epoch), fed by the shards
+        while they train, from loky processes and Dask workers alike, with
+        a line as each shard finishes.""",
     ),
 )
 

@@ -9,13 +9,13 @@ default scores (accuracy, R^2) are computed vectorised over models.
 
 import dataclasses
 import time
-import warnings
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ._engine import MONITOR_SCORES, local_device, negated_loss, population_outputs, training_loss
+from ._failures import ScoringFailures
 from ._targets import ClassifierTargetsMixin
 
 
@@ -88,7 +88,8 @@ class ScoredRows:
     sample_weight: np.ndarray = None
 
 
-def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
+def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan, failures=None,
+                     column=None):
     """Score every model from its outputs on ``rows``.
 
     Parameters
@@ -105,6 +106,11 @@ def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
     error_score : "raise" or float
         Score of a diverged model or of a model whose scoring raised; with
         "raise", the error is raised instead, as GridSearchCV does.
+    failures : ScoringFailures, optional
+        Where a scorer that raised is recorded, for the caller to warn once
+        for a whole search; None warns here.
+    column : str, optional
+        The ``cv_results_`` column these scores go to, for the warning.
 
     Returns
     -------
@@ -129,7 +135,11 @@ def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
                                            weights)
         return _score_array(scores.numpy(), n_models, failed,
                             error_score), time.perf_counter() - start
-    values = _scorer_values(outputs, rows, scorer, failed, error_score)
+    own = failures is None
+    failures = ScoringFailures() if own else failures
+    values = _scorer_values(outputs, rows, scorer, failed, error_score, failures, column)
+    if own:
+        failures.warn(error_score)
     names = next((list(v) for v in values.values() if isinstance(v, dict)), None)
     if names is None:
         return _score_array(values, n_models, failed, error_score), time.perf_counter() - start
@@ -141,13 +151,14 @@ def score_population(outputs, rows, scorer, *, failed=None, error_score=np.nan):
     return scores, time.perf_counter() - start
 
 
-def _scorer_values(outputs, rows, scorer, failed, error_score):
+def _scorer_values(outputs, rows, scorer, failed, error_score, failures, column):
     """``{model: the scorer's value, or None where it raised}`` of the models
-    not ``failed``, each seen through a precomputed estimator; a warning
-    counts the scorings that raised (with ``error_score="raise"``, the first
-    raises)."""
+    not ``failed``, each seen through a precomputed estimator; a scoring
+    that raised is recorded in ``failures`` (with ``error_score="raise"``,
+    the first raises)."""
     kwargs = {} if rows.sample_weight is None else {"sample_weight": rows.sample_weight}
-    values, n_errors = {}, 0
+    values = {}
+    failures.n_scorings += int((~failed).sum())
     for i in np.flatnonzero(~failed):
         if rows.task != "regression":
             out_activation = "logistic" if rows.task == "multilabel" else "softmax"
@@ -156,17 +167,11 @@ def _scorer_values(outputs, rows, scorer, failed, error_score):
             model = _PrecomputedRegressor(outputs[i])
         try:
             values[i] = scorer(model, rows.X, rows.y, **kwargs)
-        except Exception:
+        except Exception as error:
             if error_score == "raise":
                 raise
-            values[i], n_errors = None, n_errors + 1
-    if n_errors:
-        warnings.warn(
-            f"Scoring failed for {n_errors} of {len(outputs)} models; their score is set to "
-            f"error_score={error_score}.",
-            UserWarning,
-            stacklevel=3,
-        )
+            values[i] = None
+            failures.record(i, column, error)
     return values
 
 
@@ -272,6 +277,7 @@ def score_folds(plan, result, spec, failed):
     scores = {part: {} for part in parts}
     test_loss = np.full((n_models, len(folds)), np.nan)
     score_time = np.zeros((n_models, len(folds)))
+    failures = ScoringFailures()  # scorers that raised: one warning for the whole search
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
@@ -287,8 +293,10 @@ def score_folds(plan, result, spec, failed):
                 )
             if failed[:, k].all():  # nothing to score: error_score below
                 continue
-            seconds = _score_part(plan, outputs, rows, failed[:, k], scores[part], k)
+            seconds = _score_part(plan, outputs, rows, failed[:, k], scores[part], (k, part),
+                                  failures)
             score_time[~failed[:, k], k] += seconds / np.sum(~failed[:, k])
+    failures.warn(plan.error_score, stacklevel=5)
     for part in parts:
         if not scores[part]:  # nothing to score on (no test rows)
             scores[part] = {name: np.full((n_models, len(folds)), np.nan) for name in plan.scorers}
@@ -300,11 +308,12 @@ def score_folds(plan, result, spec, failed):
     return scores, score_time, test_loss.mean(axis=1)
 
 
-def _score_part(plan, outputs, rows, failed, tables, k):
-    """Score the models' ``outputs`` on fold ``k``'s ``rows`` with every
-    scorer into ``tables`` (``{column: (n_models, n_folds)}``); the seconds
-    it took."""
-    data, total = plan.data, 0.0
+def _score_part(plan, outputs, rows, failed, tables, split, failures):
+    """Score the models' ``outputs`` on the ``rows`` of ``split`` (fold
+    ``k``'s ``part``, ``(k, part)``) with every scorer into ``tables``
+    (``{column: (n_models, n_folds)}``), recording scorers that raise in
+    ``failures``; the seconds it took."""
+    (k, part), data, total = split, plan.data, 0.0
     for name, scorer in plan.scorers.items():
         weighted = data.sample_weight is not None and name in plan.weighted
         scored = ScoredRows(
@@ -313,7 +322,8 @@ def _score_part(plan, outputs, rows, failed, tables, k):
             sample_weight=data.sample_weight[rows] if weighted else None,
         )
         values, seconds = score_population(outputs, scored, scorer, failed=failed,
-                                           error_score=plan.error_score)
+                                           error_score=plan.error_score, failures=failures,
+                                           column=f"split{k}_{part}_{name}")
         total += seconds
         # a callable returning a dict of metrics names its own columns
         named = values.items() if isinstance(values, dict) else [(name, values)]

@@ -39,9 +39,8 @@ True
 """
 
 import inspect
-import json
 import math
-import os
+import re
 import warnings
 from numbers import Integral
 
@@ -53,17 +52,18 @@ from sklearn.utils.validation import check_is_fitted
 
 import skpmlp
 
+from ._archive import InvalidFileError, is_plain_dtype, read_archive, write_archive
 from ._compat import get_param_names
 from ._scorers import fitted_scorers, resolve_scorers
 from ._space import LayerSizesDistribution, is_distribution
+from ._state_checks import check_loaded
 
-__all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning"]
+__all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning", "InvalidFileError"]
 
 #: Version of the file layout; :func:`load` refuses any other.
 FORMAT_VERSION = 1
 
 _FORMAT_NAME = "skpmlp.io"
-_DOCUMENT_KEY = "__document__"
 _TAG = "__type__"
 
 #: Attributes in ``__dict__`` that are configuration kept by scikit-learn
@@ -77,6 +77,9 @@ _HOST_FIELDS = ("host", "pid", "worker")
 
 #: dtype kinds a numpy scalar may have in a file (no objects, no voids).
 _SCALAR_KINDS = frozenset("biufU")
+
+#: The dtypes of those kinds, as :attr:`numpy.dtype.str` spells them.
+_SCALAR_DTYPE = re.compile(r"[<>|=]?(b1|[iu][1248]|f[248]|U[0-9]{1,6})")
 
 
 class InconsistentVersionWarning(UserWarning):
@@ -375,6 +378,11 @@ class _Encoder:
         if value.dtype.hasobject:
             items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(value.ravel())]
             return {_TAG: "object_array", "shape": list(value.shape), "items": items}
+        if not is_plain_dtype(value.dtype):
+            raise TypeError(
+                f"{path}: cannot save an array of dtype {value.dtype}; skpmlp.io stores bool, "
+                f"integer, float, complex and string arrays."
+            )
         if id(value) not in self._memo:
             key = f"a{len(self.arrays)}"
             self.arrays[key] = value
@@ -461,6 +469,8 @@ class _Decoder:
         self.classes = _estimator_classes()
         self.splitters = _splitter_classes()
         self.arrays = arrays
+        #: keys of the arrays the document refers to
+        self.used = set()
 
     def decode(self, data):
         if data is None or isinstance(data, (bool, int, float, str)):
@@ -468,21 +478,28 @@ class _Decoder:
         if isinstance(data, list):
             return [self.decode(v) for v in data]
         if not isinstance(data, dict):
-            raise ValueError(f"Invalid skpmlp file: unexpected JSON value {data!r}.")
+            raise InvalidFileError(f"Invalid skpmlp file: unexpected JSON value {data!r}.")
         tag = data.get(_TAG)
         if tag is None:
             return {k: self.decode(v) for k, v in data.items()}
         decoder = getattr(self, f"_decode_{tag}", None) if isinstance(tag, str) else None
         if decoder is None:
-            raise ValueError(f"Invalid skpmlp file: unknown value type {tag!r}.")
+            raise InvalidFileError(f"Invalid skpmlp file: unknown value type {str(tag)[:80]!r}.")
         try:
             return decoder(data)
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise ValueError(f"Invalid skpmlp file: malformed {tag!r} value ({exc!r}).") from exc
+        except InvalidFileError:
+            raise
+        except Exception as exc:
+            # whatever a constructor, numpy or scipy raise on the file's
+            # values, the file is what is wrong
+            raise InvalidFileError(
+                f"Invalid skpmlp file: malformed {tag!r} value ({type(exc).__name__}: "
+                f"{str(exc)[:200]})."
+            ) from exc
 
     def _decode_float(self, data):
         if data["value"] not in ("nan", "inf", "-inf"):
-            raise ValueError(f"Invalid skpmlp file: bad float {data['value']!r}.")
+            raise InvalidFileError(f"Invalid skpmlp file: bad float {str(data['value'])[:80]!r}.")
         return float(data["value"])
 
     def _decode_tuple(self, data):
@@ -498,17 +515,35 @@ class _Decoder:
         return {self.decode(k): self.decode(v) for k, v in data["items"]}
 
     def _decode_scalar(self, data):
-        dtype = np.dtype(data["dtype"])
-        if dtype.kind not in _SCALAR_KINDS:
-            raise ValueError(f"Invalid skpmlp file: scalar dtype {dtype} is not allowed.")
-        return np.array(self.decode(data["value"]), dtype=dtype)[()]
+        name, value = data["dtype"], self.decode(data["value"])
+        if not isinstance(name, str) or not _SCALAR_DTYPE.fullmatch(name):
+            raise InvalidFileError(
+                f"Invalid skpmlp file: scalar dtype {str(name)[:80]!r} is not allowed.")
+        dtype = np.dtype(name)
+        # a string scalar's width is its text's: a file cannot make it allocate more
+        fits = isinstance(value, str) and dtype.itemsize <= 4 * max(len(value), 1)
+        if dtype.kind == "U" and not fits:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: scalar dtype {name!r} does not fit its value.")
+        return np.array(value, dtype=dtype)[()]
 
     def _decode_ndarray(self, data):
-        return self.arrays[data["key"]]
+        key = data["key"]
+        if not isinstance(key, str) or key not in self.arrays:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: malformed 'ndarray' value: the document names a missing "
+                f"array {str(key)[:80]!r}."
+            )
+        self.used.add(key)
+        return self.arrays[key]
 
     def _decode_object_array(self, data):
         shape = tuple(int(n) for n in data["shape"])
         items = [self.decode(v) for v in data["items"]]
+        if math.prod(shape) != len(items) or min(shape, default=0) < 0:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: an object array of shape {shape} holds {len(items)} items."
+            )
         array = np.empty(len(items), dtype=object)
         # element-wise, so tuples stay elements instead of becoming a dimension
         for i, item in enumerate(items):
@@ -529,7 +564,7 @@ class _Decoder:
     def _decode_splitter(self, data):
         module, name = data["module"], data["class"]
         if module != _SPLITTER_MODULE or not isinstance(name, str) or name not in self.splitters:
-            raise ValueError(
+            raise InvalidFileError(
                 f"Invalid skpmlp file: unknown splitter class {module!r}.{name!r}; known classes "
                 f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
             )
@@ -545,7 +580,7 @@ class _Decoder:
             return self._construct(cls, name, data["kwds"], _init_params(cls))
         generator = _scipy_distribution(name) if module == _SCIPY_MODULE else None
         if generator is None:
-            raise ValueError(
+            raise InvalidFileError(
                 f"Invalid skpmlp file: unknown distribution {module!r}.{name!r}; known ones are "
                 f"skpmlp's {sorted(_SKPMLP_DISTRIBUTIONS)} and those of {_SCIPY_MODULE}."
             )
@@ -558,26 +593,33 @@ class _Decoder:
         params = {k: self.decode(v) for k, v in encoded_params.items()}
         unknown = set(params) - set(param_names)
         if unknown:
-            raise ValueError(f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)}.")
+            raise InvalidFileError(
+                f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)[:10]}."
+            )
         return cls(**params)
 
     def _decode_estimator(self, data):
         name = data["class"]
         if not isinstance(name, str) or name not in self.classes:
-            raise ValueError(
-                f"Invalid skpmlp file: unknown estimator class {name!r}; known classes are "
-                f"{', '.join(sorted(self.classes))}."
+            raise InvalidFileError(
+                f"Invalid skpmlp file: unknown estimator class {str(name)[:80]!r}; known classes "
+                f"are {', '.join(sorted(self.classes))}."
             )
         cls = self.classes[name]
         estimator = self._construct(cls, name, data["params"], get_param_names(cls))
         for attr, value in data["state"].items():
             if not _is_state_name(attr) or attr in data["params"]:
-                raise ValueError(f"Invalid skpmlp file: {attr!r} is not a fitted attribute name.")
+                raise InvalidFileError(
+                    f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
+                )
             setattr(estimator, attr, self.decode(value))
         for attr in data["derived"]:
             if attr not in _DERIVED_ATTRIBUTES:
-                raise ValueError(f"Invalid skpmlp file: unknown derived attribute {attr!r}.")
+                raise InvalidFileError(
+                    f"Invalid skpmlp file: unknown derived attribute {str(attr)[:80]!r}."
+                )
             setattr(estimator, attr, _DERIVED_ATTRIBUTES[attr][1](estimator))
+        check_loaded(estimator)
         return estimator
 
 
@@ -624,17 +666,8 @@ def save(estimator, path, *, compress=False, include_host_info=False):
         "skpmlp_version": skpmlp.__version__,
         "estimator": encoder.estimator(estimator, "estimator"),
     }
-    # allow_nan=False: non-finite floats are tagged, so the JSON stays standard
-    text = json.dumps(document, allow_nan=False, separators=(",", ":"))
-    members = {_DOCUMENT_KEY: np.frombuffer(text.encode("utf-8"), dtype=np.uint8),
-               **encoder.arrays}
-    savez = np.savez_compressed if compress else np.savez
-    if hasattr(path, "write"):
-        savez(path, **members)
-    else:
-        # through a file object, so numpy does not append ".npz" to the name
-        with open(os.fspath(path), "wb") as file:
-            savez(file, **members)
+    # non-finite floats are tagged, so the JSON stays standard
+    write_archive(path, document, encoder.arrays, compress=compress)
 
 
 def load(path):
@@ -656,51 +689,56 @@ def load(path):
 
     Raises
     ------
-    ValueError
-        If the file is not a skpmlp file, has another format version, names
-        an unknown class, or contains pickled data.
+    InvalidFileError
+        A subclass of ``ValueError``: the file is not a skpmlp file (another
+        archive, a pickle, any other file), is damaged (truncated, flipped
+        bytes: zip's CRC-32 is checked), has another format version, names
+        an unknown class, holds pickled data or any array dtype other than
+        bool, number and string ones, has an array header that disagrees
+        with its data (e.g. claims 10^12 elements: refused before any
+        allocation), or holds a state no fit gives (weights whose shapes do
+        not chain, NaN weights in a fitted model, invalid parameters). The
+        message says which.
+    OSError
+        If ``path`` cannot be opened (no such file, permissions).
 
     Warns
     -----
     InconsistentVersionWarning
         If the file was saved by another version of skpmlp.
     """
-    archive = np.load(path, allow_pickle=False)
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path!r} is not a skpmlp file (not an .npz archive).")
-    with archive:
-        # read every member now: one holding pickled data raises here
-        members = {name: archive[name] for name in archive.files}
-    for name, member in members.items():
-        if not isinstance(member, np.ndarray) or member.dtype.hasobject:
-            raise ValueError(f"Invalid skpmlp file: member {name!r} is not a plain array.")
-    if _DOCUMENT_KEY not in members:
-        raise ValueError(f"{path!r} is not a skpmlp file (no {_DOCUMENT_KEY} member).")
-    document = json.loads(members.pop(_DOCUMENT_KEY).tobytes().decode("utf-8"),
-                          parse_constant=_reject_constant)
-    if not isinstance(document, dict) or document.get("format") != _FORMAT_NAME:
-        raise ValueError(f"{path!r} is not a skpmlp file.")
+    document, members = read_archive(path)
+    if document.get("format") != _FORMAT_NAME:
+        raise InvalidFileError(f"{path!r} is not a skpmlp file (its document is not skpmlp.io's).")
     version = document.get("version")
     if type(version) is not int or version != FORMAT_VERSION:
-        raise ValueError(
-            f"Unsupported skpmlp file format version {version!r}; this skpmlp "
+        raise InvalidFileError(
+            f"Unsupported skpmlp file format version {str(version)[:80]}; this skpmlp "
             f"({skpmlp.__version__}) reads version {FORMAT_VERSION}."
         )
     estimator = document.get("estimator")
     if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
-        raise ValueError("Invalid skpmlp file: the document holds no estimator.")
+        raise InvalidFileError("Invalid skpmlp file: the document holds no estimator.")
     saved_version = document.get("skpmlp_version")
     if saved_version != skpmlp.__version__:
         # before decoding: if the old state does not fit, the reason shows first
         warnings.warn(
             InconsistentVersionWarning(
-                estimator_name=estimator.get("class"), saved_version=saved_version,
+                estimator_name=_short(estimator.get("class")), saved_version=_short(saved_version),
                 current_version=skpmlp.__version__,
             ),
             stacklevel=2,
         )
-    return _Decoder(members).decode(estimator)
+    decoder = _Decoder(members)
+    loaded = decoder.decode(estimator)
+    unused = sorted(set(members) - decoder.used)
+    if unused:
+        raise InvalidFileError(
+            f"Invalid skpmlp file: its arrays {unused[:10]} are not part of the estimator."
+        )
+    return loaded
 
 
-def _reject_constant(name):
-    raise ValueError(f"Invalid skpmlp file: non-standard JSON constant {name}.")
+def _short(value):
+    """``value`` for a message, a long string cut short (a file may hold any)."""
+    return value[:80] if isinstance(value, str) else value

@@ -22,6 +22,7 @@ planned from ``max_memory`` alone, never from the free memory
 import numpy as np
 import torch
 
+from ._host_memory import host_available_bytes
 from ._optim import n_state_buffers
 
 #: Share of the free device memory a fit plans to use; the rest is headroom
@@ -62,19 +63,17 @@ def data_bytes(config, n_rows, n_features):
 
 
 def available_bytes(device):
-    """Free memory of ``device`` in bytes, or None when it cannot be told."""
+    """Free memory of ``device`` in bytes, or None when it cannot be told.
+
+    On the CPU, the least of the host's available memory, the container's
+    (cgroup) limits and the address-space rlimit leave (see
+    :mod:`._host_memory`).
+    """
     device = torch.device(device)
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return int(free)
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    return host_available_bytes()
 
 
 def memory_budget(device, max_memory=None):
