@@ -1,5 +1,9 @@
 """How the default holdout search (``cv=None``) picks its model, judged on test data.
 
+(This was ``selection.py`` until issue 30; ``selection.py`` now compares the
+searches and RealMLP-TD on 14 data sets. The figures in the cross-validation
+user guide's "Choosing the model" come from this script.)
+
 The data sets, split and 48-configuration grid of ``vs_gridsearch.py``
 (``_real_data.py``: breast_cancer, digits, iris, wine, diabetes; 25 % test
 split no search sees). For each data set it trains, on the training part:
@@ -42,11 +46,11 @@ ratios: the machines are shared).
 
 Usage::
 
-    OMP_NUM_THREADS=2 python benchmarks/selection.py           # five data sets, 5 seeds
-    OMP_NUM_THREADS=2 python benchmarks/selection.py --quick   # breast_cancer and diabetes, 1 seed, max_iter=50
+    OMP_NUM_THREADS=2 python benchmarks/holdout_selection.py           # five data sets, 5 seeds
+    OMP_NUM_THREADS=2 python benchmarks/holdout_selection.py --quick   # breast_cancer and diabetes, 1 seed, max_iter=50
 
-Writes ``benchmarks/results/selection.json`` (``selection_quick.json`` with
-``--quick``).
+Writes ``benchmarks/results/holdout_selection.json``
+(``holdout_selection_quick.json`` with ``--quick``).
 """
 
 import argparse
@@ -287,7 +291,8 @@ def main(argv=None):
     info["load_average_end"] = os.getloadavg()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / ("selection_quick.json" if args.quick else "selection.json")
+    name = "holdout_selection_quick.json" if args.quick else "holdout_selection.json"
+    path = out / name
     payload = {"machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE, "max_iter": max_iter,
                "seeds": seeds, "defaults": chosen, "summary": summary, "rows": rows}
     path.write_text(json.dumps(payload, indent=2, default=str))
