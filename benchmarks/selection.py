@@ -70,7 +70,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import sklearn
 import torch
 from sklearn.exceptions import ConvergenceWarning
