@@ -9,7 +9,7 @@ the same way (R^2 is unchanged by it).
 
 The grid (48 configurations): hidden_layer_sizes (16,), (64,), (128,),
 (64, 32) x activation relu, tanh, logistic x learning_rate_init 1e-3, 1e-2 x
-alpha 1e-4, 1e-2. ``vs_gridsearch.py`` and ``selection.py`` use both.
+alpha 1e-4, 1e-2. ``vs_gridsearch.py`` and ``holdout_selection.py`` use both.
 """
 
 import os

