@@ -79,7 +79,13 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _tabular_data import (  # noqa: E402
-    DATASETS, MAX_ROWS, QUICK, SEED, TEST_SIZE, available, prepare,
+    DATASETS,
+    MAX_ROWS,
+    QUICK,
+    SEED,
+    TEST_SIZE,
+    available,
+    prepare,
 )
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
