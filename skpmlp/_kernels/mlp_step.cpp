@@ -496,24 +496,18 @@ struct Model {
     int n_outputs() const { return layers[depth].n_out; }
 };
 
-// Per-thread working memory, grown on demand, 64-byte aligned.
+// Per-thread working memory: one 64-byte aligned arena, grown on demand and
+// reused by the thread's next models (a fresh allocation per model would
+// map and fault in new pages every epoch for the wider ones).
 template <class T> struct Scratch {
     std::vector<T*> z, a;  // per hidden layer: pre-activation, activation (units, B_pad)
     T *logits = nullptr, *delta = nullptr, *delta_prev = nullptr;
     T* grads = nullptr;  // dense gradient of every layer: W (n_in, n_out) then b
     std::vector<long> g_off;
-    std::vector<void*> owned;
-    ~Scratch() {
-        for (void* p : owned) std::free(p);
-    }
-    T* alloc(long n) {
-        void* p = std::aligned_alloc(64, ((n * sizeof(T) + 63) / 64) * 64 + 64);
-        owned.push_back(p);
-        return static_cast<T*>(p);
-    }
+    long n_grads = 0;
+    ~Scratch() { std::free(arena); }
+
     void prepare(const Model& m, long bp) {
-        for (void* p : owned) std::free(p);
-        owned.clear();
         z.assign(m.depth, nullptr), a.assign(m.depth, nullptr);
         int widest = 1;
         long n_grad = 0;
@@ -521,16 +515,38 @@ template <class T> struct Scratch {
         for (int l = 0; l <= m.depth; ++l) {
             const Layer& L = m.layers[l];
             widest = std::max({widest, L.n_in, L.n_out});
-            if (l < m.depth) z[l] = alloc(L.n_out * bp), a[l] = alloc(L.n_out * bp);
             g_off[2 * l] = n_grad, n_grad += long(L.n_in) * L.n_out;
             g_off[2 * l + 1] = n_grad, n_grad += L.n_out;
         }
-        logits = alloc(long(m.n_outputs()) * bp);
-        delta = alloc(long(widest) * bp), delta_prev = alloc(long(widest) * bp);
-        grads = alloc(n_grad);
         n_grads = n_grad;
+        // the buffers' sizes, each rounded up to whole cache lines
+        std::vector<long> sizes;
+        for (int l = 0; l < m.depth; ++l) sizes.insert(sizes.end(), 2, m.layers[l].n_out * bp);  // z, a
+        sizes.push_back(long(m.n_outputs()) * bp);
+        sizes.push_back(long(widest) * bp), sizes.push_back(long(widest) * bp);
+        sizes.push_back(n_grad);
+        long total = 0;
+        for (long& n : sizes) total += (n = round_up(n));
+        reserve(total);
+        T* next = arena;
+        auto take = [&](long n) { T* p = next; next += n; return p; };
+        int i = 0;
+        for (int l = 0; l < m.depth; ++l) z[l] = take(sizes[i++]), a[l] = take(sizes[i++]);
+        logits = take(sizes[i++]);
+        delta = take(sizes[i++]), delta_prev = take(sizes[i++]);
+        grads = take(sizes[i++]);
     }
-    long n_grads = 0;
+
+  private:
+    T* arena = nullptr;
+    long capacity = 0;  // values of T
+    static long round_up(long n) { return (n * long(sizeof(T)) + 63) / 64 * 64 / long(sizeof(T)); }
+    void reserve(long n) {
+        if (n <= capacity) return;
+        std::free(arena);
+        arena = static_cast<T*>(std::aligned_alloc(64, n * sizeof(T)));
+        capacity = n;
+    }
 };
 
 template <class T> struct Problem {
