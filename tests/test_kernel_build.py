@@ -261,3 +261,18 @@ def test_auto_trains_wide_hidden_layers_on_torch():
     assert "256+" in _native.torch_is_faster(wide)
     assert _native.choose_trainer(wide, auto) is PopulationTrainer
     assert _native.choose_trainer(wide, dataclasses.replace(auto, backend="native")) is _native.NativeTrainer
+
+
+def test_every_file_the_build_reads_is_installed():
+    """``pip install .`` copies what ``setup.cfg``'s package_data names and
+    nothing else that is not Python: a header missing there leaves an
+    installed skpmlp without its kernel (it happened to vector_target.h)."""
+    import configparser
+    import fnmatch
+    from pathlib import Path
+
+    setup = configparser.ConfigParser()
+    setup.read(Path(__file__).parents[1] / "setup.cfg")
+    patterns = setup["options.package_data"]["skpmlp._kernels"].replace(",", " ").split()
+    for path in _build.SOURCES + _build.HEADERS:
+        assert any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns), path.name
