@@ -13,6 +13,7 @@ Adding a parameter: a row here, a line in each signature that has it, and
 wherever the engine must act on it (see ``docs/design.md``).
 """
 
+import os
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
@@ -713,6 +714,42 @@ _ROWS = (
         after it (e.g. queued on a busy cluster) trains nothing and its
         models score ``error_score``; the fit's first run always trains at
         least one epoch.""",
+    ),
+    Param(
+        "checkpoint", None, ([str, os.PathLike, None], None), "str, path-like or None",
+        role="search", family="search",
+        doc="""\
+        A file that keeps the whole state of the fit as it trains (None:
+        none), so that a search killed (out of memory, a preempted node, a
+        closed laptop) or interrupted loses at most ``checkpoint_every``
+        seconds. It is written every ``checkpoint_every`` seconds at an
+        epoch's end, at every halving rung, when training stops early
+        (Ctrl-C, ``max_time``) and when a training call ends, atomically
+        (a temporary file, fsynced, renamed over the previous one): a kill
+        at any moment leaves the previous checkpoint whole. A later ``fit``
+        with the same path, parameters and data goes on from it and gives
+        the result of an uninterrupted fit, bit for bit; a finished one
+        returns its result without training anything again. A fit with
+        other parameters or data refuses the file, saying what differs
+        (delete it or pass another path to start afresh); ``n_jobs``,
+        ``max_memory``, ``max_time``, ``verbose`` and ``checkpoint_every``
+        may change. The file holds the folds and validation rows
+        themselves, the seed (with a ``random_state`` that is not an int),
+        every model's weights and optimizer state, the batch order's
+        generators, the stopping counters and schedules, the curves and the
+        halving decisions; it is a pickle-free archive as :mod:`skpmlp.io`
+        writes. With ``n_jobs`` each shard keeps its own state in a file
+        next to it (with a Dask cluster, in a directory the workers share).
+        Not with ``warm_start=True`` (which continues the fitted state in
+        memory), ``refill`` or a ``torch.distributed`` data-parallel fit.
+        The user guide's "Checkpoints" page has the details.""",
+    ),
+    Param(
+        "checkpoint_every", 60.0, ([Interval(Real, 0, None, closed="neither")], None), "float",
+        role="search", family="search",
+        doc="""\
+        Seconds between two checkpoints (see ``checkpoint``), written at the
+        end of the epoch that passes them.""",
     ),
     Param(
         "random_state", None, (["random_state"], None), "int, RandomState instance or None",
