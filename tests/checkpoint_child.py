@@ -7,6 +7,7 @@ arguments) and ``out`` (where :func:`fitted_arrays` go, as .npz) from
 CONFIG, fits, and writes ``out`` once the fit returned.
 """
 
+import contextlib
 import dataclasses
 import json
 import sys
@@ -43,15 +44,25 @@ def data(config):
     return make_classification(**config)
 
 
-def estimator(params, backend):
-    """The search of ``params`` (from JSON), training on ``backend``."""
+@contextlib.contextmanager
+def training_backend(backend):
+    """Every search fitted in the block trains on ``backend``."""
     import skpmlp._search
-    from skpmlp import ParallelMLPClassifier
 
     original = skpmlp._search.train_config
     skpmlp._search.train_config = lambda *a, **kw: dataclasses.replace(
         original(*a, **kw), backend=backend
     )
+    try:
+        yield
+    finally:
+        skpmlp._search.train_config = original
+
+
+def estimator(params):
+    """The search of ``params`` (as JSON holds them)."""
+    from skpmlp import ParallelMLPClassifier
+
     params = dict(params)
     if "hidden_layer_sizes" in params:
         params["hidden_layer_sizes"] = [tuple(h) for h in params["hidden_layer_sizes"]]
@@ -64,7 +75,8 @@ def main(config_path):
     X, y = data(config["data"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        search = estimator(config["params"], config["backend"]).fit(X, y)
+        with training_backend(config["backend"]):
+            search = estimator(config["params"]).fit(X, y)
     np.savez(config["out"], **fitted_arrays(search))
 
 
