@@ -158,3 +158,21 @@ def test_halving_whose_held_chunks_exceed_memory_is_a_clear_error(iris, free_mem
     free_memory(1e4)  # less than the population's weights and optimizer state
     with pytest.raises(MemoryError, match=r"pruning='halving'.*rung by rung"):
         ParallelMLPClassifier(**HALVING).fit(*iris)
+
+
+@pytest.mark.parametrize("max_memory", [4e5, 6e5])
+def test_halving_ranks_across_max_memory_chunks(iris, max_memory):
+    """float64: chunks planned from max_memory train rung by rung and are
+    ranked together; the survivors, scores and weights are one run's, bit
+    for bit."""
+    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+        chunked = ParallelMLPClassifier(max_memory=max_memory, **HALVING).fit(*iris)
+    pruned = one_run.cv_results_["pruned"]
+    assert 0 < pruned.sum() < len(pruned)
+    np.testing.assert_array_equal(chunked.cv_results_["pruned"], pruned)
+    np.testing.assert_array_equal(chunked.cv_results_["mean_test_score"],
+                                  one_run.cv_results_["mean_test_score"])
+    for i in range(one_run.n_models_):
+        for wa, wb in zip(chunked.export_model(i).coefs_, one_run.export_model(i).coefs_):
+            np.testing.assert_array_equal(wa, wb)
