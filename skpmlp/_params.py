@@ -478,11 +478,13 @@ _ROWS = (
         validation score, mean over folds) go on. A pruned model keeps the
         weights and score it had (its best ones with ``early_stopping``),
         ranks below every survivor, and its epoch count is in
-        ``cv_results_["n_iter"]``. With ``n_jobs`` shards the halving ranks
-        within each shard, so results then depend on ``n_jobs``. It ranks
-        within memory chunks too, so these are planned from ``max_memory``
-        alone, never from the free memory: a population too large for the
-        device raises ``MemoryError`` unless ``max_memory`` is set.""",
+        ``cv_results_["n_iter"]``. Each rung ranks the models of every
+        memory chunk and every ``n_jobs`` shard together (they train rung
+        by rung), so the survivors never depend on ``max_memory``, the
+        free memory or ``n_jobs``; models of different batch sizes are
+        ranked within their batch size. A rung keeps at least
+        ``ensemble_size`` models, so that an ensemble's members all train
+        to the end.""",
     ),
     Param(
         "halving_factor", 3, ([Interval(Real, 1, None, closed="neither")], None), "float",
@@ -687,8 +689,8 @@ _ROWS = (
         where (loky processes by default, a Dask cluster under
         ``joblib.parallel_config(backend="dask")``). With ``device="cuda"``
         shards spread over the visible GPUs. Results equal one in-process
-        run up to floating-point rounding (except for ``pruning``, which
-        ranks within a shard).""",
+        run (``pruning`` included: its rungs rank every shard's models
+        together, the shards training rung by rung).""",
     ),
     Param(
         "max_memory", None, _OPTIONAL_SECONDS, "float or None", role="search", family="search",
@@ -699,10 +701,10 @@ _ROWS = (
         that needs more trains as chunks, one after
         another, with the same results up to floating-point rounding; a
         chunk that still runs out of memory is split and retried with a
-        warning. With ``pruning``, chunks are planned from ``max_memory``
-        alone (None: never chunked; a population that does not fit raises
-        ``MemoryError``, and so does running out of memory), so the results
-        do not depend on the memory free at fit time.""",
+        warning. With ``pruning``, the chunks train rung by rung and every
+        rung ranks them together, so the results do not depend on the
+        memory; on the CPU the waiting chunks' weights and optimizer state
+        are set aside from the budget.""",
     ),
     Param(
         "max_time", None, _OPTIONAL_SECONDS, "float or None", role="search", family="search",

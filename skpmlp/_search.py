@@ -239,14 +239,8 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     if sample_weight is not None:
         weighted = weighted_scorers(estimator, scorers, multimetric)
     splits = SplitSettings.of(estimator)
-
-    def fold_plan():
-        folds = plan_folds(splits, X, y, y_encoded, seed, groups, population.n_models)
-        return folds, training_folds(splits, folds, y_encoded, seed)
-
-    # a checkpoint keeps the folds themselves: a splitter need not split the
-    # same way twice
-    folds, engine_folds = fold_plan() if checkpoint is None else checkpoint.folds(fold_plan)
+    folds, engine_folds = _fold_plan(splits, X, y, y_encoded, seed, groups, population.n_models,
+                                     checkpoint)
     data = SearchData(
         X, y, y_encoded, sample_weight,
         # the models train (and early stopping watches) with the class
@@ -279,6 +273,18 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
     )
+
+
+def _fold_plan(splits, X, y, y_encoded, seed, groups, n_models, checkpoint):
+    """``(folds, engine_folds)``: the scoring folds and what the engine
+    trains and monitors on; a checkpoint's, when it holds them (a splitter
+    need not split the same way twice)."""
+
+    def plan():
+        folds = plan_folds(splits, X, y, y_encoded, seed, groups, n_models)
+        return folds, training_folds(splits, folds, y_encoded, seed)
+
+    return plan() if checkpoint is None else checkpoint.folds(plan)
 
 
 def _continued(estimator, spec, previous, population, data, folds, n_outputs):
