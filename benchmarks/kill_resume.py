@@ -47,7 +47,7 @@ def search_config(i):
     """The ``i``-th search: its data, parameters and backend (JSON)."""
     rng = np.random.default_rng(1000 + i)
     solver = ("adam", "sgd", "lbfgs")[i % 3]
-    data = dict(n_samples=int(rng.integers(300, 700)), n_features=int(rng.integers(6, 16)),
+    data = dict(n_samples=int(rng.integers(300, 700)), n_features=int(rng.integers(8, 16)),
                 n_informative=5, n_classes=int(rng.integers(2, 4)), random_state=i)
     params = dict(
         hidden_layer_sizes=[[int(rng.integers(4, 24))], [int(rng.integers(4, 24))],
