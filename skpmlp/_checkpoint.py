@@ -28,123 +28,28 @@ file: it re-trains nothing that finished and skips nothing that had not;
 once every section finished it returns at once. Another search (other
 parameters, other data) is refused, saying what differs.
 
-``SKPMLP_CHECKPOINT_WRITE_DELAY`` (seconds; a testing hook) makes every
-write wait that long between its temporary file and the rename, so that
-tests can kill a fit in the middle of a write.
+How a file is written and read is :mod:`._checkpoint_file`'s job.
 """
 
 import os
-import re
 import time
 import uuid
 
 import skpmlp
 
-from ._archive import InvalidFileError, read_archive, write_archive
+from ._archive import InvalidFileError
+from ._checkpoint_file import (
+    FORMAT,
+    FORMAT_VERSION,
+    read_file,
+    remove_file,
+    remove_stale_temporaries,
+    write_file,
+)
 from ._engine._run_state import restore_result, result_state
 from ._fingerprint import describe, search_identity, text_digest
-from ._state_codec import decode, encode
-
-#: What a checkpoint's document says it is.
-FORMAT = "skpmlp.checkpoint"
-#: Version of the layout; another version is refused.
-FORMAT_VERSION = 1
-#: The testing hook of the module docstring.
-DELAY_VARIABLE = "SKPMLP_CHECKPOINT_WRITE_DELAY"
 
 _FIX = "Delete the file or pass another checkpoint path to start afresh."
-
-
-# ----------------------------------------------------------------- files
-def write_file(path, tree):
-    """Write ``tree`` to ``path`` atomically (see the module docstring)."""
-    path = os.path.abspath(os.fspath(path))
-    directory, name = os.path.split(path)
-    temporary = os.path.join(directory, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    document, arrays = encode(tree)
-    try:
-        with open(temporary, "wb") as handle:
-            write_archive(handle, document, arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        delay = float(os.environ.get(DELAY_VARIABLE, 0) or 0)
-        if delay > 0:
-            time.sleep(delay)
-        os.replace(temporary, path)
-    except BaseException:
-        _remove(temporary)
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory):
-    """Make a rename in ``directory`` durable (POSIX; elsewhere a no-op)."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
-
-
-def _remove(path):
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
-
-
-def remove_stale_temporaries(path):
-    """Remove the temporary files of writes to ``path`` (or to the files
-    named after it: shards) that a killed process left behind."""
-    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
-    pattern = re.compile(re.escape(f".{name}") + r".*\.tmp-(\d+)-[0-9a-f]+")
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for other in names:
-        match = pattern.fullmatch(other)
-        if match and not _alive(int(match.group(1))):
-            _remove(os.path.join(directory, other))
-
-
-def _alive(pid):
-    """Whether process ``pid`` still runs (on this machine)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def read_file(path, kind=FORMAT):
-    """The tree of a checkpoint file, its format checked.
-
-    Raises
-    ------
-    InvalidFileError
-        If the file is not a checkpoint of this format version.
-    """
-    tree = decode(*read_archive(path))
-    found = tree.get("format")
-    if found != kind:
-        raise InvalidFileError(f"{path!r} is not a skpmlp checkpoint ({found!r}). {_FIX}")
-    if tree.get("version") != FORMAT_VERSION or tree.get("skpmlp") != skpmlp.__version__:
-        raise InvalidFileError(
-            f"The checkpoint {path!r} was written by skpmlp {tree.get('skpmlp')} (checkpoint "
-            f"format {tree.get('version')}); this is skpmlp {skpmlp.__version__} (format "
-            f"{FORMAT_VERSION}), which cannot go on from it. {_FIX}"
-        )
-    return tree
 
 
 # ------------------------------------------------------------- the search
@@ -192,16 +97,10 @@ class SearchCheckpoint:
         What the search is (:func:`~._fingerprint.search_identity`).
     content : dict, optional
         What the file held (a resumed search).
-
-    Attributes
-    ----------
-    resumed : bool
-        The fit goes on from a file.
     """
 
     def __init__(self, path, every, identity, content=None):
         self.path, self.every, self.identity = path, float(every), identity
-        self.resumed = content is not None
         self.content = content or {
             "format": FORMAT, "version": FORMAT_VERSION, "skpmlp": skpmlp.__version__,
             "identity": identity, "seed": None, "folds": None, "population": None,
@@ -277,11 +176,6 @@ class SearchCheckpoint:
     def section(self, key):
         """The :class:`CallCheckpoint` of the training call ``key``."""
         return CallCheckpoint(self, key)
-
-    def finished_sections(self):
-        """How many sections finished, of how many."""
-        sections = self.content["sections"].values()
-        return sum(bool(s.get("finished")) for s in sections), len(sections)
 
 
 def _pairs(folds):
@@ -371,14 +265,15 @@ class CallCheckpoint:
     def finish(self, result, shards):
         """Replace the call's state by its result (it trained to its end)."""
         self.store({"kind": "done", "result": result_state(result),
-                    "shards": [dict(info) for info in shards], "finished": True})
+                    "shards": [dict(info) for info in shards]})
 
     def due(self):
         return self.search.due()
 
-    def save(self, state, *, finished=False):
-        """Save the engine state of the call."""
-        self.store({"kind": "call", "state": state, "finished": finished})
+    def save(self, state):
+        """Save the state of the unfinished call (the engine's, or a
+        sharded call's)."""
+        self.store({"kind": "call", "state": state})
 
     def store(self, section):
         """Put the section in the file and write it."""
@@ -435,4 +330,4 @@ class ShardCheckpoint:
 
     def remove(self):
         """Remove the file (its shard finished: the search's file holds it)."""
-        _remove(self.path)
+        remove_file(self.path)

@@ -18,7 +18,7 @@ from joblib import parallel_config
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 from skpmlp._archive import InvalidFileError
-from skpmlp._checkpoint import read_file
+from skpmlp._checkpoint_file import read_file
 
 HALVING = dict(
     hidden_layer_sizes=[(4,), (8,), (3, 3)], learning_rate_init=(0.01, 0.03), alpha=(1e-4, 1e-2),
@@ -57,14 +57,14 @@ class KillAfterWrite:
         self.patch, self.writes = pytest.MonkeyPatch(), []
 
     def arm(self, n, during=False):
-        from skpmlp import _checkpoint
+        from skpmlp import _checkpoint, _checkpoint_file
 
         real, writes, patch = _checkpoint.write_file, self.writes, self.patch
 
         def write(path, tree):
             if during and len(writes) + 1 == n:
                 # the temporary file is complete; the kill comes before the rename
-                patch.setattr(_checkpoint.os, "replace", _kill)
+                patch.setattr(_checkpoint_file.os, "replace", _kill)
             real(path, tree)
             writes.append(path)
             if not during and len(writes) == n:
