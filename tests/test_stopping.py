@@ -252,3 +252,32 @@ def test_halving_on_the_validation_loss(iris):
     pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
     assert pruned.any() and not pruned[search.best_index_]
     assert ranks[pruned].min() > ranks[~pruned].max()
+
+
+def test_a_search_out_of_time_at_a_rung_still_applies_the_rungs_cut(iris, monkeypatch,
+                                                                    wrap_run_epoch):
+    """The clock runs out at the end of epoch 2, the first rung: the models
+    that rung stops are reported pruned, as in the uninterrupted search."""
+    from skpmlp._engine import _fused_run, _train
+
+    X, y = iris
+    params = dict(HALVING, max_iter=10, dtype="float64", refit=False)
+    reference = ParallelMLPClassifier(**params).fit(X, y)
+    first_cut = reference.cv_results_["pruned"] & (reference.n_iter_per_model_ == 2)
+    assert first_cut.sum() == 4
+    epochs = [0]
+
+    def counting(run_epoch):
+        def counted(self, *args, **kwargs):
+            epochs[0] += 1
+            return run_epoch(self, *args, **kwargs)
+
+        return counted
+
+    wrap_run_epoch(counting)
+    for module in (_fused_run, _train):
+        monkeypatch.setattr(module, "past", lambda deadline, dp=None: epochs[0] >= 2)
+    with pytest.warns(UserWarning, match="reached max_time after 2 epochs"):
+        halted = ParallelMLPClassifier(**params, max_time=1e6).fit(X, y)
+    np.testing.assert_array_equal(halted.cv_results_["pruned"], first_cut)
+    assert (halted.n_iter_per_model_ == 2).all()

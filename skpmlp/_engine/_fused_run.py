@@ -237,6 +237,16 @@ class FusedRun:
             live.finished = finished
         tick()
 
+    def settle(self, decision):
+        """Apply the decision of the rung it waits at, if taken, training
+        nothing more: a halted call's runs then report every model the
+        rungs stopped as pruned."""
+        rung = self.rung
+        pruned = None if rung is None else decision(rung.epoch)
+        if pruned is not None:
+            live = self._ensure_live()
+            self._cut(live, pruned)
+
     def _cut(self, live, pruned):
         """Apply a rung's decision: its pruned models stop with the
         replicas the rung's epoch finished."""

@@ -309,6 +309,8 @@ class _Call:
             if entry.result is not None:
                 result = entry.result
             elif entry.task is not None and entry.task.started:
+                if entry.task.rung is not None:  # halted after a rung's decision
+                    entry.task.settle(lambda epoch, entry=entry: self._decision(entry, epoch))
                 result = entry.task.result()
             else:
                 sub = self.spec.subset(run.models)
