@@ -96,6 +96,8 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         n_jobs=None,
         max_memory=None,
         max_time=None,
+        checkpoint=None,
+        checkpoint_every=60.0,
         random_state=None,
         verbose=0,
     ):

@@ -6,8 +6,9 @@ each shard is trained as its own fused network in a joblib task
 decides where shards run: loky processes on this machine by default, a Dask
 cluster under ``joblib.parallel_config(backend="dask")``. Tasks receive and
 return numpy only, pick their torch thread count and device where they run,
-and give the results of one in-process run (models are independent; only
-successive halving, which ranks within a shard, depends on the sharding).
+and give the results of one in-process run: models are independent, and
+successive halving ranks the models of every shard together, the shards
+training rung by rung (:mod:`._sharded`).
 With ``verbose``, one progress bar covers every shard, fed by the shards
 while they train (:mod:`._shard_progress`).
 """
@@ -22,6 +23,7 @@ from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ._engine import (
+    PausedTraining,
     current_data_parallel,
     merge_results,
     resolve_device,
@@ -31,6 +33,7 @@ from ._engine import (
     train_population,
 )
 from ._shard_progress import ShardedProgress
+from ._sharded import ShardedCall, is_sharded_state
 
 
 def shard_device(device, shard):
@@ -73,15 +76,19 @@ def _shard_info(shard, spec, device, threads, start):
     }
 
 
-def train_shard(spec, config, X, y, folds, *, shard, n_shards, **train_kwargs):
+def train_shard(spec, config, X, y, folds, *, shard, n_shards, checkpoint=None, resume=None,
+                **train_kwargs):
     """Train one shard where this task runs; numpy in, numpy out.
 
     Its device is ``config.device`` resolved here, on the worker (see
-    :func:`shard_device`).
+    :func:`shard_device`). With a ``checkpoint`` (the shard's
+    :class:`~._checkpoint.ShardCheckpoint`) it goes on from the state its
+    file holds, which is never older than ``resume`` (the state it
+    returned at the last rung).
 
     Returns
     -------
-    result : TrainResult
+    result : TrainResult or PausedTraining
     info : dict
         Where and how long the shard trained: ``shard``, ``models``,
         ``device``, ``host``, ``pid``, ``worker`` (Dask address or None),
@@ -93,7 +100,11 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, **train_kwargs):
     start = time.perf_counter()
     with torch_threads(shard_threads(n_shards)):
         threads = torch.get_num_threads()
-        result = train_population(spec, config, X, y, folds, **train_kwargs)
+        if checkpoint is not None:
+            saved = checkpoint.load()
+            resume = resume if saved is None else saved
+        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
+                                  resume=resume, **train_kwargs)
     return result, _shard_info(shard, spec, config.device, threads, start)
 
 
@@ -120,56 +131,86 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
         run's also has ``world_size`` and ``rows_per_rank``.
     """
     dp = current_data_parallel() if data_parallel else None
+    checkpoint, resume = train_kwargs.pop("checkpoint", None), train_kwargs.pop("resume", None)
     if dp is not None:
+        if checkpoint is not None:
+            raise ValueError(
+                "checkpoint is not supported in a torch.distributed data-parallel fit (every "
+                "rank holds a share of each step). Use checkpoint=None, or fit inside "
+                "skpmlp.data_parallel(False)."
+            )
         return _train_data_parallel(dp, spec, config, X, y, folds, n_jobs=n_jobs, **train_kwargs)
-    if n_jobs is None:
+    # a checkpoint's call goes on as it began (in-process or sharded),
+    # whatever n_jobs is now
+    sharded = is_sharded_state(resume) if resume is not None else n_jobs is not None
+    if not sharded:
         config = dataclasses.replace(config, device=resolve_device(config.device))
         start = time.perf_counter()
-        result = train_population(spec, config, X, y, folds, **train_kwargs)
+        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
+                                  resume=resume, **train_kwargs)
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
+    call = ShardedCall(parts, config, checkpoint, resume)
     shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
     epoch_callback = train_kwargs.get("epoch_callback")
 
-    def tasks(reporters):
+    def tasks(reporters, first):
         return (
             delayed(train_shard)(
-                spec.subset(part), config, X, y, folds, shard=i, n_shards=len(parts),
+                spec.subset(call.parts[i]), config, X, y, folds, shard=i,
+                n_shards=len(call.parts),
                 # a shard queued past the fit's deadline trains nothing; the
                 # first one always trains, so a fit has a model
-                always_start=i == 0, epoch_callback=reporters[i], **shard_kwargs,
+                always_start=first and i == 0, epoch_callback=reporters[i],
+                **call.task_kwargs(i), **shard_kwargs,
             )
-            for i, part in enumerate(parts)
+            for i in call.pending()
         )
 
     if epoch_callback is None:
-        outputs = Parallel(n_jobs=n_jobs)(tasks([None] * len(parts)))
+        _train_rounds(call, tasks, lambda t: Parallel(n_jobs=n_jobs)(t), [None] * len(call.parts))
     else:
-        sizes = [len(part) * len(folds) * config.max_iter for part in parts]
-        outputs = _train_with_progress(tasks, n_jobs, sizes, config.max_iter, epoch_callback)
-    result = merge_results([(part, r) for part, (r, _) in zip(parts, outputs)], spec.n_models)
+        sizes = [len(part) * len(folds) * config.max_iter for part in call.parts]
+        _train_with_progress(call, tasks, n_jobs, sizes, config.max_iter, epoch_callback)
+    outputs = call.outputs()
+    result = merge_results([(part, r) for part, (r, _) in zip(call.parts, outputs)],
+                           spec.n_models)
     return result, [info for _, info in outputs]
 
 
-def _train_with_progress(tasks, n_jobs, sizes, max_iter, epoch_callback):
-    """Run the shards' ``tasks`` with one progress bar for them all (see
+def _train_rounds(call, tasks, run, reporters):
+    """Run rounds of the ``call``'s unfinished shards' ``tasks`` (through
+    ``run``) until every shard finished: with halving, a round ends at the
+    next rung (see :mod:`._sharded`)."""
+    first = True
+    while call.pending():
+        call.take(run(tasks(reporters, first)))
+        first = False
+
+
+def _train_with_progress(call, tasks, n_jobs, sizes, max_iter, epoch_callback):
+    """:func:`_train_rounds` with one progress bar for every shard (see
     :mod:`._shard_progress`), fed by the shards as they train and as they
-    finish; their outputs in shard order."""
+    finish."""
     progress = ShardedProgress(
         sizes, max_iter, getattr(epoch_callback, "verbose", 1),
         name=getattr(epoch_callback, "name", "fused run"),
     )
-    try:
-        reporters = [progress.reporter(i) for i in range(len(sizes))]
+
+    def run(round_tasks):
         try:  # the shards' results as they finish, where the backend can
             parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
         except ValueError:  # e.g. joblib's multiprocessing backend
             parallel = Parallel(n_jobs=n_jobs)
-        outputs = [None] * len(sizes)
-        for result, info in parallel(tasks(reporters)):
-            outputs[info["shard"]] = result, info
-            progress.finish(info["shard"], info)
+        outputs = []
+        for result, info in parallel(round_tasks):
+            outputs.append((result, info))
+            if not isinstance(result, PausedTraining):
+                progress.finish(info["shard"], info)
         return outputs
+
+    try:
+        _train_rounds(call, tasks, run, [progress.reporter(i) for i in range(len(sizes))])
     finally:
         progress.close()
 

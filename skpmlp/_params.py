@@ -13,6 +13,7 @@ Adding a parameter: a row here, a line in each signature that has it, and
 wherever the engine must act on it (see ``docs/design.md``).
 """
 
+import os
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
@@ -477,11 +478,13 @@ _ROWS = (
         validation score, mean over folds) go on. A pruned model keeps the
         weights and score it had (its best ones with ``early_stopping``),
         ranks below every survivor, and its epoch count is in
-        ``cv_results_["n_iter"]``. With ``n_jobs`` shards the halving ranks
-        within each shard, so results then depend on ``n_jobs``. It ranks
-        within memory chunks too, so these are planned from ``max_memory``
-        alone, never from the free memory: a population too large for the
-        device raises ``MemoryError`` unless ``max_memory`` is set.""",
+        ``cv_results_["n_iter"]``. Each rung ranks the models of every
+        memory chunk and every ``n_jobs`` shard together (they train rung
+        by rung), so the survivors never depend on ``max_memory``, the
+        free memory or ``n_jobs``; models of different batch sizes are
+        ranked within their batch size. A rung keeps at least
+        ``ensemble_size`` models, so that an ensemble's members all train
+        to the end.""",
     ),
     Param(
         "halving_factor", 3, ([Interval(Real, 1, None, closed="neither")], None), "float",
@@ -686,8 +689,8 @@ _ROWS = (
         where (loky processes by default, a Dask cluster under
         ``joblib.parallel_config(backend="dask")``). With ``device="cuda"``
         shards spread over the visible GPUs. Results equal one in-process
-        run up to floating-point rounding (except for ``pruning``, which
-        ranks within a shard).""",
+        run (``pruning`` included: its rungs rank every shard's models
+        together, the shards training rung by rung).""",
     ),
     Param(
         "max_memory", None, _OPTIONAL_SECONDS, "float or None", role="search", family="search",
@@ -698,10 +701,10 @@ _ROWS = (
         that needs more trains as chunks, one after
         another, with the same results up to floating-point rounding; a
         chunk that still runs out of memory is split and retried with a
-        warning. With ``pruning``, chunks are planned from ``max_memory``
-        alone (None: never chunked; a population that does not fit raises
-        ``MemoryError``, and so does running out of memory), so the results
-        do not depend on the memory free at fit time.""",
+        warning. With ``pruning``, the chunks train rung by rung and every
+        rung ranks them together, so the results do not depend on the
+        memory; on the CPU the waiting chunks' weights and optimizer state
+        are set aside from the budget.""",
     ),
     Param(
         "max_time", None, _OPTIONAL_SECONDS, "float or None", role="search", family="search",
@@ -713,6 +716,42 @@ _ROWS = (
         after it (e.g. queued on a busy cluster) trains nothing and its
         models score ``error_score``; the fit's first run always trains at
         least one epoch.""",
+    ),
+    Param(
+        "checkpoint", None, ([str, os.PathLike, None], None), "str, path-like or None",
+        role="search", family="search",
+        doc="""\
+        A file that keeps the whole state of the fit as it trains (None:
+        none), so that a search killed (out of memory, a preempted node, a
+        closed laptop) or interrupted loses at most ``checkpoint_every``
+        seconds. It is written every ``checkpoint_every`` seconds at an
+        epoch's end, at every halving rung, when training stops early
+        (Ctrl-C, ``max_time``) and when a training call ends, atomically
+        (a temporary file, fsynced, renamed over the previous one): a kill
+        at any moment leaves the previous checkpoint whole. A later ``fit``
+        with the same path, parameters and data goes on from it and gives
+        the result of an uninterrupted fit, bit for bit; a finished one
+        returns its result without training anything again. A fit with
+        other parameters or data refuses the file, saying what differs
+        (delete it or pass another path to start afresh); ``n_jobs``,
+        ``max_memory``, ``max_time``, ``verbose`` and ``checkpoint_every``
+        may change. The file holds the folds and validation rows
+        themselves, the seed (with a ``random_state`` that is not an int),
+        every model's weights and optimizer state, the batch order's
+        generators, the stopping counters and schedules, the curves and the
+        halving decisions; it is a pickle-free archive as :mod:`skpmlp.io`
+        writes. With ``n_jobs`` each shard keeps its own state in a file
+        next to it (with a Dask cluster, in a directory the workers share).
+        Not with ``warm_start=True`` (which continues the fitted state in
+        memory), ``refill`` or a ``torch.distributed`` data-parallel fit.
+        The user guide's "Checkpoints" page has the details.""",
+    ),
+    Param(
+        "checkpoint_every", 60.0, ([Interval(Real, 0, None, closed="neither")], None), "float",
+        role="search", family="search",
+        doc="""\
+        Seconds between two checkpoints (see ``checkpoint``), written at the
+        end of the epoch that passes them.""",
     ),
     Param(
         "random_state", None, (["random_state"], None), "int, RandomState instance or None",

@@ -92,6 +92,8 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         n_jobs=None,
         max_memory=None,
         max_time=None,
+        checkpoint=None,
+        checkpoint_every=60.0,
         random_state=None,
         verbose=0,
     ):

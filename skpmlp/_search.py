@@ -17,6 +17,7 @@ from sklearn.base import is_classifier
 
 from ._adaptive import check_refill
 from ._attributes import warm_start_weights
+from ._checkpoint import open_checkpoint
 from ._data import validated_data
 from ._population import Population
 from ._progress import ProgressSettings
@@ -218,6 +219,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     seed = resolve_seed(estimator.random_state)
     if previous is not None:  # the previous search's population and folds
         seed = resume_seed(estimator, previous, seed)
+    checkpoint = open_checkpoint(estimator, X=X, y=y, sample_weight=sample_weight, groups=groups)
+    if checkpoint is not None:  # a resumed fit: the file's seed
+        seed = checkpoint.seed(seed)
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
@@ -227,13 +231,16 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     check_solvers(estimator, population)
     check_warm_start(estimator, population.n_models, prior)
     check_refill(estimator, population.n_models, space)
+    if checkpoint is not None:
+        checkpoint.check_population(population)
     scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
     # as GridSearchCV: sample_weight goes only to the scorers that take it
     weighted = set()
     if sample_weight is not None:
         weighted = weighted_scorers(estimator, scorers, multimetric)
     splits = SplitSettings.of(estimator)
-    folds = plan_folds(splits, X, y, y_encoded, seed, groups, population.n_models)
+    folds, engine_folds = _fold_plan(splits, X, y, y_encoded, seed, groups, population.n_models,
+                                     checkpoint)
     data = SearchData(
         X, y, y_encoded, sample_weight,
         # the models train (and early stopping watches) with the class
@@ -247,10 +254,11 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
                           X_dtype=data.X.dtype)
     spec, resumed = _continued(estimator, population.spec(seed), previous, population, data, folds,
                                n_outputs)
-    engine_folds = training_folds(splits, folds, data.y_encoded, seed)
     warn_batch_size(set(population.column("batch_size")),
                     max(len(train) for train, _ in engine_folds))
     lone = splits.is_lone(population.n_models)
+    if checkpoint is not None:  # a path that cannot be written fails now, before training
+        checkpoint.start()
     return SearchPlan(
         data=data, seed=seed, space=space, population=population, spec=spec,
         train_spec=spec if resumed is None else resume_spec(spec, previous, resumed),
@@ -259,12 +267,24 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         weighted=frozenset(weighted),
         execution=Execution(
             n_jobs=estimator.n_jobs, max_memory=estimator.max_memory, deadline=deadline,
-            progress=ProgressSettings.of(estimator, lone),
+            progress=ProgressSettings.of(estimator, lone), checkpoint=checkpoint,
         ),
         lone=lone, error_score=estimator.error_score,
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
     )
+
+
+def _fold_plan(splits, X, y, y_encoded, seed, groups, n_models, checkpoint):
+    """``(folds, engine_folds)``: the scoring folds and what the engine
+    trains and monitors on; a checkpoint's, when it holds them (a splitter
+    need not split the same way twice)."""
+
+    def plan():
+        folds = plan_folds(splits, X, y, y_encoded, seed, groups, n_models)
+        return folds, training_folds(splits, folds, y_encoded, seed)
+
+    return plan() if checkpoint is None else checkpoint.folds(plan)
 
 
 def _continued(estimator, spec, previous, population, data, folds, n_outputs):

@@ -100,6 +100,9 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         pruning=getattr(estimator, "pruning", None),
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),
+        # an ensemble's members must be models trained to the end: every
+        # rung keeps at least that many
+        min_survivors=getattr(estimator, "ensemble_size", 1),
         refill=getattr(estimator, "refill", None),
         max_models=getattr(estimator, "max_models", None),
         monitor=estimator.monitor,

@@ -8,6 +8,7 @@ standalone model's ``fit`` is a population of one, trained the same way.
 
 from dataclasses import dataclass
 
+from ._checkpoint import call_key
 from ._engine import prepare_kernel
 from ._parallel import train_search
 
@@ -32,6 +33,10 @@ class Execution:
         Split every step's rows over the ranks of an initialised
         ``torch.distributed`` process group (as :func:`skpmlp.data_parallel`
         says). A standalone model's ``fit`` trains alone in its process.
+    checkpoint : SearchCheckpoint or None, default=None
+        Where every training call of the fit keeps its state (see
+        :mod:`._checkpoint`): a call that finished in a previous fit
+        returns its saved result, an unfinished one goes on from its state.
     """
 
     n_jobs: int = None
@@ -40,6 +45,7 @@ class Execution:
     progress: object = None
     name: str = "fused run"
     data_parallel: bool = True
+    checkpoint: object = None
 
 
 def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, refill_source=None):
@@ -54,18 +60,29 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
     shards : list of dict
         Where and how long each fused run trained (``shards_``).
     """
+    section = None
+    if execution.checkpoint is not None:
+        section = execution.checkpoint.section(call_key(execution.name, spec, config, folds))
+        if section.finished:  # trained in a previous fit: nothing to train again
+            return section.result()
     verbose = execution.progress is not None and execution.progress.verbose
     if verbose:
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
     progress = None if execution.progress is None else execution.progress.callback(execution.name)
+    resumed = {} if section is None else {"checkpoint": section, "resume": section.state}
     try:
-        return train_search(
+        result, shards = train_search(
             spec, config, X, y, folds, n_jobs=execution.n_jobs, epoch_callback=progress,
             max_memory=execution.max_memory, deadline=execution.deadline,
             sample_weight=sample_weight,
-            refill_source=refill_source, data_parallel=execution.data_parallel,
+            refill_source=refill_source, data_parallel=execution.data_parallel, **resumed,
         )
     finally:
         if progress is not None:
             progress.close()
+    if section is not None and result.halted is None:
+        # halted (Ctrl-C, max_time): the engine saved where it stopped, and
+        # the next fit goes on from there
+        section.finish(result, shards)
+    return result, shards

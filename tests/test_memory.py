@@ -9,6 +9,7 @@ import torch
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import _memory, _train
+from skpmlp._engine._fused_run import FusedRun
 from skpmlp._engine._memory import plan_chunks
 
 SEARCH = dict(
@@ -48,16 +49,16 @@ def test_out_of_memory_is_retried_in_smaller_chunks(iris, one_run, monitor_calls
 
 @pytest.fixture
 def monitor_calls(monkeypatch):
-    """Make ``_train`` fail with torch's OOM error above 3 models."""
-    sizes, real_train = [], _train._train
+    """Make a minibatch run fail with torch's OOM error above 3 models."""
+    sizes, real_advance = [], FusedRun.advance
 
-    def small_device(spec, *args, **kwargs):
-        if spec.n_models > 3:
+    def small_device(run, *args, **kwargs):
+        if run.M > 3:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        sizes.append(spec.n_models)
-        return real_train(spec, *args, **kwargs)
+        sizes.append(run.M)
+        return real_advance(run, *args, **kwargs)
 
-    monkeypatch.setattr(_train, "_train", small_device)
+    monkeypatch.setattr(FusedRun, "advance", small_device)
     return sizes
 
 
@@ -69,11 +70,11 @@ def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypat
     """When the retry collects garbage, nothing holds the failed run's
     tensors any more (the exception's traceback did, through its frames)."""
     failed, after_release = [], []
-    real_train, real_release = _train._train, _train._release_device_memory
+    real_advance, real_release = FusedRun.advance, _train._release_device_memory
 
-    def out_of_memory_once(spec, *args, **kwargs):
+    def out_of_memory_once(run, *args, **kwargs):
         if failed:
-            return real_train(spec, *args, **kwargs)
+            return real_advance(run, *args, **kwargs)
         held = torch.ones(2**22, device=device)  # 16 MiB, referenced from this frame only
         failed.append((weakref.ref(held), torch.cuda.memory_reserved() if device == "cuda" else 0))
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -84,7 +85,7 @@ def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypat
         reserved = torch.cuda.memory_reserved() if device == "cuda" else 0
         after_release.append((reference() is None, reserved <= reserved_before))
 
-    monkeypatch.setattr(_train, "_train", out_of_memory_once)
+    monkeypatch.setattr(FusedRun, "advance", out_of_memory_once)
     monkeypatch.setattr(_train, "_release_device_memory", release)
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
         ParallelMLPClassifier(**SEARCH, device=device).fit(*iris)
@@ -122,9 +123,8 @@ def free_memory(monkeypatch):
 
 
 def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
-    """Halving ranks within a chunk, so its chunks come from max_memory
-    alone: the same search on a machine with less free memory gives the
-    same results."""
+    """Halving ranks the models of every chunk together, so a search gives
+    the same results whatever the memory free, chunked or not."""
     fits = []
     for free in (1e12, 3e5):  # 80% of 3e5 bytes is below max_memory
         free_memory(free)
@@ -134,13 +134,45 @@ def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
     _assert_same_search(*fits)
 
 
-def test_halving_refuses_to_split_by_free_memory(iris, free_memory):
+def test_halving_splits_by_free_memory_into_chunks_ranked_together(iris, free_memory):
+    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
     free_memory(1e6)  # the 12 models need about 1.4e6 bytes
-    with pytest.raises(MemoryError, match=r"pruning='halving'.*set max_memory"):
+    with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+        chunked = ParallelMLPClassifier(**HALVING).fit(*iris)
+    assert one_run.cv_results_["pruned"].any()
+    np.testing.assert_array_equal(chunked.cv_results_["pruned"], one_run.cv_results_["pruned"])
+    _assert_same_search(chunked, one_run)
+
+
+def test_halving_out_of_memory_is_retried_in_chunks_ranked_together(iris, monitor_calls):
+    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    monitor_calls.clear()
+    with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
+        retried = ParallelMLPClassifier(**HALVING).fit(*iris)
+    assert max(monitor_calls) <= 3
+    np.testing.assert_array_equal(retried.cv_results_["pruned"], one_run.cv_results_["pruned"])
+    _assert_same_search(retried, one_run)
+
+
+def test_halving_whose_held_chunks_exceed_memory_is_a_clear_error(iris, free_memory):
+    free_memory(1e4)  # less than the population's weights and optimizer state
+    with pytest.raises(MemoryError, match=r"pruning='halving'.*rung by rung"):
         ParallelMLPClassifier(**HALVING).fit(*iris)
 
 
-def test_halving_out_of_memory_is_an_error_not_a_retry(iris, monitor_calls):
-    with pytest.raises(MemoryError, match=r"pruning='halving'.*lower max_memory"):
-        ParallelMLPClassifier(**HALVING).fit(*iris)
-    assert monitor_calls == []
+@pytest.mark.parametrize("max_memory", [4e5, 6e5])
+def test_halving_ranks_across_max_memory_chunks(iris, max_memory):
+    """float64: chunks planned from max_memory train rung by rung and are
+    ranked together; the survivors, scores and weights are one run's, bit
+    for bit."""
+    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
+        chunked = ParallelMLPClassifier(max_memory=max_memory, **HALVING).fit(*iris)
+    pruned = one_run.cv_results_["pruned"]
+    assert 0 < pruned.sum() < len(pruned)
+    np.testing.assert_array_equal(chunked.cv_results_["pruned"], pruned)
+    np.testing.assert_array_equal(chunked.cv_results_["mean_test_score"],
+                                  one_run.cv_results_["mean_test_score"])
+    for i in range(one_run.n_models_):
+        for wa, wb in zip(chunked.export_model(i).coefs_, one_run.export_model(i).coefs_):
+            np.testing.assert_array_equal(wa, wb)

@@ -167,3 +167,32 @@ def test_cuda_shards_match_one_cpu_run_in_float64(iris, in_process):
     np.testing.assert_allclose(
         sharded.predict_proba(np.eye(4)), in_process.predict_proba(np.eye(4)), atol=1e-6
     )
+
+
+# ------------------------------------------------------------- halving
+HALVING = dict(SEARCH, batch_size=(16, 32), pruning="halving", min_iter=2, halving_factor=3,
+               n_iter_no_change=1000, cv=2)
+
+
+def _assert_same_halving(a, b):
+    """The same survivors, scores and weights, bit for bit (float64)."""
+    np.testing.assert_array_equal(a.cv_results_["pruned"], b.cv_results_["pruned"])
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(a.n_iter_per_model_, b.n_iter_per_model_)
+    for fa, fb in zip(a._coefs, b._coefs):
+        for ma, mb in zip(fa, fb):
+            for wa, wb in zip(ma, mb):
+                np.testing.assert_array_equal(wa, wb)
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_halving_over_shards_keeps_the_survivors_of_one_run(iris, backend):
+    """Shards train rung by rung; each rung ranks the models of every shard
+    together (per batch size), as one in-process run does."""
+    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    pruned = one_run.cv_results_["pruned"]
+    assert pruned.sum() > 0 and (~pruned).sum() >= 2
+    with parallel_config(backend=backend):
+        sharded = ParallelMLPClassifier(n_jobs=3, **HALVING).fit(*iris)
+    assert len(sharded.shards_) == 3
+    _assert_same_halving(sharded, one_run)

@@ -162,22 +162,38 @@ def test_an_ensemble_takes_no_pruned_model_while_enough_survive(iris, cv):
 
 
 @pytest.mark.parametrize("cv", [None, 2])
-def test_an_ensemble_fills_up_with_the_best_pruned_models_and_warns(iris, cv):
+def test_halving_keeps_an_ensembles_size_training_to_the_end(iris, cv):
+    """Rungs at epochs 2, 4, 8 would leave 8 -> 4 -> 2 -> 1 model; with
+    ensemble_size=3 each keeps at least 3, the members all trained to the end."""
     X, y = iris
-    # rungs at epochs 2, 4, 8: 8 -> 4 -> 2 -> 1 model trains to the end
-    search = ParallelMLPClassifier(cv=cv, max_iter=10, ensemble_size=3, **HALVING)
-    with pytest.warns(UserWarning, match=r"ensemble_size=3, but only 1 usable models trained to the end; "
-                                         r"the other 2 members are the best models pruned"):
-        search.fit(X, y)
-    pruned, loss = search.cv_results_["pruned"], search.validation_loss_
-    assert (~pruned).sum() == 1
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        search = ParallelMLPClassifier(cv=cv, max_iter=10, ensemble_size=3, **HALVING).fit(X, y)
+    assert not [w for w in record if "pruned" in str(w.message)]
+    pruned = search.cv_results_["pruned"]
+    assert (~pruned).sum() == 3
+    assert (search.n_iter_per_model_[~pruned] == 10).all()
     members = search.ensemble_indices_
-    # selection="loss" (the default): the pruned ones of lowest validation loss
-    best_pruned = np.flatnonzero(pruned)[np.argsort(loss[pruned], kind="stable")[:2]]
-    np.testing.assert_array_equal(members, [search.best_index_, *best_pruned])
-    assert not pruned[search.best_index_]
+    assert sorted(members) == sorted(np.flatnonzero(~pruned))
     mean = np.mean([m.predict_proba(X) for m in search.best_estimator_.estimators_], axis=0)
     np.testing.assert_allclose(search.predict_proba(X), mean)
+
+
+def test_no_pruned_model_is_an_ensemble_member_of_a_large_search(iris):
+    """36 models, ensemble_size=5: rungs at 2, 6, 18 would keep 12 -> 4
+    -> 2; they keep 5, and none of the members was pruned."""
+    X, y = iris
+    search = ParallelMLPClassifier(
+        hidden_layer_sizes=[(3,), (6,), (4, 4)], activation=("relu", "tanh"),
+        learning_rate_init=(0.003, 0.01, 0.03), alpha=(1e-4, 1e-2), pruning="halving",
+        min_iter=2, halving_factor=3, max_iter=20, n_iter_no_change=1000, ensemble_size=5,
+        random_state=0,
+    ).fit(X, y)
+    pruned = search.cv_results_["pruned"]
+    assert len(pruned) == 36 and pruned.sum() == 31
+    assert (search.n_iter_per_model_[~pruned] == 20).all()
+    assert len(search.ensemble_indices_) == 5
+    assert not pruned[search.ensemble_indices_].any()
 
 
 @pytest.mark.parametrize(
@@ -236,3 +252,32 @@ def test_halving_on_the_validation_loss(iris):
     pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
     assert pruned.any() and not pruned[search.best_index_]
     assert ranks[pruned].min() > ranks[~pruned].max()
+
+
+def test_a_search_out_of_time_at_a_rung_still_applies_the_rungs_cut(iris, monkeypatch,
+                                                                    wrap_run_epoch):
+    """The clock runs out at the end of epoch 2, the first rung: the models
+    that rung stops are reported pruned, as in the uninterrupted search."""
+    from skpmlp._engine import _fused_run, _train
+
+    X, y = iris
+    params = dict(HALVING, max_iter=10, dtype="float64", refit=False)
+    reference = ParallelMLPClassifier(**params).fit(X, y)
+    first_cut = reference.cv_results_["pruned"] & (reference.n_iter_per_model_ == 2)
+    assert first_cut.sum() == 4
+    epochs = [0]
+
+    def counting(run_epoch):
+        def counted(self, *args, **kwargs):
+            epochs[0] += 1
+            return run_epoch(self, *args, **kwargs)
+
+        return counted
+
+    wrap_run_epoch(counting)
+    for module in (_fused_run, _train):
+        monkeypatch.setattr(module, "past", lambda deadline, dp=None: epochs[0] >= 2)
+    with pytest.warns(UserWarning, match="reached max_time after 2 epochs"):
+        halted = ParallelMLPClassifier(**params, max_time=1e6).fit(X, y)
+    np.testing.assert_array_equal(halted.cv_results_["pruned"], first_cut)
+    assert (halted.n_iter_per_model_ == 2).all()

@@ -6,7 +6,10 @@ Public to the rest of the package: the dataclasses describing a population
 :func:`mlp_forward`, :func:`split_models` / :func:`merge_results` (parts
 of a population trained apart), the device helpers (:func:`check_device`
 where a device is given, :func:`resolve_device` where a run trains,
-:func:`local_device` for the client's own work) and the activation tables.
+:func:`local_device` for the client's own work), the activation tables, and
+what a search of several training calls needs: halving decided over them
+(:class:`PausedTraining`, :class:`Rung`, :func:`decide`) and results as
+host arrays (:func:`result_state`, :func:`restore_result`).
 """
 
 from ._activations import (
@@ -24,12 +27,14 @@ from ._distributed import (
     data_parallel,
     train_data_parallel,
 )
+from ._halving import Rung, decide
 from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
+from ._run_state import restore_result, result_state
 from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
 from ._threads import torch_threads
-from ._train import train_population
+from ._train import PausedTraining, train_population
 
 __all__ = [
     "ACTIVATIONS",
@@ -58,4 +63,9 @@ __all__ = [
     "split_models",
     "torch_threads",
     "train_population",
+    "PausedTraining",
+    "Rung",
+    "decide",
+    "restore_result",
+    "result_state",
 ]

@@ -16,7 +16,8 @@ from ._init import population_initial_weights
 from ._layout import plan_groups
 from ._network import FusedNetwork
 
-_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+#: torch dtypes by the names a :class:`TrainConfig` gives.
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 # Above this many hidden-activation elements per step, a group is split by
 # activation (measured on the paper grid, CPU: the cat of activation slices
@@ -68,7 +69,7 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
         intercepts,
         n_features,
         config.n_outputs,
-        dtype=_DTYPES[config.dtype],
+        dtype=DTYPES[config.dtype],
         device=torch.device(config.device),
     )
 

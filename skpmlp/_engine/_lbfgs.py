@@ -40,8 +40,6 @@ native kernel, :mod:`._lbfgs_native` runs the same algorithm with no
 framework op: each model on its own, in ``skpmlp/_kernels/lbfgs.cpp``.
 """
 
-import time
-
 import numpy as np
 import torch
 
@@ -58,12 +56,13 @@ from ._lbfgs_rules import (
     MAX_FUN,
     MAX_ITER,
     MAX_LINE_SEARCH,
-    NATIVE_EVALS_PER_CALL,
     RUNNING,
 )
+from ._linesearch import STATE_FIELDS as SEARCH_FIELDS
 from ._linesearch import STPMAX, LineSearches
 from ._losses import LOSSES, training_loss
 from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
+from ._run_state import tensor_state, to_device
 from ._spec import OptimizerSettings, TrainResult
 
 
@@ -306,6 +305,34 @@ class LbfgsRun:
         with torch.no_grad():
             self.net.flat.copy_(self._select(self.active, self.x, self.net.flat))
 
+    #: The per-slot host arrays and the flat tensors of the run's state.
+    _HOST_FIELDS = ("rho", "h0", "col", "f", "gd0", "n_iter", "n_fun", "ifun", "reason", "curves")
+    _TENSOR_FIELDS = ("x", "g", "d", "s_hist", "y_hist")
+
+    def host_state(self):
+        """Everything the run needs to go on from the end of a round, as
+        host arrays: every slot's iterate, gradient, direction, curvature
+        pairs, counters and line search, and the network's weights (each
+        slot's trial point)."""
+        state = {name: getattr(self, name).copy() for name in self._HOST_FIELDS}
+        state.update({name: tensor_state(getattr(self, name)) for name in self._TENSOR_FIELDS})
+        state["search"] = {name: getattr(self.search, name).copy() for name in SEARCH_FIELDS}
+        state.update(flat=tensor_state(self.net.flat), grad=tensor_state(self.net.grad))
+        return state
+
+    def load_host_state(self, state):
+        """Go on from a :meth:`host_state`."""
+        for name in self._HOST_FIELDS:
+            setattr(self, name, np.array(state[name], dtype=getattr(self, name).dtype))
+        for name in self._TENSOR_FIELDS:
+            setattr(self, name, to_device(state[name], getattr(self, name)))
+        for name in SEARCH_FIELDS:
+            array = getattr(self.search, name)
+            setattr(self.search, name, np.array(state["search"][name], dtype=array.dtype))
+        with torch.no_grad():
+            self.net.flat.copy_(to_device(state["flat"], self.net.flat))
+            self.net.grad.copy_(to_device(state["grad"], self.net.grad))
+
     # ----------------------------------------------------------- helpers
     def _tensor(self, values):
         return torch.as_tensor(values, dtype=self.net.dtype, device=self.net.device)
@@ -472,10 +499,9 @@ class LbfgsRun:
             self._start_searches(going)
 
 
-def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback=None,
-                deadline=None):
-    """Train every model of ``spec`` on every fold with its own L-BFGS, as
-    one fused run (see the module docstring).
+def open_lbfgs(spec, config, X, y, folds, *, sample_weight=None):
+    """The fused L-BFGS of every model of ``spec`` on every fold (see the
+    module docstring), at its initial weights, ready to run.
 
     Parameters
     ----------
@@ -488,21 +514,13 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
     X, y, folds, sample_weight :
         As :func:`~._train.train_population`; the evaluation rows of
         ``folds`` are not used.
-    epoch_callback : callable, optional
-        Called after every fused evaluation as ``epoch_callback(round,
-        info)`` (``loss``, ``val_score=None``, ``active``), per replica.
-    deadline : float, optional
-        Wall-clock time after which training ends (``halted="max_time"``).
 
     Returns
     -------
-    TrainResult
-        ``loss_curves`` hold the loss after every iteration; ``n_iter``
-        counts iterations as scipy's ``nit`` (scikit-learn's ``n_iter_``);
-        ``converged`` is scipy's success (gradient or decrease tolerance
-        met); ``extra["n_fun"]`` the function evaluations.
+    LbfgsRun or NativeLbfgsRun
+        The kernel's where it can train (:func:`_backend`); its ``net``
+        holds the weights, replica ``k * n_models + i`` in slot order.
     """
-    start_time = time.perf_counter()
     K, M = len(folds), spec.n_models
     replicas = spec.replicate(K)
     replica_fold = np.repeat(np.arange(K), M)
@@ -515,46 +533,11 @@ def train_lbfgs(spec, config, X, y, folds, *, sample_weight=None, epoch_callback
         sample_weight,
         backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
     )
-    return _run(net, evaluate, config, M, epoch_callback, deadline, start_time)
-
-
-def _run(net, evaluate, config, M, epoch_callback, deadline, start_time):
-    """The round loop of :func:`train_lbfgs` (``M`` models on ``evaluate.K`` folds)."""
-    K, backend = evaluate.K, evaluate.backend
-    # natively, one kernel call runs each model for several evaluations in a
-    # row (one, when a callback wants to see every fused evaluation); torch
-    # ops over the flat buffers elsewhere (GPU, or torch's gradients)
+    # natively, each model on its own in the kernel; torch ops over the
+    # flat buffers elsewhere (GPU, or torch's gradients)
     settings = {"tol": config.tol, "max_iter": config.max_iter, "max_fun": config.max_fun}
-    if backend == "native":
-        run = NativeLbfgsRun(net, evaluate, **settings)
-        evals = 1 if epoch_callback is not None else NATIVE_EVALS_PER_CALL
-        advance = lambda: run.round(evals)  # noqa: E731
-    else:
-        run = LbfgsRun(net, evaluate, **settings)
-        advance = run.round
-    halted, rounds = None, 0
-    run.start()
-    while run.active.any():
-        if deadline is not None and time.time() >= deadline and rounds > 0:
-            halted = "max_time"
-            break
-        try:
-            advance()
-        except KeyboardInterrupt:
-            if rounds == 0:
-                raise
-            halted = "interrupted"
-            break
-        if epoch_callback is not None:
-            loss = np.full(K * M, np.nan)
-            loss[net.slot_models] = run.f
-            active = np.zeros(K * M, dtype=bool)
-            active[net.slot_models] = run.active
-            epoch_callback(rounds, {"loss": loss, "val_score": None, "active": active})
-        rounds += 1
-    if halted is not None:
-        run.halt()
-    return _result(net, run, K, M, halted, time.perf_counter() - start_time, backend)
+    run_class = NativeLbfgsRun if backend == "native" else LbfgsRun
+    return run_class(net, evaluate, **settings)
 
 
 def _backend(config, spec):
@@ -572,7 +555,14 @@ def _backend(config, spec):
 
 
 def _result(net, run, K, M, halted, train_time, backend):
-    """The :class:`TrainResult` of a run, per model and fold."""
+    """The :class:`TrainResult` of a fused L-BFGS ``run`` (of ``M`` models
+    on ``K`` folds, on ``net``), per model and fold.
+
+    ``loss_curves`` hold the loss after every iteration; ``n_iter``
+    counts iterations as scipy's ``nit`` (scikit-learn's ``n_iter_``);
+    ``converged`` is scipy's success (gradient or decrease tolerance
+    met); ``extra["n_fun"]`` the function evaluations.
+    """
     weights = net.export()
     order = np.argsort(net.slot_models)  # slot of every replica
     per_fold = lambda a: a[order].reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731

@@ -27,6 +27,7 @@ import torch
 
 from .. import _kernels
 from ._lbfgs_rules import FTOL, MAX_LINE_SEARCH, RUNNING
+from ._run_state import tensor_state, to_device
 
 
 def _packed_sizes(meta):
@@ -132,3 +133,19 @@ class NativeLbfgsRun:
     def halt(self):
         """Every unfinished slot back to its last iterate."""
         self._step("restore", np.flatnonzero(self.active))
+
+    def host_state(self):
+        """Everything the run needs to go on from the end of a call, as host
+        arrays: the kernel's per-slot state, the curves and every buffer
+        (weights, packed iterates, gradients, directions, curvature pairs)."""
+        state = {"state": self.state.copy(), "curves": self.curves.copy()}
+        state.update({name: tensor_state(b) for name, b in self.buffers.items()})
+        return state
+
+    def load_host_state(self, state):
+        """Go on from a :meth:`host_state`."""
+        self.state[:] = state["state"]
+        self.curves[:] = state["curves"]
+        with torch.no_grad():
+            for name, buffer in self.buffers.items():
+                buffer.copy_(to_device(state[name], buffer))

@@ -14,9 +14,10 @@ estimate counts what a fused run keeps on the device:
 
 Padding is counted at its worst (``1 + max_padding`` times the real units).
 
-Successive halving ranks models within a run, so with halving the chunks are
-planned from ``max_memory`` alone, never from the free memory
-(:func:`halving_chunks`): the same fit gives the same results on any machine.
+Successive halving ranks the models of every chunk together, so chunks
+train rung by rung: at each rung every chunk waits, suspended, while the
+others catch up. On the CPU their weights and optimizer state then wait in
+the same memory (:func:`held_bytes`), which the plan sets aside.
 """
 
 import numpy as np
@@ -56,6 +57,18 @@ def model_bytes(spec, config, n_features, *, n_folds, n_eval):
     return out
 
 
+def held_bytes(spec, config, n_features, *, n_folds):
+    """Host bytes each model of ``spec`` holds while its run is suspended
+    (its weights, optimizer state and best weights; no gradients, no
+    activations): ndarray of shape (n_models,)."""
+    itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
+    padding = 1.0 + config.max_padding
+    n_buffers = 1 + n_state_buffers(spec.optimizers_of(config)) + bool(config.early_stopping)
+    params = np.array([model_parameters(arch, n_features, config.n_outputs)
+                       for arch in spec.hidden_layer_sizes], float)
+    return n_folds * n_buffers * params * padding * itemsize
+
+
 def data_bytes(config, n_rows, n_features):
     """Device bytes of the data of a fused run (features, targets, batches)."""
     itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
@@ -85,7 +98,7 @@ def memory_budget(device, max_memory=None):
     return min(limits) if limits else None
 
 
-def plan_chunks(spec, per_model, shared, budget):
+def plan_chunks(spec, per_model, shared, budget, held=None):
     """Cut a population into chunks whose fused runs fit in ``budget`` bytes.
 
     Models are taken in order of depth and total width, so each chunk holds
@@ -99,6 +112,10 @@ def plan_chunks(spec, per_model, shared, budget):
     shared : float
         Bytes every chunk needs whatever its models (:func:`data_bytes`).
     budget : float or None
+    held : ndarray of shape (n_models,), optional
+        Bytes every model holds in the same memory while another chunk
+        trains (halving's suspended chunks on the CPU, :func:`held_bytes`):
+        set aside from the budget once the population needs chunks.
 
     Returns
     -------
@@ -108,10 +125,21 @@ def plan_chunks(spec, per_model, shared, budget):
     Raises
     ------
     MemoryError
-        If the data and one model alone exceed the budget.
+        If the data and one model alone exceed the budget (what is held
+        set aside).
     """
     if budget is None or shared + per_model.sum() <= budget:
         return [np.arange(spec.n_models)]
+    if held is not None:
+        if held.sum() >= budget:
+            raise MemoryError(
+                f"With pruning='halving' the population trains as chunks, rung by rung, and "
+                f"every chunk's weights and optimizer state wait in memory while the others "
+                f"train: about {held.sum() / 2**20:.0f} MiB, more than the "
+                f"{budget / 2**20:.0f} MiB available. Raise max_memory or free memory, use "
+                f"fewer models or dtype='float32'."
+            )
+        budget -= held.sum()
     largest = int(np.argmax(per_model))
     if shared + per_model[largest] > budget:
         raise MemoryError(
@@ -131,51 +159,6 @@ def plan_chunks(spec, per_model, shared, budget):
         used += per_model[i]
     chunks.append(np.sort(current))
     return chunks
-
-
-def halving_chunks(spec, per_model, shared, device, max_memory):
-    """Chunks for a run with successive halving, planned from ``max_memory`` alone.
-
-    Halving ranks the models within each fused run, so chunks planned from
-    the memory free at fit time would make the results depend on it. With
-    halving, ``max_memory`` alone plans the chunks (None: one run), and a
-    population that does not fit the free memory is refused rather than
-    split.
-
-    Parameters
-    ----------
-    spec, per_model, shared :
-        As :func:`plan_chunks`.
-    device : str
-    max_memory : float or None
-
-    Returns
-    -------
-    list of ndarray of int
-        As :func:`plan_chunks`.
-
-    Raises
-    ------
-    MemoryError
-        If ``max_memory`` is None and the population needs more than
-        :data:`FREE_MEMORY_SHARE` of the free memory, or if one model and
-        the data exceed ``max_memory``.
-    """
-    if max_memory is not None:
-        return plan_chunks(spec, per_model, shared, max_memory)
-    budget = memory_budget(device)
-    need = shared + per_model.sum()
-    if budget is not None and need > budget:
-        raise MemoryError(
-            f"The population needs about {need / 2**20:.1f} MiB on {device}, more than the "
-            f"{budget / 2**20:.1f} MiB available. With pruning='halving' it is not split into "
-            f"chunks by the free memory: halving ranks the models within each chunk, so the "
-            f"results would depend on the memory free at fit time. Either set max_memory (bytes, "
-            f"e.g. max_memory={int(budget)}) to train it as chunks planned from max_memory alone "
-            f"(halving then ranks within each chunk), or use fewer models, a smaller batch_size "
-            f"or dtype='float32'."
-        )
-    return [np.arange(spec.n_models)]
 
 
 #: What the allocators' errors say when memory runs out.

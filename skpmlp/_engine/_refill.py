@@ -317,6 +317,8 @@ def run_adaptive(trainer, spec, config, X, y, folds, options):
             score_rows.append(view(score))
         finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
                                options.epoch_callback)
+        if status.rung is not None:  # the call's only run: its own models decide
+            finished = finished | status.cut_alone(config.halving_factor, config.min_survivors)
         if finished.any():
             status.retire(finished)
             trainer.freeze(finished[trainer.net.slot_models])

@@ -12,8 +12,9 @@ import dataclasses
 import warnings
 
 import numpy as np
+import torch
 
-from ._memory import data_bytes, halving_chunks, memory_budget, model_bytes, plan_chunks
+from ._memory import data_bytes, held_bytes, memory_budget, model_bytes, plan_chunks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +59,13 @@ class RunOptions:
         Needed with ``config.refill``: the new models of freed slots (see
         :mod:`._refill`). An adaptive run is one fused run, never chunked,
         and its result holds every model it trained.
+    checkpoint : object, optional
+        Where the call's state goes (see ``skpmlp._checkpoint``): an object
+        with ``due()`` (whether a checkpoint is due, called after every
+        epoch or L-BFGS round) and ``save(state)`` (the call's state as host
+        arrays: what ``train_population(..., resume=state)`` goes on from).
+        It is saved when due, at every halving rung, when training halts
+        and at the end.
     """
 
     sample_weight: np.ndarray = None
@@ -68,6 +76,7 @@ class RunOptions:
     always_start: bool = True
     data_parallel: object = None
     refill_source: object = None
+    checkpoint: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +102,17 @@ class Run:
     solver: str
     options: RunOptions
 
+    @property
+    def family(self):
+        """What halving ranks the run's models with: the runs of its batch
+        size (None for L-BFGS runs, never pruned)."""
+        return None if self.solver == "lbfgs" else int(self.config.batch_size)
+
+    def state(self):
+        """The run as the plan saved in a checkpoint holds it."""
+        return {"models": np.asarray(self.models, dtype=np.int64), "solver": self.solver,
+                "batch_size": int(self.config.batch_size)}
+
     def halves(self):
         """The run as two runs of half its models each (an out-of-memory retry)."""
         half = len(self.models) // 2
@@ -112,7 +132,7 @@ def plan_runs(spec, config, X, folds, options):
     first), each cut into memory chunks; then the L-BFGS models, as one
     run. Models are independent, so a model's result is the one it gets
     trained alone whichever run it is in; successive halving ranks the
-    models of a run, hence within their batch size and chunk.
+    models of every chunk of a batch size together (:mod:`._halving`).
 
     Raises
     ------
@@ -153,6 +173,22 @@ def plan_runs(spec, config, X, folds, options):
     return runs
 
 
+def restore_runs(saved, config, folds, options):
+    """The runs of a plan saved by :meth:`Run.state` (a resumed call trains
+    the plan it saved, whatever memory is free now)."""
+    monitor = options.monitor and has_eval(folds)
+    runs = []
+    for run in saved:
+        solver = str(run["solver"])
+        sized = dataclasses.replace(config, batch_size=int(run["batch_size"]))
+        if solver == "lbfgs":
+            sized, run_options = config, dataclasses.replace(options, monitor=False)
+        else:
+            run_options = dataclasses.replace(options, monitor=monitor)
+        runs.append(Run(np.asarray(run["models"], dtype=np.int64), sized, solver, run_options))
+    return runs
+
+
 def _check_adaptive(config, lbfgs, batch_sizes, dp):
     """An adaptive run refills its own slots from one refill source: it
     must be the call's only run."""
@@ -176,14 +212,14 @@ def _plan_chunks(spec, config, X, folds, monitor, options):
     n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
     shared = data_bytes(config, X.shape[0], X.shape[1])
-    if config.pruning is None:
-        budget = memory_budget(config.device, max_memory)
-        if dp is not None:
-            budget = dp.minimum(budget)
-        chunks = plan_chunks(spec, per_model, shared, budget)
-    else:  # halving ranks within a chunk: never chunk by the free memory
-        budget = max_memory
-        chunks = halving_chunks(spec, per_model, shared, config.device, max_memory)
+    budget = memory_budget(config.device, max_memory)
+    if dp is not None:
+        budget = dp.minimum(budget)
+    held = None
+    if config.pruning is not None and torch.device(config.device).type == "cpu":
+        # chunks train rung by rung: the others wait in the same memory
+        held = held_bytes(spec, config, X.shape[1], n_folds=len(folds))
+    chunks = plan_chunks(spec, per_model, shared, budget, held)
     if len(chunks) > 1:
         warnings.warn(
             f"The population needs about {per_model.sum() / 2**20:.1f} MiB on {config.device}, "

@@ -214,6 +214,9 @@ class TrainConfig(OptimizerSettings):
     halving_factor : float
     min_iter : int
         Epochs before the first halving.
+    min_survivors : int
+        Models every halving rung keeps at least (of those still in the
+        race): an ensemble's size, so that its members train to the end.
     compact_fraction : float
         The network drops its stopped models (parameters and optimizer
         state) once this fraction of its slots has stopped; above 1 never.
@@ -262,6 +265,7 @@ class TrainConfig(OptimizerSettings):
     loss: str = "squared_error"
     refill: str = None
     max_models: int = None
+    min_survivors: int = 1
 
     def __post_init__(self):
         super().__post_init__()

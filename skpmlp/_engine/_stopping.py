@@ -4,11 +4,17 @@ Host side and numpy only, once per epoch: the training loop hands over the
 epoch's per-replica losses and monitored values and learns which replicas
 improved (their weights are the best so far) and which finished. Replica
 ``r = k * n_models + i`` is fold k's copy of model i (fold-major).
+
+At a halving rung the status only reports its models still in the race
+and their scores (:class:`~._halving.Rung`): which of them go on is decided
+over every run of the call at once (:func:`~._halving.decide`), so that a
+population split into memory chunks or shards is ranked as one, and the
+decision comes back as :meth:`ReplicaStatus.cut`.
 """
 
-import math
-
 import numpy as np
+
+from ._halving import Rung, halve
 
 
 class StoppingRule:
@@ -53,19 +59,6 @@ def fold_mean(values, valid, n_folds):
         return np.where(counts > 0, values.sum(0) / counts, np.nan)
 
 
-def halve(scores, alive, factor):
-    """Successive halving's cut: of the ``alive`` models, those outside the
-    best ``ceil(n_alive / factor)`` by ``scores`` (NaN worst, ties by
-    position), as a bool mask."""
-    candidates = np.flatnonzero(alive)
-    n_keep = max(1, math.ceil(len(candidates) / factor))
-    filled = np.where(np.isnan(scores[candidates]), -np.inf, scores[candidates])
-    ranked = candidates[np.argsort(-filled, kind="stable")]
-    pruned = np.zeros(len(alive), dtype=bool)
-    pruned[ranked[n_keep:]] = True
-    return pruned
-
-
 class ReplicaStatus:
     """Where every replica of a fused run stands, epoch after epoch.
 
@@ -83,6 +76,9 @@ class ReplicaStatus:
     ----------
     active : ndarray of bool of shape (n_folds * n_models,)
         Replicas still training.
+    rung : Rung or None
+        Set by :meth:`end_epoch` at a halving rung, until :meth:`cut`
+        applies the decision.
     converged, diverged, pruned : ndarray of bool of shape (n_folds * n_models,)
         Why a replica stopped: its stopping rule, a NaN/inf loss, halving.
     n_iter : ndarray of int of shape (n_folds * n_models,)
@@ -101,6 +97,7 @@ class ReplicaStatus:
         self.diverged = np.zeros(n_replicas, dtype=bool)
         self.pruned = np.zeros(n_replicas, dtype=bool)
         self.n_iter = np.zeros(n_replicas, dtype=int)
+        self.rung = None
         # early stopping watches a model's mean validation score over its
         # folds, so its replicas stop together; the loss rule watches each
         # replica
@@ -124,8 +121,10 @@ class ReplicaStatus:
         improved : ndarray of bool of shape (n_folds * n_models,)
             Replicas whose watched value is the best so far.
         finished : ndarray of bool of shape (n_folds * n_models,)
-            Replicas that stop now (converged, pruned or diverged); they stay
-            in :attr:`active` until :meth:`retire`.
+            Replicas that stop now (converged or diverged); they stay in
+            :attr:`active` until :meth:`retire`. At a halving rung,
+            :attr:`rung` holds the models still in the race, the others
+            that stop then come from :meth:`cut`.
         """
         K, M = self.n_folds, self.n_models
         self.n_iter[self.active] = epoch + 1
@@ -142,9 +141,7 @@ class ReplicaStatus:
             stop = stop & ~self._slow_down(stop)
         self.converged |= stop
         if epoch + 1 in self.halving_epochs:
-            cut = self._halving_cut(score, healthy, healthy & ~stop)
-            self.pruned |= cut
-            stop = stop | cut
+            self.rung = self._rung(epoch + 1, score, healthy, healthy & ~stop)
         return improved, stop | newly_diverged
 
     def _slow_down(self, stop):
@@ -158,14 +155,38 @@ class ReplicaStatus:
             self.rule.count[absorbed] = 0
         return absorbed
 
-    def _halving_cut(self, score, healthy, candidates):
-        """Replicas of the models that halving stops among ``candidates``,
-        ranked by their best mean score (early stopping) or by this epoch's
-        mean over their ``healthy`` replicas."""
+    def _rung(self, epoch, score, healthy, candidates):
+        """The :class:`~._halving.Rung` of the models with a replica among
+        ``candidates``, ranked by their best mean score (early stopping) or
+        by this epoch's mean over their ``healthy`` replicas."""
         K = self.n_folds
         alive = candidates.reshape(K, -1).any(0)
         scores = self.rule.best if self.early_stopping else fold_mean(score, healthy, K)
-        return np.tile(halve(scores, alive, self.halving_factor), K) & candidates
+        models = np.flatnonzero(alive)
+        return Rung(epoch, models, np.asarray(scores, float)[models], candidates)
+
+    def cut(self, pruned):
+        """Apply the decision of the pending :attr:`rung`: the models
+        ``pruned`` (model indices) stop.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_folds * n_models,)
+            Their replicas that were still in the race (to retire).
+        """
+        rung, self.rung = self.rung, None
+        models = np.zeros(self.n_models, dtype=bool)
+        models[np.asarray(pruned, dtype=int)] = True
+        cut = np.tile(models, self.n_folds) & rung.candidates
+        self.pruned |= cut
+        return cut
+
+    def cut_alone(self, factor, min_keep):
+        """Decide the pending :attr:`rung` on this run's models alone and
+        apply it (an adaptive run is its call's only run): as :meth:`cut`."""
+        rung = self.rung
+        keep_out = halve(rung.scores, np.ones(len(rung.models), dtype=bool), factor, min_keep)
+        return self.cut(rung.models[keep_out])
 
     def retire(self, finished):
         """Mark the ``finished`` replicas as no longer training."""

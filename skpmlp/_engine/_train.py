@@ -1,14 +1,23 @@
-"""The training loop: every model of a population, one fused step at a time.
+"""A training call: the runs of its flat plan, trained one after another or rung by rung.
 
-:func:`train_population` is the engine's one entry: it plans the call's
+:func:`train_population` is the engine's one entry. It plans the call's
 runs once (:func:`~._runs.plan_runs`: solver family, batch size, memory
-chunk) and trains each, one after another, with no recursion: an L-BFGS run
-by :func:`~._lbfgs.train_lbfgs`, a minibatch run as one fused run
-(:func:`_train`, or the adaptive loop of :mod:`._refill`). A run is a loop of small
-steps: an epoch of fused steps (:class:`~._trainer.PopulationTrainer`), the
-epoch's per-replica losses and scores, the stopping rule and halving
-(:class:`~._stopping.ReplicaStatus`), retiring finished replicas (freeze,
-then compaction), the deadline, and the result.
+chunk) and trains them without recursion: a minibatch run epoch by epoch
+(:class:`~._fused_run.FusedRun`, or the adaptive loop of :mod:`._refill`),
+an L-BFGS run round by round (:class:`~._lbfgs_task.LbfgsTask`).
+
+Without halving each run trains to its end, one after another. With
+``pruning="halving"`` every run stops at each rung, its state suspended to
+the host when another run must train meanwhile; once every run of a batch
+size has reached the rung, one decision ranks all their models
+(:func:`~._halving.decide`) and they go on. Halving's survivors are thus
+those of one run, whatever the memory chunks; a call that is one shard of
+a search (``rungs`` given) returns at the rung instead
+(:class:`PausedTraining`), and the search decides over its shards.
+
+The call's state (the plan, the finished runs' results, the others'
+states, the decisions taken) can be saved at any epoch's end
+(``checkpoint``) and a call resumed from it (``resume``) goes on bit for bit.
 
 Per step: one gather of the minibatch rows (the data lives on the device;
 each epoch's row permutation is drawn on the host and copied over once),
@@ -21,42 +30,55 @@ per epoch.
 import contextlib
 import dataclasses
 import gc
-import time
 import warnings
 
 import numpy as np
 import torch
 
-from ._build import run_data
 from ._chunks import merge_results
 from ._device import resolve_device
-from ._epoch import close_epoch, epoch_values, past
+from ._epoch import past
+from ._fused_run import FusedRun
+from ._halving import decide
 from ._init import population_initial_weights
-from ._lbfgs import train_lbfgs
+from ._lbfgs_task import LbfgsTask
 from ._memory import is_out_of_memory
 from ._native import choose_trainer
 from ._refill import run_adaptive
-from ._runs import RunOptions, plan_runs
-from ._schedules import LearningRates
+from ._run_state import restore_result, result_state
+from ._runs import RunOptions, plan_runs, restore_runs
 from ._spec import TrainResult
-from ._stopping import ReplicaStatus
 from ._threads import torch_threads
 
 
-def train_population(spec, config, X, y, folds, **options):
-    """Train every model of ``spec`` on every fold as one fused network.
+@dataclasses.dataclass(frozen=True)
+class PausedTraining:
+    """A call stopped at halving rungs, waiting for decisions taken over
+    other calls (the shards of a search).
+
+    Attributes
+    ----------
+    state : dict
+        The call's state: ``train_population(..., resume=state)`` goes on.
+    rungs : list of (int, int, ndarray of int, ndarray of float)
+        ``(family, epoch, models, scores)`` of each run waiting: its batch
+        size, the rung, its models still in the race (indices into the
+        call's spec) and their scores.
+    """
+
+    state: dict
+    rungs: list
+
+
+def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, **options):
+    """Train every model of ``spec`` on every fold as fused networks.
 
     A population whose estimated needs exceed ``max_memory`` or 80% of the
     device's free memory trains as chunks, one fused run after another; a
     chunk that still runs out of memory is split in two and retried, with a
-    warning. Models are independent, so chunks give the results of one run.
-
-    Successive halving is the exception: it ranks the models within each
-    chunk, so with ``config.pruning`` the chunks are planned from
-    ``max_memory`` alone (None: one run), a population that does not fit
-    the free memory raises :class:`MemoryError` instead of being split, and
-    so does a run that runs out of memory. The results then never depend on
-    the memory free at fit time.
+    warning. Models are independent, so chunks give the results of one run,
+    successive halving included: it ranks the models of every chunk
+    together (see the module docstring).
 
     Parameters
     ----------
@@ -69,92 +91,304 @@ def train_population(spec, config, X, y, folds, **options):
         Class indices in ``[0, n_outputs)`` or regression targets.
     folds : list of (train_rows, eval_rows)
         Row indices per fold; ``eval_rows`` may be None (no monitoring).
+    resume : dict, optional
+        A state saved by ``options["checkpoint"]`` or returned in a
+        :class:`PausedTraining`: the call goes on from it (its plan, its
+        finished runs' results, the others' states), re-training nothing.
+    rungs : dict, optional
+        Halving decided outside the call (a shard of a search): ``{(family,
+        epoch): models pruned}`` (indices into ``spec``). The call then
+        returns a :class:`PausedTraining` at a rung not decided yet.
     **options :
         The fields of :class:`~._runs.RunOptions` (``sample_weight``,
         ``monitor``, ``epoch_callback``, ``max_memory``, ``deadline``,
-        ``always_start``, ``data_parallel``, ``refill_source``): what every
-        run of the call gets.
+        ``always_start``, ``data_parallel``, ``refill_source``,
+        ``checkpoint``): what every run of the call gets.
 
     Returns
     -------
-    TrainResult
+    TrainResult or PausedTraining
         ``halted="interrupted"`` when a KeyboardInterrupt ended training
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
     options = RunOptions(**options)
-    runs = plan_runs(spec, config, X, folds, options)
-    return _train_runs(runs, spec, X, y, folds, options)
+    if resume is None:
+        runs = plan_runs(spec, config, X, folds, options)
+    else:
+        runs = restore_runs([run["run"] for run in resume["runs"]], config, folds, options)
+    call = _Call(runs, spec, X, y, folds, options)
+    if resume is not None:
+        call.restore(resume)
+    if rungs is not None:
+        call.cuts.update({key: np.asarray(pruned) for key, pruned in rungs.items()})
+        call.external = True
+    return call.train()
 
 
-def _train_runs(runs, spec, X, y, folds, options):
-    """Train ``runs`` one after another and merge their results.
+class _Entry:
+    """A run of the call: not begun (no ``task``), training (``task``) or
+    finished (``result``)."""
 
-    A run that would start past the deadline (but the call's first, with
-    ``always_start``), or after a run was interrupted, is not trained
-    (initial weights, ``n_iter=0``). A minibatch run that runs out of
-    memory is split in two and retried, with a warning.
-    """
-    dp = options.data_parallel
-    pending, parts, halted = list(runs), [], None
-    while pending:
-        run = pending.pop(0)
-        sub = spec.subset(run.models)
-        if halted is None and past(options.deadline, dp) and (parts or not options.always_start):
-            halted = "max_time"
-        if halted is not None:  # nothing more to train: keep the run untrained
-            untrained = _untrained(sub, run.config, X.shape[1], len(folds), run.options.monitor,
-                                   halted)
-            parts.append((run.models, untrained))
-            continue
+    def __init__(self, run, task=None, result=None):
+        self.run, self.task, self.result = run, task, result
+
+    @property
+    def open(self):
+        return self.result is None
+
+    def state(self):
+        """The entry as a checkpoint holds it."""
+        state = {"run": self.run.state(), "result": None, "state": None}
+        if self.result is not None:
+            state["result"] = result_state(self.result)
+        elif self.task is not None and self.task.started:
+            state["state"] = self.task.host_state()
+        return state
+
+
+class _Call:
+    """The runs of a call and the halving decisions taken so far."""
+
+    def __init__(self, runs, spec, X, y, folds, options):
+        self.spec, self.X, self.y, self.folds, self.options = spec, X, y, folds, options
+        self.entries = [_Entry(run) for run in runs]
+        self.cuts = {}  # (family, epoch) -> models pruned, indices into spec
+        self.external = False
+        self.halted = None
+        self._began = False  # a run trained in this call
+
+    # ------------------------------------------------------------ state
+    def state(self):
+        """The call's state: what ``train_population(resume=...)`` takes."""
+        return {
+            "runs": [entry.state() for entry in self.entries],
+            "cuts": [[int(family), int(epoch), np.asarray(pruned, dtype=np.int64)]
+                     for (family, epoch), pruned in sorted(self.cuts.items())],
+        }
+
+    def restore(self, state):
+        """Go on from :meth:`state`: finished runs keep their results, the
+        others their states."""
+        for entry, saved in zip(self.entries, state["runs"]):
+            if saved["result"] is not None:
+                entry.result = restore_result(saved["result"])
+            elif saved["state"] is not None:
+                entry.task = self._task(entry.run, saved["state"])
+        self.cuts = {(int(f), int(e)): np.asarray(p, dtype=np.int64)
+                     for f, e, p in state["cuts"]}
+
+    def _save(self):
+        if self.options.checkpoint is not None:
+            self.options.checkpoint.save(self.state())
+
+    def _tick(self):
+        """After every epoch or round: a checkpoint when one is due."""
+        checkpoint = self.options.checkpoint
+        if checkpoint is not None and checkpoint.due():
+            checkpoint.save(self.state())
+
+    # --------------------------------------------------------- training
+    def train(self):
+        while True:
+            self._pass()
+            waiting = [e for e in self.entries if e.open and e.task is not None
+                       and e.task.rung is not None and self.halted is None]
+            if not waiting:
+                break
+            if self.external:
+                self._save()  # every rung
+                return self._paused(waiting)
+            self._decide(waiting)
+            self._save()  # every rung
+        self._save()  # the end, or where training halted
+        return self._result()
+
+    def _pass(self):
+        """Advance every open run until it finishes, halts (the call then
+        halts) or waits at a rung not decided yet."""
+        i = 0
+        while i < len(self.entries) and self.halted is None:
+            entry = self.entries[i]
+            if not entry.open or (entry.task is not None and self._waits(entry)):
+                i += 1
+                continue
+            fresh = entry.task is None or not entry.task.started
+            options = self.options
+            if past(options.deadline, options.data_parallel) and (
+                    self._began or not options.always_start):
+                self.halted = "max_time"
+                break
+            outcome = self._advance(entry, fresh)
+            if outcome == "split":  # out of memory: its halves take its place
+                self.entries[i:i + 1] = [_Entry(half) for half in entry.run.halves()]
+                continue
+            self._began = True
+            if outcome == "finished":
+                entry.result, entry.task = entry.task.result(), None
+            elif outcome == "halted":
+                self.halted = entry.task.halted
+            elif sum(e.open for e in self.entries) > 1:  # paused: others train meanwhile
+                entry.task.suspend()
+            i += 1
+
+    def _waits(self, entry):
+        """Whether the entry waits at a rung not decided yet."""
+        rung = entry.task.rung
+        return rung is not None and (entry.run.family, rung.epoch) not in self.cuts
+
+    def _advance(self, entry, fresh):
+        """Advance one entry (see :meth:`_pass`); ``"split"`` when a fresh
+        run ran out of memory and is to be retried as two halves."""
+        try:
+            if entry.task is None:
+                entry.task = self._task(entry.run, None)
+            return entry.task.advance(lambda epoch: self._decision(entry, epoch), self._tick)
+        except Exception as error:
+            entry.task = None
+            if not is_out_of_memory(error):
+                raise
+            if not _retried(entry.run, fresh):
+                replacement = _out_of_memory_error(entry.run, error)
+                if replacement is error:
+                    raise
+                raise replacement from error
+        # out of the except block: the exception and its traceback, whose
+        # frames held the failed run's tensors, are gone; collecting now frees them
+        _release_device_memory(entry.run.config.device)
+        n, half = len(entry.run.models), len(entry.run.models) // 2
+        warnings.warn(
+            f"Out of memory training {n} models on {entry.run.config.device}; retrying them "
+            f"as two chunks of {half} and {n - half} models.",
+            ResourceWarning, stacklevel=5,
+        )
+        return "split"
+
+    def _task(self, run, state):
+        """The object that trains ``run`` (from ``state``, if given)."""
+        sub = self.spec.subset(run.models)
         if run.solver == "lbfgs":
-            result = train_lbfgs(sub, run.config, X, y, folds, sample_weight=options.sample_weight,
-                                 epoch_callback=options.epoch_callback, deadline=options.deadline)
-        else:
-            result = _train_or_split(run, sub, X, y, folds)
-        if result is None:
-            pending[:0] = run.halves()
-            continue
-        halted = result.halted
-        parts.append((run.models, result))
-    return merge_results(parts, spec.n_models)
+            return LbfgsTask(run, sub, self.X, self.y, self.folds, state)
+        if run.config.refill:
+            return _AdaptiveTask(run, sub, self.X, self.y, self.folds)
+        return FusedRun(run, sub, self.X, self.y, self.folds, state)
+
+    def _decision(self, entry, epoch):
+        """The entry's models (indices into its run) pruned at the rung at
+        ``epoch``, or None while undecided."""
+        pruned = self.cuts.get((entry.run.family, epoch))
+        if pruned is None:
+            return None
+        return np.flatnonzero(np.isin(entry.run.models, pruned))
+
+    def _decide(self, waiting):
+        """Decide every rung the ``waiting`` entries wait at, over all of
+        them (per batch size)."""
+        config = waiting[0].run.config
+        for key, group in _by_rung(waiting).items():
+            reports = [(entry.run.models, entry.task.rung) for entry in group]
+            pruned = decide(reports, config.halving_factor, config.min_survivors)
+            self.cuts[key] = np.sort(np.concatenate(
+                [entry.run.models[local] for entry, local in zip(group, pruned)]
+            ))
+
+    def _paused(self, waiting):
+        """The :class:`PausedTraining` of a call whose runs wait at rungs."""
+        rungs = []
+        for (family, epoch), group in _by_rung(waiting).items():
+            for entry in group:
+                rung = entry.task.rung
+                rungs.append((family, epoch, entry.run.models[rung.models], rung.scores))
+        return PausedTraining(self.state(), rungs)
+
+    def _result(self):
+        """The merged result of every run (a run never begun: untrained)."""
+        parts = []
+        for entry in self.entries:
+            run = entry.run
+            if entry.result is not None:
+                result = entry.result
+            elif entry.task is not None and entry.task.started:
+                if entry.task.rung is not None:  # halted after a rung's decision
+                    entry.task.settle(lambda epoch, entry=entry: self._decision(entry, epoch))
+                result = entry.task.result()
+            else:
+                sub = self.spec.subset(run.models)
+                result = _untrained(sub, run.config, self.X.shape[1], len(self.folds),
+                                    run.options.monitor, self.halted)
+            parts.append((run.models, result))
+        return merge_results(parts, self.spec.n_models)
 
 
-def _train_or_split(run, spec, X, y, folds):
-    """The result of a minibatch run, or None when it ran out of memory and
-    is to be retried as two halves (a warning says so)."""
-    config = run.config
-    try:
-        return _train(spec, config, X, y, folds, run.options)
-    except Exception as error:
-        # data-parallel: the other ranks did not run out; all fail
-        retried = spec.n_models > 1 and run.options.data_parallel is None
-        if not is_out_of_memory(error) or not retried:
-            raise
-        # halving's ranks would depend on the split
-        if config.pruning is not None or config.refill:
-            raise _halving_out_of_memory(spec.n_models, config.device) from error
-    # out of the except block: the exception and its traceback, whose frames
-    # held the failed run's tensors, are gone, so collecting now frees them
-    _release_device_memory(config.device)
-    half = spec.n_models // 2
-    warnings.warn(
-        f"Out of memory training {spec.n_models} models on {config.device}; retrying them "
-        f"as two chunks of {half} and {spec.n_models - half} models.",
-        ResourceWarning, stacklevel=4,
-    )
-    return None
+def _by_rung(entries):
+    """``{(family, epoch): entries}`` of entries waiting at rungs."""
+    groups = {}
+    for entry in entries:
+        groups.setdefault((entry.run.family, entry.task.rung.epoch), []).append(entry)
+    return groups
 
 
-def _halving_out_of_memory(n_models, device):
-    """The error for a halving run out of memory, which is not retried."""
+def _retried(run, fresh):
+    """Whether a run that ran out of memory is retried as two halves: one
+    that had not trained before this call's attempt (halves start afresh),
+    of several models, outside a data-parallel fit (the other ranks did
+    not run out) and not adaptive (one run by design)."""
+    return (fresh and len(run.models) > 1 and run.options.data_parallel is None
+            and not run.config.refill)
+
+
+def _out_of_memory_error(run, error):
+    """The error a run that runs out of memory raises when it is not
+    retried: ``error`` itself, or a :class:`MemoryError` saying why."""
+    if len(run.models) == 1 or run.options.data_parallel is not None:
+        return error
+    why = ("an adaptive run (refill) is one fused run by design" if run.config.refill else
+           "it had trained epochs already (resumed, or past a halving rung) and a run's state "
+           "cannot be split")
     return MemoryError(
-        f"Out of memory training {n_models} models on {device}. With pruning='halving' a run "
-        f"that runs out of memory is not split and retried: halving ranks the models within "
-        f"each chunk, so the results would depend on the memory free at fit time. Set or lower "
-        f"max_memory (bytes) to train the population as chunks planned from max_memory alone, "
-        f"or use fewer models, a smaller batch_size or dtype='float32'."
+        f"Out of memory training {len(run.models)} models on {run.config.device}; the run is "
+        f"not split and retried because {why}. Set or lower max_memory (bytes) to train the "
+        f"population as smaller chunks, or use fewer models, a smaller batch_size or "
+        f"dtype='float32'."
     )
+
+
+class _AdaptiveTask:
+    """An adaptive run (refill): trained to its end in one go (see
+    :mod:`._refill`); it can neither wait at a rung of other runs nor be
+    saved in a checkpoint."""
+
+    rung = None
+
+    def __init__(self, run, spec, X, y, folds):
+        self.run, self.spec, self.X, self.y, self.folds = run, spec, X, y, folds
+        self.halted, self._result = None, None
+
+    @property
+    def started(self):
+        """Whether it trained (to its end, or until it halted)."""
+        return self._result is not None
+
+    def advance(self, decision, tick):
+        config, options = self.run.config, self.run.options
+        trainer = choose_trainer(self.spec, config)(self.spec, config, self.X.shape[1],
+                                                    len(self.folds))
+        glue = contextlib.nullcontext()
+        if trainer.backend == "native":
+            # the kernel's epochs on its own threads, the ops around them on one
+            trainer.n_threads = torch.get_num_threads()
+            glue = torch_threads(1)
+        with glue:
+            self._result = run_adaptive(trainer, self.spec, config, self.X, self.y, self.folds,
+                                        options)
+        self.halted = self._result.halted
+        return "halted" if self.halted is not None else "finished"
+
+    def result(self):
+        return self._result
+
+    def host_state(self):
+        raise NotImplementedError("an adaptive run cannot be saved in a checkpoint")
 
 
 def _release_device_memory(device):
@@ -163,7 +397,6 @@ def _release_device_memory(device):
     gc.collect()
     if torch.device(device).type == "cuda":
         torch.cuda.empty_cache()
-
 
 
 def _fold_replicas(spec, K):
@@ -192,112 +425,3 @@ def _untrained(spec, config, n_features, K, monitor, halted):
     )
 
 
-def _train(spec, config, X, y, folds, options):
-    """One fused minibatch run of every model of ``spec`` on every fold.
-
-    On the native kernel the epochs run on the kernel's own threads (as many
-    as torch would use here), and the torch ops around them (scoring, losses,
-    stopping) on one: they are small, and OpenMP threads waiting at their
-    barriers on a busy machine made them cost more than the epochs.
-    """
-    trainer = choose_trainer(spec, config)(spec, config, X.shape[1], len(folds))
-    trainer.data_parallel = options.data_parallel
-    glue_threads = contextlib.nullcontext()
-    if trainer.backend == "native":
-        trainer.n_threads = torch.get_num_threads()
-        glue_threads = torch_threads(1)
-    with glue_threads:
-        if config.refill:
-            return run_adaptive(trainer, spec, config, X, y, folds, options)
-        return _run(trainer, spec, config, X, y, folds, options)
-
-
-def _run(trainer, spec, config, X, y, folds, options):
-    """The epoch loop of one fused run."""
-    start_time = time.perf_counter()
-    K, M = len(folds), spec.n_models
-    monitor, dp, deadline = options.monitor, options.data_parallel, options.deadline
-    data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
-                    device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
-                          data.fold_sizes)
-    status = ReplicaStatus(K, M, config, rates if rates.scheduled else None)
-    curves = _Curves(monitor)
-    kept = {}  # replica -> weights, saved when its slot is compacted away
-    halted = None
-    for epoch in range(config.max_iter):
-        try:
-            plan = data.planner.next_epoch()
-            trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
-        except KeyboardInterrupt:
-            if epoch == 0 or dp is not None:  # the other ranks train on: stop them
-                raise
-            halted = "interrupted"
-            break
-        loss, score = epoch_values(trainer, data, K * M, monitor, dp)
-        curves.record(loss, score, status.active)
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
-                               options.epoch_callback)
-        if finished.any():
-            status.retire(finished)
-            _retire_slots(trainer, finished, status.active, kept, config)
-        if not status.active.any():
-            break
-        if past(deadline, dp):
-            halted = "max_time"
-            break
-    kept.update(trainer.kept_weights())
-    if trainer.net.device.type == "cuda":
-        torch.cuda.synchronize(trainer.net.device)
-    return _result(kept, status, curves, K, M, halted, time.perf_counter() - start_time)
-
-
-def _retire_slots(trainer, finished, active, kept, config):
-    """Freeze the slots of the ``finished`` replicas; once enough slots are
-    frozen, save their weights into ``kept`` and compact them away."""
-    trainer.freeze(finished[trainer.net.slot_models])
-    if active.any() and trainer.frozen.mean() >= config.compact_fraction:
-        kept.update(trainer.kept_weights(trainer.frozen))
-        trainer.compact()
-
-
-class _Curves:
-    """Per-epoch loss and monitored values of the replicas, NaN once a
-    replica stopped."""
-
-    def __init__(self, monitor):
-        self.monitor = monitor
-        self.loss, self.score = [], []
-
-    def record(self, loss, score, active):
-        self.loss.append(np.where(active, loss, np.nan))
-        if self.monitor:
-            self.score.append(np.where(active, score, np.nan))
-
-    @staticmethod
-    def _stack(curves, n_replicas):
-        return np.stack(curves, axis=1) if curves else np.zeros((n_replicas, 0))
-
-    def arrays(self, n_replicas):
-        """(loss, score or None), each of shape (n_replicas, n_epochs)."""
-        score = self._stack(self.score, n_replicas) if self.monitor else None
-        return self._stack(self.loss, n_replicas), score
-
-
-def _result(kept, status, curves, K, M, halted, train_time):
-    """The :class:`TrainResult` of a run, per model and fold."""
-    per_fold = lambda a: a.reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731
-    loss, score = curves.arrays(K * M)
-    assert loss.shape[1] or halted is None
-    return TrainResult(
-        coefs=[[kept[k * M + i][0] for i in range(M)] for k in range(K)],
-        intercepts=[[kept[k * M + i][1] for i in range(M)] for k in range(K)],
-        loss_curves=per_fold(loss),
-        validation_scores=None if score is None else per_fold(score),
-        n_iter=per_fold(status.n_iter),
-        converged=per_fold(status.converged),
-        diverged=per_fold(status.diverged),
-        pruned=per_fold(status.pruned),
-        train_time=train_time,
-        halted=halted,
-    )

@@ -11,9 +11,10 @@ lives in ``_train`` and ``_stopping``.
 import numpy as np
 import torch
 
-from ._build import build_network
+from ._build import DTYPES, build_network
 from ._losses import monitor_function, training_loss
 from ._optim import make_optimizer, n_state_buffers
+from ._run_state import network_from_state, network_state, tensor_state, to_device
 from ._slots import read_slot, write_slot
 
 
@@ -31,6 +32,11 @@ class PopulationTrainer:
     config : TrainConfig
     n_features : int
     n_folds : int, default=1
+    state : dict, optional
+        What :meth:`host_state` gave: the trainer goes on from there (its
+        network, optimizer and frozen slots), instead of from the initial
+        weights. Only for runs without refills, whose replicas keep their
+        settings.
 
     Attributes
     ----------
@@ -50,7 +56,7 @@ class PopulationTrainer:
     #: the update
     data_parallel = None
 
-    def __init__(self, spec, config, n_features, n_folds=1):
+    def __init__(self, spec, config, n_features, n_folds=1, state=None):
         self.config, self.n_folds = config, n_folds
         replicas = spec.replicate(n_folds)
         self._replica_fold = np.repeat(np.arange(n_folds), spec.n_models)
@@ -61,11 +67,46 @@ class PopulationTrainer:
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
         self.initial_learning_rates = self._replica_lr.copy()
-        net = build_network(replicas, config, n_features, folds=self._replica_fold)
+        if state is None:
+            net = build_network(replicas, config, n_features, folds=self._replica_fold)
+        else:
+            net = network_from_state(state["network"], dtype=DTYPES[config.dtype],
+                                     device=torch.device(config.device))
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
         self.loss_fn = training_loss(config)
         self.best_flat = net.flat.clone() if config.early_stopping else None
         self._bind(net)
+        if state is not None:
+            self._load(state)
+
+    def host_state(self):
+        """What the trainer needs to go on from here, as host arrays (see
+        :mod:`._run_state`): the network's layout and weights, the
+        optimizer's state buffers and per-fold step counts, the frozen
+        slots, the best weights and the current learning rates."""
+        return {
+            "network": network_state(self.net), "frozen": self.frozen.copy(),
+            "best": tensor_state(self.best_flat),
+            "optimizer": [tensor_state(state) for state in self.optimizer.state],
+            "step_counts": tensor_state(self.optimizer.step_counts),
+            "replica_lr": self._replica_lr.copy(),
+            "step_offset": self._replica_step_offset.copy(),
+        }
+
+    def _load(self, state):
+        """Everything of :meth:`host_state` but the network (built already)."""
+        flat = self.net.flat
+        self.optimizer.state = [to_device(buffer, flat) for buffer in state["optimizer"]]
+        counts = self.optimizer.step_counts
+        self.optimizer.step_counts = to_device(state["step_counts"], counts)
+        if self.best_flat is not None:
+            self.best_flat = to_device(state["best"], flat)
+        self.frozen = np.array(state["frozen"], dtype=bool)
+        # as saved, not through set_learning_rates: its momentum rescaling
+        # happened when the rates changed
+        self._replica_lr = np.array(state["replica_lr"], dtype=float)
+        self._replica_step_offset = np.array(state["step_offset"], dtype=float)
+        self._slots_changed()
 
     def _bind(self, net):
         """Derive every per-slot tensor from ``net``."""

@@ -1,0 +1,340 @@
+"""One minibatch run of a training call, epoch by epoch, that can stop and go on.
+
+A :class:`FusedRun` is a run of the flat plan (:mod:`._runs`) with its
+epoch loop: an epoch of fused steps (the trainer), the epoch's losses and
+scores, the stopping rules and schedules (:func:`~._epoch.close_epoch`),
+retiring finished replicas (freeze, then compaction), the deadline. What
+sets it apart from a plain loop is where it may stop:
+
+* **at a halving rung**, before the cut: it reports its
+  :class:`~._halving.Rung` and waits for the decision, which the call takes
+  over all its runs (:mod:`._train`);
+* **between two epochs**, suspended: its whole state leaves the device as
+  host arrays (:meth:`FusedRun.host_state`, :mod:`._run_state`), which a
+  checkpoint writes and from which the run goes on bit for bit.
+
+Ctrl-C is held back while an epoch (or a rung's cut) changes the state
+(:func:`~._interrupts.deferred_interrupts`) and seen at its end, so an
+interrupted run always holds whole epochs.
+"""
+
+import contextlib
+import time
+
+import numpy as np
+import torch
+
+from ._build import run_data
+from ._epoch import close_epoch, epoch_values, past
+from ._interrupts import deferred_interrupts
+from ._native import choose_trainer
+from ._run_state import (
+    kept_state,
+    planner_state,
+    restore_kept,
+    restore_planner,
+    restore_status,
+    saved_rung,
+    status_state,
+)
+from ._schedules import LearningRates
+from ._spec import TrainResult
+from ._stopping import ReplicaStatus
+from ._threads import torch_threads
+
+
+class _Live:
+    """A run's objects while it is on its device."""
+
+    def __init__(self, trainer, data, rates, status, curves, kept):
+        self.trainer, self.data, self.rates = trainer, data, rates
+        self.status, self.curves, self.kept = status, curves, kept
+        #: the replicas an epoch ending at a rung finished, retired with the cut
+        self.finished = None
+
+
+class FusedRun:
+    """A minibatch run trained epoch by epoch (see the module docstring).
+
+    Parameters
+    ----------
+    run : Run
+        Its models, config (its batch size) and options.
+    spec : PopulationSpec
+        Its models' spec (the call's, restricted to ``run.models``).
+    X, y, folds :
+        As :func:`~._train.train_population`.
+    state : dict, optional
+        A :meth:`host_state` to go on from.
+
+    Attributes
+    ----------
+    epoch : int
+        Epochs trained.
+    halted : {None, "interrupted", "max_time"}
+        Why the run stopped before it finished.
+    finished : bool
+        Every replica stopped, or ``max_iter`` epochs trained.
+    """
+
+    def __init__(self, run, spec, X, y, folds, state=None):
+        self.run, self.spec, self.X, self.y, self.folds = run, spec, X, y, folds
+        self.config, self.options = run.config, run.options
+        self.K, self.M = len(folds), spec.n_models
+        self._saved = state
+        self._live = None
+        self.epoch = 0 if state is None else int(state["epoch"])
+        self.elapsed = 0.0 if state is None else float(state["elapsed"])
+        self.halted = None
+        self.finished = False
+
+    @property
+    def started(self):
+        """Whether it holds trained epochs (or a state to go on from)."""
+        return self._saved is not None or self.epoch > 0
+
+    @property
+    def rung(self):
+        """The :class:`~._halving.Rung` it waits at, or None."""
+        if self._live is not None:
+            return self._live.status.rung
+        if self._saved is None or self._saved["status"]["rung"] is None:
+            return None
+        return saved_rung(self._saved["status"]["rung"])
+
+    # ---------------------------------------------------------- building
+    def _ensure_live(self):
+        """Its trainer, data and bookkeeping on the device: fresh, or from
+        the saved state."""
+        if self._live is not None:
+            return self._live
+        config, options, state = self.config, self.options, self._saved
+        trainer = choose_trainer(self.spec, config)(
+            self.spec, config, self.X.shape[1], self.K,
+            state=None if state is None else state["trainer"],
+        )
+        trainer.data_parallel = options.data_parallel
+        if trainer.backend == "native":
+            trainer.n_threads = torch.get_num_threads()
+        data = run_data(config, self.X, self.y, self.folds, options.sample_weight, options.monitor,
+                        dtype=trainer.net.dtype, device=trainer.net.device)
+        rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
+                              data.fold_sizes)
+        status = ReplicaStatus(self.K, self.M, config, rates if rates.scheduled else None)
+        curves, kept = _Curves(options.monitor), {}
+        live = _Live(trainer, data, rates, status, curves, kept)
+        if state is not None:
+            restore_planner(data.planner, state["planner"])
+            rates.current[:] = state["rates"]["current"]
+            rates.born[:] = state["rates"]["born"]
+            restore_status(status, state["status"])
+            curves.restore(state["curves"])
+            live.kept = restore_kept(state["kept"])
+            finished = state["pending_finished"]
+            live.finished = None if finished is None else np.array(finished, dtype=bool)
+        self._live, self._saved = live, None
+        return live
+
+    def host_state(self):
+        """Everything the run needs to go on from its last whole epoch, as
+        host arrays (see :mod:`._run_state`)."""
+        if self._live is None:
+            return self._saved
+        live = self._live
+        return {
+            "epoch": self.epoch, "elapsed": self.elapsed,
+            "trainer": live.trainer.host_state(), "planner": planner_state(live.data.planner),
+            "rates": {"current": live.rates.current.copy(), "born": live.rates.born.copy()},
+            "status": status_state(live.status), "curves": live.curves.state(self.K * self.M),
+            "kept": kept_state(live.kept),
+            "pending_finished": None if live.finished is None else live.finished.copy(),
+        }
+
+    def suspend(self):
+        """Move its state to the host and free the device."""
+        if self._live is not None:
+            self._saved = self.host_state()
+            self._live = None
+
+    # ---------------------------------------------------------- training
+    def advance(self, decision, tick):
+        """Train until the run finishes, halts, or waits at a rung.
+
+        Parameters
+        ----------
+        decision : callable
+            ``decision(epoch)``: the run's models (indices into the run)
+            that the rung at ``epoch`` stops, or None while undecided.
+        tick : callable
+            Called after every epoch: the call's chance to checkpoint.
+
+        Returns
+        -------
+        {"finished", "halted", "paused"}
+        """
+        start = time.perf_counter()
+        live = self._ensure_live()
+        glue = torch_threads(1) if live.trainer.backend == "native" else contextlib.nullcontext()
+        try:
+            # on the kernel the epochs run on its own threads, the torch
+            # ops around them (scoring, stopping) on one: OpenMP threads
+            # waiting at their barriers made those cost more than the epochs
+            with glue:
+                return self._advance(live, decision, tick)
+        finally:
+            self.elapsed += time.perf_counter() - start
+
+    def _advance(self, live, decision, tick):
+        while True:
+            if self.halted is not None:
+                return "halted"
+            if self.finished:
+                return "finished"
+            rung = live.status.rung
+            if rung is not None:
+                pruned = decision(rung.epoch)
+                if pruned is None:
+                    return "paused"
+                self._guarded(lambda: self._cut(live, pruned))
+            else:
+                self._guarded(lambda: self._epoch(live, tick), first=self.epoch == 0)
+
+    def _guarded(self, step, first=False):
+        """Run ``step`` with Ctrl-C held back to its end; a Ctrl-C halts the
+        run (``"interrupted"``) with what it holds, whole epochs. One that
+        comes before the run trained an epoch, or in a data-parallel run
+        (the other ranks train on), propagates."""
+        done = []
+        try:
+            with deferred_interrupts():
+                step()
+                done.append(True)
+        except KeyboardInterrupt:
+            if (first and not done) or self.options.data_parallel is not None:
+                raise
+            self.halted = "interrupted"
+
+    def _epoch(self, live, tick):
+        """One epoch, whole or not at all (its batch order given back if
+        it raised before training)."""
+        trainer, data, status = live.trainer, live.data, live.status
+        dp, config = self.options.data_parallel, self.config
+        order = planner_state(data.planner)
+        try:
+            plan = data.planner.next_epoch()
+            trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
+        except KeyboardInterrupt:
+            restore_planner(data.planner, order)
+            raise
+        loss, score = epoch_values(trainer, data, self.K * self.M, self.options.monitor, dp)
+        live.curves.record(loss, score, status.active)
+        finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
+                               self.options.epoch_callback)
+        self.epoch += 1
+        if status.rung is None:
+            self._retire(live, finished)
+        else:  # retired with the rung's cut
+            live.finished = finished
+        tick()
+
+    def settle(self, decision):
+        """Apply the decision of the rung it waits at, if taken, training
+        nothing more: a halted call's runs then report every model the
+        rungs stopped as pruned."""
+        rung = self.rung
+        pruned = None if rung is None else decision(rung.epoch)
+        if pruned is not None:
+            live = self._ensure_live()
+            self._cut(live, pruned)
+
+    def _cut(self, live, pruned):
+        """Apply a rung's decision: its pruned models stop with the
+        replicas the rung's epoch finished."""
+        cut = live.status.cut(pruned)
+        finished, live.finished = live.finished | cut, None
+        self._retire(live, finished)
+
+    def _retire(self, live, finished):
+        """Retire the ``finished`` replicas; then whether the run is over
+        (no replica active, the deadline, ``max_iter``)."""
+        status, trainer = live.status, live.trainer
+        if finished.any():
+            status.retire(finished)
+            _retire_slots(trainer, finished, status.active, live.kept, self.config)
+        if not status.active.any():
+            self.finished = True
+        elif past(self.options.deadline, self.options.data_parallel):
+            self.halted = "max_time"
+        elif self.epoch >= self.config.max_iter:
+            self.finished = True
+
+    def result(self):
+        """Its :class:`TrainResult` (the run as it stands), the device freed."""
+        live = self._ensure_live()
+        kept = dict(live.kept)
+        kept.update(live.trainer.kept_weights())
+        if live.trainer.net.device.type == "cuda":
+            torch.cuda.synchronize(live.trainer.net.device)
+        self._live = None
+        return _result(kept, live.status, live.curves, self.K, self.M, self.halted, self.elapsed)
+
+
+def _retire_slots(trainer, finished, active, kept, config):
+    """Freeze the slots of the ``finished`` replicas; once enough slots are
+    frozen, save their weights into ``kept`` and compact them away."""
+    trainer.freeze(finished[trainer.net.slot_models])
+    if active.any() and trainer.frozen.mean() >= config.compact_fraction:
+        kept.update(trainer.kept_weights(trainer.frozen))
+        trainer.compact()
+
+
+class _Curves:
+    """Per-epoch loss and monitored values of the replicas, NaN once a
+    replica stopped."""
+
+    def __init__(self, monitor):
+        self.monitor = monitor
+        self.loss, self.score = [], []
+
+    def record(self, loss, score, active):
+        self.loss.append(np.where(active, loss, np.nan))
+        if self.monitor:
+            self.score.append(np.where(active, score, np.nan))
+
+    @staticmethod
+    def _stack(curves, n_replicas):
+        return np.stack(curves, axis=1) if curves else np.zeros((n_replicas, 0))
+
+    def arrays(self, n_replicas):
+        """(loss, score or None), each of shape (n_replicas, n_epochs)."""
+        score = self._stack(self.score, n_replicas) if self.monitor else None
+        return self._stack(self.loss, n_replicas), score
+
+    def state(self, n_replicas):
+        """The curves so far, as host arrays."""
+        loss, score = self.arrays(n_replicas)
+        return {"loss": loss, "score": score}
+
+    def restore(self, state):
+        """Go on from the curves of :meth:`state`."""
+        self.loss = list(np.asarray(state["loss"], dtype=float).T)
+        if self.monitor:
+            self.score = list(np.asarray(state["score"], dtype=float).T)
+
+
+def _result(kept, status, curves, K, M, halted, train_time):
+    """The :class:`TrainResult` of a run, per model and fold."""
+    per_fold = lambda a: a.reshape(K, M, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731
+    loss, score = curves.arrays(K * M)
+    return TrainResult(
+        coefs=[[kept[k * M + i][0] for i in range(M)] for k in range(K)],
+        intercepts=[[kept[k * M + i][1] for i in range(M)] for k in range(K)],
+        loss_curves=per_fold(loss),
+        validation_scores=None if score is None else per_fold(score),
+        n_iter=per_fold(status.n_iter),
+        converged=per_fold(status.converged),
+        diverged=per_fold(status.diverged),
+        pruned=per_fold(status.pruned),
+        train_time=train_time,
+        halted=halted,
+    )

@@ -1,0 +1,295 @@
+"""Checkpoints: a search killed at any point and fitted again gives the
+uninterrupted result, bit for bit in float64; another search is refused.
+
+A kill is simulated in-process by an exception that no code of skpmlp
+catches, raised right after the n-th checkpoint write (the state a SIGKILL
+at any later moment before the next write leaves) or between a write's
+temporary file and its rename. ``test_checkpoint_kill.py`` sends real
+signals to real processes.
+"""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from checkpoint_child import fitted_arrays
+from joblib import parallel_config
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp._archive import InvalidFileError
+from skpmlp._checkpoint_file import read_file
+
+HALVING = dict(
+    hidden_layer_sizes=[(4,), (8,), (3, 3)], learning_rate_init=(0.01, 0.03), alpha=(1e-4, 1e-2),
+    pruning="halving", min_iter=2, halving_factor=2, max_iter=9, n_iter_no_change=1000,
+    batch_size=32, dtype="float64", random_state=0, checkpoint_every=1e-6,
+)
+LBFGS = dict(
+    hidden_layer_sizes=[(4,), (8,)], alpha=(1e-4, 1e-2), solver="lbfgs", max_iter=25,
+    dtype="float64", random_state=0, checkpoint_every=1e-6,
+)
+
+
+class Killed(BaseException):
+    """What the simulated kill raises: nothing in skpmlp catches it."""
+
+
+def _fit(params, data, path=None, **extra):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ParallelMLPClassifier(**params, checkpoint=path, **extra).fit(*data)
+
+
+def _assert_same(a, b):
+    fa, fb = fitted_arrays(a), fitted_arrays(b)
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        np.testing.assert_array_equal(fa[name], fb[name], err_msg=name)
+
+
+class KillAfterWrite:
+    """``arm(n)``: the n-th checkpoint write completes, then the fit is
+    killed (``during=True``: between its temporary file and its rename);
+    ``disarm()`` undoes it (and only it). ``writes``: the writes done."""
+
+    def __init__(self):
+        self.patch, self.writes = pytest.MonkeyPatch(), []
+
+    def arm(self, n, during=False):
+        from skpmlp import _checkpoint, _checkpoint_file
+
+        real, writes, patch = _checkpoint.write_file, self.writes, self.patch
+
+        def write(path, tree):
+            if during and len(writes) + 1 == n:
+                # the temporary file is complete; the kill comes before the rename
+                patch.setattr(_checkpoint_file.os, "replace", _kill)
+            real(path, tree)
+            writes.append(path)
+            if not during and len(writes) == n:
+                raise Killed
+
+        patch.setattr(_checkpoint, "write_file", write)
+        return writes
+
+    def disarm(self):
+        self.patch.undo()
+
+
+@pytest.fixture
+def kill_after_write():
+    killer = KillAfterWrite()
+    yield killer
+    killer.disarm()
+
+
+def _kill(*args):
+    raise Killed
+
+
+@pytest.fixture
+def count_epochs(wrap_run_epoch):
+    """Count the fused epochs trained (every run, both trainers)."""
+    calls = [0]
+
+    def counting(run_epoch):
+        def counted(self, *args, **kwargs):
+            calls[0] += 1
+            return run_epoch(self, *args, **kwargs)
+
+        return counted
+
+    wrap_run_epoch(counting)
+    return calls
+
+
+@pytest.mark.parametrize("n_writes", [2, 7, 15])
+def test_a_search_killed_after_a_write_resumes_to_the_same_result(
+        iris, tmp_path, backend, kill_after_write, count_epochs, n_writes):
+    """Before the first rung, after it, after the last: the resumed fit
+    re-trains no epoch the killed one saved, and skips none."""
+    path = tmp_path / "search.ckpt"
+    reference = _fit(HALVING, iris)
+    assert reference.cv_results_["pruned"].any()  # the rungs at epochs 2, 4, 8 prune
+    uninterrupted = count_epochs[0]
+    kill_after_write.arm(n_writes)
+    with pytest.raises(Killed):
+        _fit(HALVING, iris, path)
+    kill_after_write.disarm()
+    killed = count_epochs[0] - uninterrupted
+    resumed = _fit(HALVING, iris, path)
+    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
+    _assert_same(resumed, reference)
+
+
+@pytest.mark.parametrize("n_writes", [3, 9])
+def test_a_kill_during_a_write_leaves_the_previous_checkpoint(iris, tmp_path, kill_after_write,
+                                                               n_writes):
+    path = tmp_path / "search.ckpt"
+    reference = _fit(HALVING, iris)
+    writes = kill_after_write.arm(n_writes, during=True)
+    with pytest.raises(Killed):
+        _fit(HALVING, iris, path)
+    assert len(writes) == n_writes - 1
+    before = read_file(path)  # whole: the previous write's
+    kill_after_write.disarm()
+    assert before["format"] == "skpmlp.checkpoint"
+    _assert_same(_fit(HALVING, iris, path), reference)
+
+
+@pytest.mark.parametrize("cv", [None, 2])
+def test_an_lbfgs_search_killed_resumes_to_the_same_result(iris, tmp_path, backend,
+                                                           kill_after_write, cv):
+    path = tmp_path / "lbfgs.ckpt"
+    reference = _fit(LBFGS, iris, cv=cv)
+    kill_after_write.arm(6)
+    with pytest.raises(Killed):
+        _fit(LBFGS, iris, path, cv=cv)
+    kill_after_write.disarm()
+    _assert_same(_fit(LBFGS, iris, path, cv=cv), reference)
+
+
+def test_a_sharded_search_killed_resumes_to_the_same_result(iris, tmp_path, kill_after_write):
+    """Shards in threads (the kill reaches them); each shard keeps its own
+    file between rungs, the search's file holds the decisions."""
+    path = tmp_path / "sharded.ckpt"
+    params = dict(HALVING, cv=2)
+    reference = _fit(params, iris)
+    with parallel_config(backend="threading"):
+        kill_after_write.arm(12)
+        with pytest.raises(Killed):
+            _fit(params, iris, path, n_jobs=2)
+        kill_after_write.disarm()
+        assert any(name.startswith("sharded.ckpt.") for name in os.listdir(tmp_path))
+        resumed = _fit(params, iris, path, n_jobs=2)
+    _assert_same(resumed, reference)
+    # finished shards' files are gone: the search's file holds their results
+    assert not [name for name in os.listdir(tmp_path) if ".shard" in name]
+
+
+def test_a_finished_checkpoint_trains_nothing_again(iris, tmp_path, monkeypatch):
+    from skpmlp._engine._fused_run import FusedRun
+
+    path = tmp_path / "done.ckpt"
+    first = _fit(HALVING, iris, path)
+    monkeypatch.setattr(FusedRun, "advance", _kill)
+    _assert_same(_fit(HALVING, iris, path), first)
+
+
+class ChangingSplitter:
+    """A splitter that gives other folds on every call (as KFold(shuffle=True)
+    without a seed): the checkpoint must keep the folds themselves."""
+
+    def __init__(self, n_splits=2):
+        self.n_splits = n_splits
+        self._calls = 0
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return self.n_splits
+
+    def split(self, X, y=None, groups=None):
+        self._calls += 1
+        rows = np.random.RandomState(self._calls).permutation(len(X))
+        for k in range(self.n_splits):
+            test = np.sort(rows[k::self.n_splits])
+            yield np.setdiff1d(rows, test), test
+
+
+def test_a_resumed_search_keeps_its_folds(iris, tmp_path, kill_after_write):
+    path = tmp_path / "folds.ckpt"
+    reference = _fit(HALVING, iris, cv=ChangingSplitter())  # its first call's folds
+    kill_after_write.arm(5)
+    with pytest.raises(Killed):
+        _fit(HALVING, iris, path, cv=ChangingSplitter())
+    kill_after_write.disarm()
+    splitter = ChangingSplitter()
+    splitter._calls = 7  # it would split otherwise now
+    _assert_same(_fit(HALVING, iris, path, cv=splitter), reference)
+
+
+def test_a_random_state_that_is_not_an_int_takes_the_checkpoints_seed(
+        iris, tmp_path, kill_after_write):
+    path = tmp_path / "seed.ckpt"
+    params = dict(HALVING, random_state=None)
+    kill_after_write.arm(4)
+    with pytest.raises(Killed):
+        _fit(params, iris, path)
+    kill_after_write.disarm()
+    seed = read_file(path)["seed"]
+    resumed = _fit(params, iris, path)
+    _assert_same(resumed, _fit(dict(HALVING, random_state=seed), iris))
+
+
+# ------------------------------------------------------------ refusals
+@pytest.fixture
+def written(iris, tmp_path):
+    path = tmp_path / "search.ckpt"
+    _fit(HALVING, iris, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (dict(alpha=(1e-3,)), r"alpha: \(0.0001, 0.01\) in the checkpoint, \(0.001\) now"),
+        (dict(max_iter=5), "max_iter: 9 in the checkpoint, 5 now"),
+        (dict(random_state=1), "random_state: 0 in the checkpoint, 1 now"),
+    ],
+)
+def test_other_parameters_are_refused_saying_what_differs(iris, written, change, says):
+    with pytest.raises(ValueError, match=says) as error:
+        _fit({**HALVING, **change}, iris, written)
+    assert "Delete the file or pass another checkpoint path" in str(error.value)
+
+
+@pytest.mark.parametrize("what", ["X", "y", "sample_weight"])
+def test_other_data_are_refused(iris, written, what):
+    X, y = iris[0].copy(), iris[1].copy()
+    weight = None
+    if what == "X":
+        X[0, 0] += 1e-9
+    elif what == "y":
+        y = np.roll(y, 1)
+    else:
+        weight = np.ones(len(y))
+    with pytest.raises(ValueError, match=rf"the data \(.*{what}.*\) differ from the checkpoint"):
+        ParallelMLPClassifier(**HALVING, checkpoint=written).fit(X, y, sample_weight=weight)
+
+
+def test_execution_parameters_may_change(iris, written):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ParallelMLPClassifier(**dict(HALVING, checkpoint_every=5.0), checkpoint=written,
+                              n_jobs=2, max_memory=1e9, verbose=0).fit(*iris)
+
+
+def test_another_estimator_class_is_refused(iris, written):
+    with pytest.raises(ValueError, match="written by a ParallelMLPClassifier search"):
+        ParallelMLPRegressor(**HALVING, checkpoint=written).fit(iris[0], iris[1].astype(float))
+
+
+def test_a_file_that_is_not_a_checkpoint_is_refused_unread(iris, tmp_path):
+    import pickle
+
+    path = tmp_path / "evil.ckpt"
+    path.write_bytes(pickle.dumps({"format": "skpmlp.checkpoint"}))
+    with pytest.raises(InvalidFileError):
+        _fit(HALVING, iris, path)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [(dict(warm_start=True), "warm_start=True"), (dict(refill="sample", early_stopping=True),
+                                                  "refill='sample'")],
+)
+def test_settings_a_checkpoint_cannot_keep_are_refused(iris, tmp_path, change, says):
+    with pytest.raises(ValueError, match=says):
+        _fit({**HALVING, **change}, iris, tmp_path / "x.ckpt")
+    assert not os.path.exists(tmp_path / "x.ckpt")
+
+
+@pytest.mark.parametrize("value", [0, -1.0, "often"])
+def test_checkpoint_every_is_validated(iris, value):
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        ParallelMLPClassifier(checkpoint="x", checkpoint_every=value).fit(*iris)
