@@ -53,7 +53,7 @@ def search_config(i):
         hidden_layer_sizes=[[int(rng.integers(4, 24))], [int(rng.integers(4, 24))],
                             [8, int(rng.integers(4, 12))]],
         alpha=[1e-4, 1e-2], solver=solver, max_iter=int(rng.integers(15, 30)),
-        dtype="float64", random_state=i, cv=None if i % 2 else 2,
+        dtype="float64", random_state=i, cv=None if (i // 2) % 2 else 2,
     )
     if solver != "lbfgs":
         # torch's fused steps cost ~10 ms each here: fewer of them

@@ -13,7 +13,7 @@ from sklearn.base import clone
 
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
-from skpmlp._engine._stopping import halve
+from skpmlp._engine._halving import halve
 from skpmlp._ensemble import select_members
 
 SEARCH = dict(

@@ -22,7 +22,8 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._engine import ACTIVATION_NAMES, _train, _trainer
+from skpmlp._engine import ACTIVATION_NAMES, _trainer
+from skpmlp._engine._fused_run import FusedRun
 
 PARALLEL = [ParallelMLPClassifier, ParallelMLPRegressor]
 SINGLE = [SingleMLPClassifier, SingleMLPRegressor]
@@ -44,7 +45,7 @@ def no_training(monkeypatch):
     def fail(*args, **kwargs):
         pytest.fail("training started before the bad input was refused")
 
-    monkeypatch.setattr(_train, "_train", fail)
+    monkeypatch.setattr(FusedRun, "advance", fail)
     monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
     monkeypatch.setattr(skpmlp._parallel, "train_population", fail)
     monkeypatch.setattr(skpmlp._single, "train_models", fail)
