@@ -104,27 +104,33 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tm
 @pytest.fixture
 def ctrl_c_in_epoch(monkeypatch):
     """``ctrl_c_in_epoch(n)``: a timer thread sends SIGINT to this process
-    while the native kernel runs the n-th epoch (its GIL released); returns
-    a list that holds, once sent, whether the epoch was still running then."""
+    while the native kernel runs the n-th epoch (its GIL released). The
+    epoch does not return before the signal is sent, so on a loaded machine
+    too it lands inside the epoch: in the kernel, or at the latest before
+    the epoch's bookkeeping. Returns a list that holds, once sent, whether
+    the epoch was still running then."""
     from skpmlp._engine._native import NativeTrainer
 
     def arm(n):
         real, calls, state = NativeTrainer.run_epoch, [0], {"inside": False}
-        landed = []
+        landed, sent = [], threading.Event()
 
         def send():
-            time.sleep(0.002)
+            time.sleep(0.001)
             os.kill(os.getpid(), signal.SIGINT)
             landed.append(state["inside"])
+            sent.set()
 
         def run_epoch(self, *args, **kwargs):
             calls[0] += 1
+            state["inside"] = True
             if calls[0] == n:
                 threading.Thread(target=send).start()
-            state["inside"] = True
             try:
                 return real(self, *args, **kwargs)
             finally:
+                if calls[0] == n:
+                    sent.wait(30)
                 state["inside"] = False
 
         monkeypatch.setattr(NativeTrainer, "run_epoch", run_epoch)
