@@ -162,22 +162,21 @@ def test_an_ensemble_takes_no_pruned_model_while_enough_survive(iris, cv):
 
 
 @pytest.mark.parametrize("cv", [None, 2])
-def test_an_ensemble_fills_up_with_the_best_pruned_models_and_warns(iris, cv):
+def test_an_ensemble_never_takes_a_pruned_model_and_warns_when_smaller(iris, cv):
+    """Issue 30: no pruned model is ever a member; too few survivors make a
+    smaller ensemble, with a warning."""
     X, y = iris
     # rungs at epochs 2, 4, 8: 8 -> 4 -> 2 -> 1 model trains to the end
     search = ParallelMLPClassifier(cv=cv, max_iter=10, ensemble_size=3, **HALVING)
-    with pytest.warns(UserWarning, match=r"ensemble_size=3, but only 1 usable models trained to the end; "
-                                         r"the other 2 members are the best models pruned"):
+    with pytest.warns(UserWarning, match=r"ensemble_size=3, but only 1 usable models trained to the end "
+                                         r"\(models pruned by successive halving are never members\); "
+                                         r"the ensemble has 1"):
         search.fit(X, y)
-    pruned, loss = search.cv_results_["pruned"], search.validation_loss_
+    pruned = search.cv_results_["pruned"]
     assert (~pruned).sum() == 1
-    members = search.ensemble_indices_
-    # selection="loss" (the default): the pruned ones of lowest validation loss
-    best_pruned = np.flatnonzero(pruned)[np.argsort(loss[pruned], kind="stable")[:2]]
-    np.testing.assert_array_equal(members, [search.best_index_, *best_pruned])
+    np.testing.assert_array_equal(search.ensemble_indices_, [search.best_index_])
     assert not pruned[search.best_index_]
-    mean = np.mean([m.predict_proba(X) for m in search.best_estimator_.estimators_], axis=0)
-    np.testing.assert_allclose(search.predict_proba(X), mean)
+    assert not hasattr(search.best_estimator_, "estimators_")
 
 
 @pytest.mark.parametrize(
@@ -186,9 +185,9 @@ def test_an_ensemble_fills_up_with_the_best_pruned_models_and_warns(iris, cv):
         # pruned rows are passed over whatever their rank, failed ones always
         ([1, 2, 3, 4, 5], [0, 1, 0, 0, 0], [1, 1, 1, 1, 1], [0, 2, 3], False),
         ([1, 2, 3, 4, 5], [0, 0, 0, 1, 0], [1, 1, 0, 1, 1], [0, 1, 4], False),
-        # too few survivors: the best pruned fill up
-        ([1, 2, 3, 4, 5], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 3, 1], True),
-        ([4, 1, 3, 2, 5], [1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [2, 1, 0], True),
+        # too few survivors: a smaller ensemble, never a pruned member
+        ([1, 2, 3, 4, 5], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 3], True),
+        ([4, 1, 3, 2, 5], [1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [2], True),
         # no pruning: the top ranks, ties by row order
         ([2, 1, 2, 1, 5], None, [1, 1, 1, 1, 1], [1, 3, 0], False),
     ],
