@@ -108,12 +108,16 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         best model has the lowest mean validation loss or the best mean
         validation score (``selection``); with ``refit`` its configuration
         is then retrained on all the data (with ``cv=None`` only if
-        ``holdout_refit``, else the trained model itself is kept).
+        ``holdout_refit``, else the trained model itself is kept), or
+        ``ensemble`` builds an ensemble of the trained models.
+        ``cv="auto"`` (the default) is one of the two, chosen by the data
+        (5 folds on small data, else the holdout; ``cv_`` says which).
 
         One configuration (one value per parameter, ``n_repeats=1``) with
-        ``cv=None`` and neither ``early_stopping`` nor ``pruning`` is
-        scikit-learn's MLP: the one model trains on every row, nothing is
-        held out, and its test scores (``best_score_``) are NaN. With
+        ``cv=None`` (or ``"auto"``, which is then None) and neither
+        ``early_stopping`` nor ``pruning`` is scikit-learn's MLP: the one
+        model trains on every row, nothing is held out, and its test scores
+        (``best_score_``) are NaN. With
         ``early_stopping`` it trains on the rows scikit-learn's MLP would
         train on, the rest being its validation set. With ``cv=None`` a
         lone model also fails and talks as scikit-learn's MLP: non-finite

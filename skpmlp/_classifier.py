@@ -82,7 +82,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         min_iter=5,
         refill=None,
         max_models=None,
-        cv=None,
+        cv="auto",
         scoring=None,
         refit=True,
         holdout_refit=True,

@@ -533,7 +533,7 @@ _ROWS = (
         and ``max_time``.""",
     ),
     Param(
-        "cv", None, (["cv_object", StrOptions({"auto"}), None], None),
+        "cv", "auto", (["cv_object", StrOptions({"auto"}), None], None),
         'int, cross-validation generator, iterable, "auto" or None',
         role="search", family="search",
         doc="""\
@@ -543,9 +543,10 @@ _ROWS = (
         otherwise; group splitters such as GroupKFold get ``fit``'s
         ``groups``); every model is trained once per fold inside the
         same fused run (its fold replicas share its initial weights).
-        ``"auto"`` chooses by the data: 5 folds (GroupKFold with
-        ``groups``) for at most ``AUTO_CV_MAX_SAMPLES`` rows, where a
-        holdout's choice is noise and 5 folds are cheap, else the holdout
+        ``"auto"`` (the default) chooses by the data: 5 folds (GroupKFold
+        with ``groups``) for at most 2,000 rows
+        (``skpmlp._splits.AUTO_CV_MAX_SAMPLES``), where a holdout's choice
+        is noise and 5 folds are cheap, else the holdout
         (also for one configuration, for a class with fewer than 5
         members, or fewer than 5 groups); ``cv_`` says which. The user
         guide's "cv='auto'" section has the measurements behind the
@@ -572,7 +573,9 @@ _ROWS = (
         ``best_index_``; ``best_score_`` is then not set. With one metric
         any string refits as True does, as GridSearchCV.
         With ``cv`` the best configuration is retrained on all the data, as
-        GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
+        GridSearchCV does; with ``cv=None``, see ``holdout_refit``. With
+        ``ensemble="folds"`` or ``"greedy"`` the refit is the ensemble:
+        ``best_estimator_`` is it (see ``ensemble``).
         ``refit=False`` leaves ``best_estimator_`` unset and prediction
         unavailable, as GridSearchCV does.""",
     ),

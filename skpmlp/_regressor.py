@@ -78,7 +78,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         min_iter=5,
         refill=None,
         max_models=None,
-        cv=None,
+        cv="auto",
         scoring=None,
         refit=True,
         holdout_refit=True,

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
-from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
+from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -102,6 +102,7 @@ def test_regressor_ensemble_is_the_weighted_average_of_its_exported_members(
     search = _fit(ParallelMLPRegressor(**SEARCH, **params), X, y)
     expected = _expected(search, X, through_folds)
     np.testing.assert_allclose(search.predict(X), expected, rtol=1e-12, atol=1e-14)
+    assert search.score(X, y) == pytest.approx(r2_score(y, expected), rel=1e-12)
     if params["ensemble"] == "greedy":
         assert len(search.ensemble_indices_) > 1
 
@@ -159,15 +160,21 @@ def test_greedy_counts_equal_the_plain_reference():
         assert counts[4] == 0 and counts.sum() <= steps
 
 
-@pytest.mark.parametrize("selection", ["loss", "score"])
+@pytest.mark.parametrize("selection, stopping", [("loss", False), ("score", False),
+                                                  ("loss", True)],
+                         ids=["loss", "score", "loss-early-stopping"])
 def test_greedy_selection_equals_the_reference_on_exported_out_of_fold_predictions(
-        classification, selection):
+        classification, selection, stopping):
     """The search's greedy ensemble is the reference selection on the
     out-of-fold predictions of the exported fold replicas (log-loss, or
-    accuracy with selection="score"), with scikit-learn's metrics."""
+    accuracy with selection="score"), with scikit-learn's metrics; with
+    early stopping, of the replicas as exported (their best epoch)."""
     X, y = classification
+    stop = dict(early_stopping=True, n_iter_no_change=2) if stopping else {}
     search = _fit(ParallelMLPClassifier(**SEARCH, cv=3, ensemble="greedy", ensemble_size=6,
-                                        selection=selection, scoring="accuracy"), X, y)
+                                        selection=selection, scoring="accuracy", **stop), X, y)
+    if stopping:
+        assert (search.cv_results_["n_iter"] < SEARCH["max_iter"]).any()
     oof = np.zeros((search.n_models_, len(y), 3))
     for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
         for i in range(search.n_models_):
@@ -192,7 +199,8 @@ def test_greedy_selection_equals_the_reference_on_exported_out_of_fold_predictio
 
 def test_greedy_on_the_holdout_uses_the_validation_rows(regression):
     X, y = regression
-    search = _fit(ParallelMLPRegressor(**SEARCH, ensemble="greedy", holdout_refit=False), X, y)
+    search = _fit(ParallelMLPRegressor(**SEARCH, cv=None, ensemble="greedy", holdout_refit=False),
+                  X, y)
     _, val = holdout_split(np.zeros(len(y), dtype=int), 0.1, 0, stratify=False)
     predictions = np.array([search.export_model(i).predict(X[val]) for i in range(search.n_models_)])
     counts, _ = _reference_greedy(
@@ -208,6 +216,74 @@ def test_ensemble_size_caps_the_greedy_steps(regression):
     search = _fit(ParallelMLPRegressor(**SEARCH, cv=3, ensemble="greedy", ensemble_size=2), X, y)
     weights = search.ensemble_weights_
     assert len(search.ensemble_indices_) <= 2 and set(np.round(weights * 2)) <= {1, 2}
+
+
+# ----------------------------------------------------- early stopping
+@pytest.mark.parametrize("params, through_folds", [KINDS[0], KINDS[2], KINDS[4], KINDS[5]],
+                         ids=["best-cv", "folds", "greedy-cv", "greedy-holdout"])
+def test_early_stopped_ensembles_are_the_weighted_average_of_their_members(
+        classification, params, through_folds):
+    """With early stopping every member is its best epoch's weights, as
+    ``export_model`` gives them, and the ensemble averages exactly those."""
+    X, y = classification
+    search = _fit(ParallelMLPClassifier(**SEARCH, **params, early_stopping=True,
+                                        n_iter_no_change=2), X, y)
+    assert (search.cv_results_["n_iter"] < SEARCH["max_iter"]).any()  # some stopped early
+    expected = _expected(search, X, through_folds)
+    np.testing.assert_allclose(search.predict_proba(X), expected, rtol=1e-12, atol=1e-15)
+    assert search.score(X, y) == accuracy_score(y, np.argmax(expected, axis=1))
+
+
+# ------------------------------------------------------------- refit
+@pytest.mark.parametrize("params", [
+    dict(cv=3, ensemble="folds"), dict(cv=3, ensemble="greedy"),
+    dict(cv=None, ensemble="greedy"),
+], ids=["folds", "greedy-cv", "greedy-holdout-refit"])
+def test_the_refit_is_the_ensemble(classification, params):
+    """``refit`` keeps its meaning: ``best_estimator_`` is the ensemble, and
+    the search predicts through it; ``best_*`` describe the best single
+    configuration, as GridSearchCV's."""
+    X, y = classification
+    search = _fit(ParallelMLPClassifier(**SEARCH, **params), X, y)
+    best = search.best_estimator_
+    assert isinstance(best, MLPEnsembleClassifier)
+    if params["ensemble"] == "folds":  # one member: the ensemble is its k fold models
+        assert len(search.ensemble_indices_) == 1 and len(best.estimators_) == search.n_splits_
+    else:
+        assert len(best.estimators_) == len(search.ensemble_indices_)
+        np.testing.assert_array_equal(best.weights_, search.ensemble_weights_)
+    np.testing.assert_array_equal(search.predict_proba(X), best.predict_proba(X))
+    assert search.score(X, y) == best.score(X, y)
+    assert search.best_score_ == search.cv_results_["mean_test_score"][search.best_index_]
+    if params["cv"] is None:  # holdout_refit: the members were retrained on every row
+        assert set(search._refitted) == set(search.ensemble_indices_.tolist())
+
+
+@pytest.mark.parametrize("params", [
+    dict(cv=3, ensemble="folds"), dict(cv=3, ensemble="greedy"),
+    dict(cv=None, ensemble="greedy"),
+], ids=["folds", "greedy-cv", "greedy-holdout"])
+def test_refit_false_builds_no_ensemble(classification, params):
+    X, y = classification
+    search = _fit(ParallelMLPClassifier(**SEARCH, **params, refit=False), X, y)
+    for name in ("best_estimator_", "ensemble_indices_", "ensemble_weights_"):
+        assert not hasattr(search, name)
+    with pytest.raises(AttributeError, match="has no attribute 'predict'"):
+        search.predict(X)
+    # every trained model can still be exported, fold ensembles included
+    exported = search.export_model(0, fold="all") if params["cv"] else search.export_model(0)
+    assert exported.predict_proba(X).shape == (len(y), 3)
+
+
+def test_greedy_with_a_callable_refit(classification):
+    """A callable ``refit`` picks ``best_index_`` (no ``best_score_``, as
+    GridSearchCV); the greedy ensemble is still selected over every model."""
+    X, y = classification
+    search = _fit(ParallelMLPClassifier(**SEARCH, cv=3, ensemble="greedy",
+                                        refit=lambda results: 5), X, y)
+    assert search.best_index_ == 5 and not hasattr(search, "best_score_")
+    expected = _expected(search, X, through_folds=True)
+    np.testing.assert_allclose(search.predict_proba(X), expected, rtol=1e-12, atol=1e-15)
 
 
 # ----------------------------------------------------------- halving
@@ -279,14 +355,14 @@ def test_folds_with_a_holdout_is_refused_before_training(classification, monkeyp
 
     monkeypatch.setattr(skpmlp._runner, "train_models", no_training)
     with pytest.raises(ValueError, match=r"ensemble='folds' .* needs k folds .* Pass cv=5"):
-        ParallelMLPClassifier(**SEARCH, ensemble="folds").fit(X, y)
+        ParallelMLPClassifier(**SEARCH, cv=None, ensemble="folds").fit(X, y)
     # cv="auto" choosing the holdout (one configuration) says so
     with pytest.raises(ValueError, match=r"cv='auto' chose the holdout"):
         ParallelMLPClassifier((4,), "relu", learning_rate_init=0.01, cv="auto",
                               ensemble="folds").fit(X, y)
     # refit=False builds no ensemble: nothing to refuse
     with pytest.raises(AssertionError, match="trained"):
-        ParallelMLPClassifier(**SEARCH, ensemble="folds", refit=False).fit(X, y)
+        ParallelMLPClassifier(**SEARCH, cv=None, ensemble="folds", refit=False).fit(X, y)
 
 
 @pytest.mark.parametrize("params, error", [
@@ -301,7 +377,7 @@ def test_invalid_values_are_refused(classification, params, error):
 
 def test_export_model_fold_all_needs_cv(classification):
     X, y = classification
-    search = _fit(ParallelMLPClassifier(**SEARCH), X, y)
+    search = _fit(ParallelMLPClassifier(**SEARCH, cv=None), X, y)
     with pytest.raises(ValueError, match=r"fold must be an int in \[0, 1\); got 'all'"):
         search.export_model(0, fold="all")
 
@@ -318,9 +394,10 @@ def test_ensemble_weights_must_match_the_members(classification):
 
 
 # ---------------------------------------------------------- cv="auto"
-def test_cv_auto_is_k_fold_on_small_data(classification):
+def test_cv_auto_is_the_default_and_k_fold_on_small_data(classification):
     X, y = classification
-    search = _fit(ParallelMLPClassifier(**SEARCH, cv="auto"), X, y)
+    assert ParallelMLPClassifier().cv == "auto" and ParallelMLPRegressor().cv == "auto"
+    search = _fit(ParallelMLPClassifier(**SEARCH), X, y)
     assert search.cv_ == AUTO_CV_FOLDS and search.n_splits_ == AUTO_CV_FOLDS
     same = _fit(ParallelMLPClassifier(**SEARCH, cv=AUTO_CV_FOLDS), X, y)
     np.testing.assert_array_equal(search.cv_results_["mean_test_score"],
@@ -360,3 +437,8 @@ def test_cv_auto_with_groups_is_group_k_fold(classification):
         warnings.simplefilter("ignore")
         search.fit(X, y, groups=groups)
     assert isinstance(search.cv_, GroupKFold) and search.n_splits_ == AUTO_CV_FOLDS
+    buffer = io.BytesIO()  # the chosen splitter survives skpmlp.io
+    skpmlp.io.save(search, buffer)
+    loaded = skpmlp.io.load(io.BytesIO(buffer.getvalue()))
+    assert isinstance(loaded.cv_, GroupKFold) and loaded.cv_.n_splits == AUTO_CV_FOLDS
+    np.testing.assert_array_equal(loaded.predict_proba(X), search.predict_proba(X))

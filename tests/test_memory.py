@@ -19,7 +19,7 @@ SEARCH = dict(
 
 @pytest.fixture(scope="module")
 def one_run(iris):
-    return ParallelMLPClassifier(**SEARCH).fit(*iris)
+    return ParallelMLPClassifier(**SEARCH, cv=None).fit(*iris)
 
 
 def _assert_same_search(a, b):
@@ -33,7 +33,7 @@ def _assert_same_search(a, b):
 
 def test_population_over_max_memory_trains_in_chunks(iris, one_run):
     with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-        chunked = ParallelMLPClassifier(max_memory=2e5, **SEARCH).fit(*iris)
+        chunked = ParallelMLPClassifier(max_memory=2e5, **SEARCH, cv=None).fit(*iris)
     _assert_same_search(chunked, one_run)
 
 
@@ -41,7 +41,7 @@ def test_out_of_memory_is_retried_in_smaller_chunks(iris, one_run, monitor_calls
     """A device that cannot hold more than 3 models: the run is re-split
     until every chunk fits, with a warning, and nothing changes."""
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
-        retried = ParallelMLPClassifier(**SEARCH).fit(*iris)
+        retried = ParallelMLPClassifier(**SEARCH, cv=None).fit(*iris)
     _assert_same_search(retried, one_run)
     assert max(monitor_calls) <= 3
 
@@ -87,13 +87,13 @@ def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypat
     monkeypatch.setattr(_train, "_train", out_of_memory_once)
     monkeypatch.setattr(_train, "_release_device_memory", release)
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
-        ParallelMLPClassifier(**SEARCH, device=device).fit(*iris)
+        ParallelMLPClassifier(**SEARCH, device=device, cv=None).fit(*iris)
     assert after_release == [(True, True)]
 
 
 def test_a_model_larger_than_the_budget_is_a_clear_error(iris):
     with pytest.raises(MemoryError, match="Training even one model needs"):
-        ParallelMLPClassifier(max_memory=1000, **SEARCH).fit(*iris)
+        ParallelMLPClassifier(max_memory=1000, **SEARCH, cv=None).fit(*iris)
 
 
 def test_chunks_cover_every_model_once():
@@ -129,7 +129,7 @@ def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
     for free in (1e12, 3e5):  # 80% of 3e5 bytes is below max_memory
         free_memory(free)
         with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING).fit(*iris))
+            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING, cv=None).fit(*iris))
     assert fits[0].cv_results_["pruned"].any()
     _assert_same_search(*fits)
 
@@ -137,10 +137,10 @@ def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
 def test_halving_refuses_to_split_by_free_memory(iris, free_memory):
     free_memory(1e6)  # the 12 models need about 1.4e6 bytes
     with pytest.raises(MemoryError, match=r"pruning='halving'.*set max_memory"):
-        ParallelMLPClassifier(**HALVING).fit(*iris)
+        ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
 
 
 def test_halving_out_of_memory_is_an_error_not_a_retry(iris, monitor_calls):
     with pytest.raises(MemoryError, match=r"pruning='halving'.*lower max_memory"):
-        ParallelMLPClassifier(**HALVING).fit(*iris)
+        ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     assert monitor_calls == []

@@ -93,7 +93,7 @@ def test_halving_keeps_the_best_third_at_each_rung():
 
 def test_halving_schedule_and_ranking(iris):
     X, y = iris
-    search = ParallelMLPClassifier(pruning="halving", min_iter=3, halving_factor=3, n_iter_no_change=1000, **SEARCH)
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, halving_factor=3, n_iter_no_change=1000, **SEARCH, cv=None)
     search.fit(X, y)
     results = search.cv_results_
     n_iter, pruned = results["n_iter"], results["pruned"]
@@ -216,13 +216,13 @@ def test_monitoring_the_validation_loss(iris, task):
     X, y = iris
     params = dict(SEARCH, max_iter=8, n_iter_no_change=1000, monitor="loss")
     if task == "classification":
-        search = ParallelMLPClassifier(**params).fit(X, y)
+        search = ParallelMLPClassifier(**params, cv=None).fit(X, y)
         _, val = holdout_split(y, 0.1, 0, stratify=True)
         losses = [log_loss(y[val], search.export_model(i).predict_proba(X[val]), labels=[0, 1, 2])
                   for i in range(search.n_models_)]
     else:
         target = X[:, 0] + np.sin(X[:, 1])
-        search = ParallelMLPRegressor(**params).fit(X[:, 1:], target)
+        search = ParallelMLPRegressor(**params, cv=None).fit(X[:, 1:], target)
         _, val = holdout_split(np.zeros(len(target), dtype=int), 0.1, 0, stratify=False)
         losses = [0.5 * mean_squared_error(target[val], search.export_model(i).predict(X[val, 1:]))
                   for i in range(search.n_models_)]
@@ -231,7 +231,7 @@ def test_monitoring_the_validation_loss(iris, task):
 
 def test_halving_on_the_validation_loss(iris):
     X, y = iris
-    search = ParallelMLPClassifier(pruning="halving", min_iter=3, monitor="loss", **SEARCH).fit(X, y)
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, monitor="loss", **SEARCH, cv=None).fit(X, y)
     pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
     assert pruned.any() and not pruned[search.best_index_]
     assert ranks[pruned].min() > ranks[~pruned].max()
