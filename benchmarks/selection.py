@@ -11,8 +11,10 @@ once into 70 % training and 30 % test rows (``random_state=0``):
   estimator;
 * ``sk <label>``: skpmlp's ``ParallelMLPClassifier`` /
   ``ParallelMLPRegressor`` over the same grid, one entry of
-  :data:`SKPMLP_VARIANTS` each (today: the estimators' defaults, the holdout
-  search ``cv=None`` and ``cv=5``, with the default ensemble);
+  :data:`SKPMLP_VARIANTS` each: the estimators' defaults (``cv="auto"``,
+  ``ensemble="best"``), the holdout search ``cv=None``, ``cv=5``, and
+  ``ensemble="folds"`` / ``"greedy"`` with ``cv=5``, the holdout and
+  ``cv="auto"``;
 * ``RealMLP``: RealMLP-TD from pytabkit with ``n_cv=5`` (an ensemble of its
   5 fold models, each early-stopped on its own validation fold), its tuned
   defaults otherwise; the anchor, the best tabular MLP peer.
@@ -34,17 +36,29 @@ JSON records the load average per data set).
 Adding a variant
 ----------------
 :data:`SKPMLP_VARIANTS` is the hook: one entry per skpmlp search, a short
-label and the parameters set on top of the grid. The entries for
-``ensemble="folds"`` / ``"greedy"`` and ``cv="auto"`` are already there; an
-entry whose parameters the estimator does not accept yet (an unknown name,
-a value its ``_parameter_constraints`` refuse) is skipped with a printed
-note, so they start to run as soon as the estimators support them. A
+label and the parameters set on top of the grid. An entry whose parameters
+the estimator does not accept (an unknown name, a value its
+``_parameter_constraints`` refuse) is skipped with a printed note. A
 variant that fails while fitting is recorded with its error and the run
-goes on. Two entries that resolve to the same parameters share one fit.
+goes on. Two entries that resolve to the same parameters share one fit
+(``defaults`` and ``auto`` do: ``cv="auto"`` is the default).
+
+Reusing the references
+----------------------
+The default MLP, GridSearchCV and RealMLP-TD do not depend on skpmlp, and
+they take most of a run (RealMLP alone about 40 of 55 minutes here). With
+``--reuse FILE`` their results (test score and seconds) are read from an
+earlier results file, per data set, wherever it has them for the same grid,
+epochs, folds, test split and row cap (else they run); only the skpmlp
+variants are fitted and timed afresh. The output says which columns were
+reused and from which run: their seconds were measured then, under that
+run's load, so the time ratios compare two runs.
 
 Usage::
 
     nice -n 10 python benchmarks/selection.py              # 14 sets, 200 epochs
+    nice -n 10 python benchmarks/selection.py --methods default gscv realmlp  # references only
+    nice -n 10 python benchmarks/selection.py --reuse benchmarks/results/selection.json
     nice -n 10 python benchmarks/selection.py --quick      # iris, pima, diabetes; 30 epochs
     python benchmarks/selection.py --datasets glass oj --methods default skpmlp
     python benchmarks/selection.py --variants hold cv5 --seeds 3
@@ -273,8 +287,63 @@ def fit_realmlp(data, classifier, classes, threads, n_epochs):
     return {"test": test, "seconds": seconds}
 
 
-def run_dataset(name, config, variants, realmlp):
-    """Every method on data set ``name``; one row of the results."""
+#: The settings a reused reference result must share with this run.
+REUSE_KEYS = ("grid", "cv", "test_size", "max_rows")
+REUSE_CONFIG_KEYS = ("max_iter", "realmlp_epochs", "n_jobs", "threads")
+
+
+def reusable(path, config):
+    """The reference results of an earlier results file that this run may reuse.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A ``selection.json`` written by an earlier run (complete or cut
+        short).
+    config : dict
+        This run's settings.
+
+    Returns
+    -------
+    reused : dict
+        ``{data set: {label: result}}`` of the reference methods (default
+        MLP, GridSearchCV, RealMLP-TD) that did not fail.
+    source : dict
+        The file, its machine and the methods reused, for the output.
+
+    Raises
+    ------
+    SystemExit
+        If the file was run with another grid, folds, test split, row cap,
+        epochs or reference settings.
+    """
+    payload = json.loads(path.read_text())
+    here = {"grid": json.loads(json.dumps(GRID)), "cv": CV, "test_size": TEST_SIZE,
+            "max_rows": MAX_ROWS}
+    for key in REUSE_KEYS:
+        if payload.get(key) != here[key]:
+            raise SystemExit(f"--reuse {path}: its {key} is {payload.get(key)!r}, this run's "
+                             f"{here[key]!r}; the references cannot be reused.")
+    for key in REUSE_CONFIG_KEYS:
+        if payload["config"].get(key) != config[key]:
+            raise SystemExit(f"--reuse {path}: its {key} is {payload['config'].get(key)!r}, "
+                             f"this run's {config[key]!r}; the references cannot be reused.")
+    references = (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL)
+    reused = {
+        row["dataset"]: {label: result for label, result in row["results"].items()
+                         if label in references and "error" not in result}
+        for row in payload["rows"]
+    }
+    source = {"file": str(path), "machine": payload["machine"],
+              "labels": sorted({label for results in reused.values() for label in results}),
+              "datasets": sorted(reused)}
+    return reused, source
+
+
+def run_dataset(name, config, variants, realmlp, reused=None):
+    """Every method on data set ``name``; one row of the results (the
+    reference methods found in ``reused``, ``{label: result}``, are copied,
+    marked ``"reused": True``, not run)."""
     data = prepare(name)
     meta = data["meta"]
     classifier = meta["task"] == "classification"
@@ -283,6 +352,9 @@ def run_dataset(name, config, variants, realmlp):
     results = row["results"]
 
     def attempt(label, fn):
+        if reused and label in reused:
+            results[label] = {**reused[label], "reused": True}
+            return
         try:
             results[label] = fn()
         except Exception as exc:  # a failure is a result: record it, go on
@@ -304,7 +376,7 @@ def run_dataset(name, config, variants, realmlp):
     if "gscv" in config["methods"]:
         attempt(GSCV_LABEL, lambda: fit_gscv(data, classifier, config["max_iter"],
                                              config["n_jobs"]))
-    if realmlp is not None:
+    if realmlp is not None or (reused and REALMLP_LABEL in reused):
         attempt(REALMLP_LABEL, lambda: fit_realmlp(data, classifier, realmlp, config["threads"],
                                                    config["realmlp_epochs"]))
     row["load_average_end"] = os.getloadavg()
@@ -485,6 +557,14 @@ def print_tables(rows, labels, summary, found):
             print(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {t['figures']}")
 
 
+def reuse_note(source):
+    """The line that says which reference columns came from an earlier run."""
+    if not source:
+        return None
+    return (f"Reused: {', '.join(source['labels'])} from {source['file']} (their scores and "
+            f"seconds were measured in that run; only the skpmlp columns are from this one)")
+
+
 def machine():
     """What the figures were measured on."""
     from skpmlp import _kernels
@@ -533,6 +613,8 @@ def report(paths, merged=None):
     summary = summarise(rows, labels)
     found = targets(summary, variants)
     print_tables(rows, labels, summary, found)
+    if reuse_note(payloads[0].get("reused")):
+        print(f"\n{reuse_note(payloads[0]['reused'])}")
     if merged is not None:
         parts = [{"file": str(path), "machine": payload["machine"],
                   "datasets": [r["dataset"] for r in payload["rows"]],
@@ -571,6 +653,10 @@ def main(argv=None):
                              "several are merged), run nothing")
     parser.add_argument("--merged", metavar="JSON",
                         help="with --report: write the merged results there")
+    parser.add_argument("--reuse", metavar="JSON",
+                        help="take the default MLP, GridSearchCV and RealMLP-TD results from "
+                             "this earlier results file where it has them (same settings); "
+                             "only the skpmlp variants are fitted afresh")
     args = parser.parse_args(argv)
     if args.report:
         report([Path(path) for path in args.report],
@@ -602,15 +688,24 @@ def main(argv=None):
                       f"{variant['params']}: not supported yet ({next(iter(reasons.values()))})")
             else:
                 runnable.append(variant)
+    reused, source = {}, None
+    if args.reuse:
+        reused, source = reusable(Path(args.reuse), config)
+        print(f"note: the reference columns {', '.join(source['labels'])} are REUSED from "
+              f"{args.reuse} (fitted and timed in that run, on {len(source['datasets'])} data "
+              f"sets; load average then {source['machine']['load_average'][0]:.2f}); only the "
+              f"skpmlp variants are fitted and timed now, so time ratios compare two runs")
     realmlp = None
     if "realmlp" in args.methods:
         realmlp, reason = realmlp_classes()
         if reason:
             print(f"note: skipping RealMLP-TD: {reason}")
+    has_realmlp = realmlp is not None or (source is not None and REALMLP_LABEL in source["labels"]
+                                          and "realmlp" in args.methods)
 
     labels = ([DEFAULT_LABEL] if "default" in args.methods else []) \
         + ([GSCV_LABEL] if "gscv" in args.methods else []) \
-        + [sk_label(v) for v in runnable] + ([REALMLP_LABEL] if realmlp else [])
+        + [sk_label(v) for v in runnable] + ([REALMLP_LABEL] if has_realmlp else [])
     info = machine()
     print(f"{len(names)} data sets, {math.prod(len(v) for v in GRID.values())} configurations, "
           f"cv={CV}, max_iter={config['max_iter']}, test split {TEST_SIZE:.0%}, at most "
@@ -626,7 +721,7 @@ def main(argv=None):
     rows, start = [], time.perf_counter()
     for name in names:
         begun = time.perf_counter()
-        rows.append(run_dataset(name, config, runnable, realmlp))
+        rows.append(run_dataset(name, config, runnable, realmlp, reused.get(name)))
         print(f"  {name} done in {time.perf_counter() - begun:.0f} s "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
         summary = summarise(rows, labels)
@@ -634,13 +729,15 @@ def main(argv=None):
             "machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE,
             "max_rows": MAX_ROWS, "config": config, "labels": labels,
             "variants": {sk_label(v): v["params"] for v in runnable},
-            "skipped_variants": skipped, "summary": summary, "rows": rows,
+            "skipped_variants": skipped, "summary": summary, "rows": rows, "reused": source,
             "complete": len(rows) == len(names),
             "elapsed_seconds": time.perf_counter() - start,
         }
         path.write_text(json.dumps(payload, indent=2, default=str))
     found = targets(summary, payload["variants"])
     print_tables(rows, labels, summary, found)
+    if source:
+        print(f"\n{reuse_note(source)}")
     info["load_average_end"] = os.getloadavg()
     payload.update(targets=found, machine=info)
     path.write_text(json.dumps(payload, indent=2, default=str))

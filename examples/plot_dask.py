@@ -47,6 +47,7 @@ def make_search(**kwargs):
         learning_rate_init=(0.003, 0.01),
         n_repeats=2,
         max_iter=20,
+        cv=None,  # the holdout: one run per model (cv="auto" would take 5 folds here)
         random_state=0,
         **kwargs,
     )

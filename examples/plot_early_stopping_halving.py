@@ -37,6 +37,7 @@ scaler = MinMaxScaler().fit(X_train)
 X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 
 population = dict(
+    cv=None,  # the holdout: one run per model (cv="auto" would take 5 folds here)
     hidden_layer_sizes=[(8,), (16,), (32,), (64,)],
     activation=("relu", "tanh", "logistic"),
     learning_rate_init=(0.003, 0.01),

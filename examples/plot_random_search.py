@@ -65,6 +65,7 @@ search = ParallelMLPClassifier(
     max_iter=30,
     early_stopping=True,
     n_iter_no_change=5,
+    cv=None,  # the holdout: one run per model (cv="auto" would take 5 folds here)
     random_state=0,
 )
 with warnings.catch_warnings():

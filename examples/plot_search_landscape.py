@@ -42,6 +42,7 @@ search = ParallelMLPClassifier(
     learning_rate_init=(0.003, 0.01),
     n_repeats=2,
     max_iter=30,
+    cv=None,  # the holdout: one run per model (cv="auto" would take 5 folds here)
     random_state=0,
 )
 with warnings.catch_warnings():

@@ -222,7 +222,8 @@ ax.legend(loc="lower right")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", ConvergenceWarning)
     fresh = ParallelMLPClassifier([(2,), (5,), (H,)], "relu", learning_rate_init=LR, alpha=ALPHA,
-                                  n_repeats=10, max_iter=EPOCHS, random_state=0).fit(X_b, y_b)
+                                  n_repeats=10, max_iter=EPOCHS, cv=None,
+                                  random_state=0).fit(X_b, y_b)
 width = np.array([p["hidden_layer_sizes"][0] for p in fresh.cv_results_["params"]])
 models = {w: [fresh.export_model(i) for i in np.flatnonzero(width == w)] for w in (2, 5, H)}
 

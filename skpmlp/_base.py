@@ -20,11 +20,10 @@ from sklearn.utils.validation import check_is_fitted
 from ._attributes import MLP_ATTRIBUTES, continued_attributes
 from ._compat import _fit_context
 from ._data import SparseInputMixin
-from ._refit import DATA_ATTRIBUTES, refit, single_model
+from ._refit import DATA_ATTRIBUTES, fitted_cv, fold_ensemble, refit, single_model
 from ._runner import search
 from ._scorers import fitted_scorers
-from ._selection import Selection
-from ._splits import SplitSettings
+from ._selection import Selection, check_ensemble
 from ._values import one_value
 
 
@@ -109,12 +108,16 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         best model has the lowest mean validation loss or the best mean
         validation score (``selection``); with ``refit`` its configuration
         is then retrained on all the data (with ``cv=None`` only if
-        ``holdout_refit``, else the trained model itself is kept).
+        ``holdout_refit``, else the trained model itself is kept), or
+        ``ensemble`` builds an ensemble of the trained models.
+        ``cv="auto"`` (the default) is one of the two, chosen by the data
+        (5 folds on small data, else the holdout; ``cv_`` says which).
 
         One configuration (one value per parameter, ``n_repeats=1``) with
-        ``cv=None`` and neither ``early_stopping`` nor ``pruning`` is
-        scikit-learn's MLP: the one model trains on every row, nothing is
-        held out, and its test scores (``best_score_``) are NaN. With
+        ``cv=None`` (or ``"auto"``, which is then None) and neither
+        ``early_stopping`` nor ``pruning`` is scikit-learn's MLP: the one
+        model trains on every row, nothing is held out, and its test scores
+        (``best_score_``) are NaN. With
         ``early_stopping`` it trains on the rows scikit-learn's MLP would
         train on, the rest being its validation set. With ``cv=None`` a
         lone model also fails and talks as scikit-learn's MLP: non-finite
@@ -175,6 +178,7 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         """Refuse, before anything trains, settings no search can honour."""
         if isinstance(self.scoring, (list, tuple, set, dict)):
             self._check_refit(self.scoring)
+        check_ensemble(self, self.cv)
         if one_value(self.solver) == "lbfgs" and self.pruning is not None:
             raise ValueError(
                 f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
@@ -228,12 +232,11 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
     def _warn_not_converged(self, run):
         """scikit-learn's ConvergenceWarning for the models that reached
         ``max_iter`` without converging (a lone model in its MLP's words)."""
-        result, n_models = run.result, run.population.n_models
+        result = run.result
         not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
         if not not_converged or result.halted is not None:
             return
-        lone = SplitSettings.of(self).is_lone(n_models)
-        lone_minibatch = lone and one_value(self.solver) != "lbfgs"
+        lone_minibatch = run.plan.lone and one_value(self.solver) != "lbfgs"
         warnings.warn(
             # a lone model is scikit-learn's MLP: its words
             f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) reached and the "
@@ -249,8 +252,9 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         result, plan = run.result, run.plan
         scorers = fitted_scorers(self, plan.scorers)
         # curves: (n_models, n_epochs) with a holdout, (n_models, n_splits, n_epochs) with cv
-        squeeze = (lambda a: a[:, 0]) if self.cv is None else (lambda a: a)  # noqa: E731
+        squeeze = (lambda a: a[:, 0]) if plan.cv is None else (lambda a: a)  # noqa: E731
         fitted = {
+            "cv_": plan.cv,
             "cv_results_": run.cv_results,
             "n_models_": run.population.n_models,
             "n_splits_": len(plan.folds),
@@ -302,28 +306,38 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         ----------
         index : int
             Row of ``cv_results_``.
-        fold : int, default=None
+        fold : int or "all", default=None
             With ``cv``, fold k's replica (trained on fold k's training
-            rows). None gives the model trained on the held-out split
-            (``cv=None``) or, with ``cv``, the model refitted on all the data
-            (available for refitted rows only).
+            rows), or ``"all"`` for the average of the row's k fold replicas
+            (its fold ensemble: what ``ensemble="folds"`` and a greedy
+            ensemble with ``cv`` predict with). None gives the model trained
+            on the held-out split (``cv=None``) or, with ``cv``, the model
+            refitted on all the data (available for refitted rows only).
 
         Returns
         -------
-        SingleMLPClassifier or SingleMLPRegressor
+        SingleMLPClassifier, SingleMLPRegressor or an MLPEnsemble*
             Fitted with that model's trained weights; needs nothing of the
-            population, pickles anywhere.
+            population, pickles anywhere. ``fold="all"`` gives an
+            ``MLPEnsembleClassifier`` / ``MLPEnsembleRegressor`` of the fold
+            replicas.
         """
         check_is_fitted(self)
+        cv = fitted_cv(self, vars(self))
         if not isinstance(index, Integral) or not 0 <= index < self.n_models_:
             raise ValueError(f"index must be an int in [0, {self.n_models_}); got {index!r}.")
+        if isinstance(fold, str) and fold == "all" and cv is not None:
+            return fold_ensemble(self, vars(self), index)
         if fold is not None and (not isinstance(fold, Integral) or not 0 <= fold < self.n_splits_):
-            raise ValueError(f"fold must be an int in [0, {self.n_splits_}); got {fold!r}.")
-        if fold is None and self.cv is not None and index not in self._refitted:
+            allowed = " or 'all'" if cv is not None else ""
+            raise ValueError(
+                f"fold must be an int in [0, {self.n_splits_}){allowed}; got {fold!r}."
+            )
+        if fold is None and cv is not None and index not in self._refitted:
             raise ValueError(
                 f"Row {index} was not refitted on all the data (refitted rows: "
                 f"{sorted(self._refitted)}); pass fold=k for fold k's replica, "
-                f"k in [0, {self.n_splits_})."
+                f"k in [0, {self.n_splits_}), or fold='all' for their average."
             )
         return single_model(self, vars(self), index, fold)
 

@@ -56,7 +56,7 @@ def class_docstring(summary, extended, *, parameters, attributes, see_also, exam
     return textwrap.indent("\n\n".join(parts), "    ").lstrip() + "\n    "
 
 
-#: What ``best_estimator_`` is with ``ensemble_size > 1``.
+#: What ``best_estimator_`` is with an ensemble.
 _ENSEMBLES = {"classifier": "MLPEnsembleClassifier", "regressor": "MLPEnsembleRegressor"}
 
 
@@ -136,15 +136,20 @@ def single_attributes(task):
 _SEARCH_RUN = (
     ("n_models_ : int", """\
         Number of models (configurations x repeats) in the search."""),
+    ("cv_ : int, cross-validation generator, iterable or None", """\
+        The ``cv`` the search ran with: ``cv`` itself, or what
+        ``cv="auto"`` chose (5, ``GroupKFold(5)`` with groups, or None:
+        the holdout)."""),
     ("n_splits_ : int", """\
-        Number of folds (1 with ``cv=None``)."""),
+        Number of folds (1 with a holdout, ``cv_=None``)."""),
     ("multimetric_ : bool", """\
         Whether several scorers were used."""),
     ("refit_time_ : float", """\
-        Seconds spent building ``best_estimator_``: retraining the best
-        configuration(s) on all the data (with ``cv``, or ``cv=None`` and
-        ``holdout_refit``), else only assembling the trained model(s),
-        close to 0. Only with ``refit``."""),
+        Seconds spent building ``best_estimator_``: choosing its members
+        and retraining the chosen configuration(s) on all the data (with
+        ``cv`` and ``ensemble="best"``, or ``cv=None`` and
+        ``holdout_refit``), else only assembling the trained models. Only
+        with ``refit``."""),
     ("cv_results_ : dict of ndarray", """\
         One row per model, in GridSearchCV's schema (``params``,
         ``param_<name>``, ``param_repeat``, ``split0_test_score``,
@@ -159,14 +164,17 @@ _SEARCH_RUN = (
 _SEARCH_BEST = (
     ("best_index_ : int", """\
         Row of the best model (set unless multi-metric with
-        ``refit=False``, as GridSearchCV)."""),
+        ``refit=False``, as GridSearchCV): the best single configuration
+        by ``selection``, whatever ``ensemble``; the ensemble's rows are
+        ``ensemble_indices_``."""),
     ("best_params_ : dict", """\
         Its hyperparameters (valid estimator parameters; the repeat index
         is in ``cv_results_["param_repeat"]``)."""),
     ("best_score_ : float", """\
         The mean validation score (``scoring``) of the chosen configuration
         (row ``best_index_``; on the held-out rows, or over the cv folds),
-        as GridSearchCV's. With ``selection="loss"`` the chosen row has the
+        as GridSearchCV's, whatever ``ensemble`` (a greedy ensemble's own
+        is ``ensemble_score_``). With ``selection="loss"`` the chosen row has the
         lowest validation loss, so ``best_score_`` may be below the highest
         ``mean_test_score``. When ``best_estimator_`` was retrained on all
         the rows (``cv``, or ``holdout_refit``), it describes the
@@ -181,7 +189,8 @@ _SEARCH_BEST = (
 _SEARCH_MODELS = (
     ("coefs_, intercepts_ : list of ndarray", """\
         The best model's weights (``best_estimator_``'s, the first member
-        of an ensemble), as scikit-learn's MLP. Only with ``refit``, as
+        of an ensemble; of a fold ensemble, its first fold model), as
+        scikit-learn's MLP. Only with ``refit``, as
         are the next attributes."""),
     ("n_iter_, t_, n_layers_, n_outputs_ : int", """\
         The best model's epochs trained, training samples seen, layers and
@@ -218,8 +227,24 @@ _SEARCH_MODELS = (
         training at) and ``slot`` (the slot of the fused network, its fold
         replicas together, that trained it, 0 to ``n_models - 1``)."""),
     ("ensemble_indices_ : ndarray of int", """\
-        Rows of the models in ``best_estimator_``, best first (one row
-        unless ``ensemble_size > 1``). Only with ``refit``."""),
+        Rows of the models in ``best_estimator_``, best first (the most
+        weighted first for ``ensemble="greedy"``; one row for the default
+        ``ensemble="best"``, ``ensemble_size=None``). With
+        ``ensemble="folds"``, or ``"greedy"`` with ``cv``, each row stands
+        for its k fold models (``export_model(row, fold="all")``). Only
+        with ``refit``."""),
+    ("ensemble_weights_ : ndarray of float", """\
+        The members' weights in ``best_estimator_``, one per row of
+        ``ensemble_indices_``, summing to 1: equal, or for
+        ``ensemble="greedy"`` how often the selection added each member
+        over the steps taken. Only with ``refit``."""),
+    ("ensemble_score_ : float", """\
+        With ``ensemble="greedy"``: the ensemble's ranking metric
+        (``scoring``, as ``best_score_``) on the pooled held-out
+        predictions it was selected on (out-of-fold with ``cv``, the
+        validation rows with a holdout). Optimistic: those predictions
+        chose it. Not set for the other kinds, or when no single metric
+        ranks the models."""),
     ("shards_ : list of dict", """\
         One entry per fused run: ``shard``, ``models``, ``device``,
         ``host``, ``pid``, ``worker`` (Dask address, or None), ``threads``,
@@ -243,8 +268,9 @@ def search_attributes(task, single):
         *_SEARCH_RUN,
         (f"best_estimator_ : {single} or {_ENSEMBLES[task]}",
          """\
-        The best model, standalone (the average of the top models with
-        ``ensemble_size > 1``). Only with ``refit``."""),
+        The best model, standalone, or the ensemble ``ensemble`` asks for
+        (a weighted average of members, each a model or a fold ensemble).
+        Only with ``refit``."""),
         *_SEARCH_BEST,
         ("validation_scores_per_model_ : ndarray like ``loss_curves_``, or None", f"""\
         Per-epoch {_default_score(task)} (or the negated loss, with

@@ -1,5 +1,11 @@
-"""Top-k ensembles of trained models: what ``best_estimator_`` is with
-``ensemble_size > 1``."""
+"""Weighted averages of trained models: what ``best_estimator_`` is with an ensemble.
+
+:class:`MLPEnsembleClassifier` averages its members' probabilities,
+:class:`MLPEnsembleRegressor` their predictions, weighted by ``weights``
+(equal by default). A member may itself be an ensemble: with ``cv``, a
+configuration's fold ensemble (its k fold models, equally weighted).
+:func:`select_members` picks a top-k ensemble's rows of a search.
+"""
 
 import warnings
 
@@ -14,17 +20,17 @@ def select_members(ranks, size, *, best, usable, pruned=None):
     """Rows of a search's top-``size`` ensemble, best first.
 
     The members are ``best`` (``best_index_``), then the best-ranked other
-    models (ties by row order) among those that trained to the end: a
-    model pruned by successive halving stopped at a rung, so its score and,
-    with a holdout, its weights are those of a partly trained model. Only
-    when fewer than ``size`` models trained to the end is the ensemble
-    filled up with the best pruned ones, with a warning. Models that are
-    not ``usable`` (failed, or scored NaN) never enter.
+    models (ties by row order) among those that trained to the end and
+    are ``usable`` (not failed, scored). A model pruned by successive
+    halving stopped at a rung, so its score and, with a holdout, its
+    weights are those of a partly trained model: it is never a member.
+    When fewer than ``size`` models are left, the ensemble is smaller (with
+    a warning when pruned models were passed over).
 
     Parameters
     ----------
     ranks : ndarray of shape (n_models,)
-        ``rank_test_<metric>`` of the search (1 is best).
+        Positions in the search's preference order (0 or 1 is best).
     size : int
         ``ensemble_size``.
     best : int
@@ -41,29 +47,48 @@ def select_members(ranks, size, *, best, usable, pruned=None):
         At most ``size`` rows.
     """
     pruned = np.zeros(len(ranks), dtype=bool) if pruned is None else np.asarray(pruned, dtype=bool)
-    others = [i for i in np.argsort(ranks, kind="stable") if usable[i] and i != best]
-    survivors = [i for i in others if not pruned[i]][: size - 1]
-    # pruned models only fill the places no survivor is left for
-    filling = [i for i in others if pruned[i]][: size - 1 - len(survivors)]
-    if filling:
-        n_trained = len(survivors) + (not pruned[best])
+    others = [i for i in np.argsort(ranks, kind="stable")
+              if usable[i] and not pruned[i] and i != best][: size - 1]
+    passed_over = pruned & np.asarray(usable, dtype=bool)
+    if len(others) < size - 1 and passed_over.any():
         warnings.warn(
-            f"ensemble_size={size}, but only {n_trained} usable models trained to the end; "
-            f"the other {len(filling)} members are the best models pruned by successive "
-            f"halving, ranked on partial training (with cv=None they are the partly trained "
-            f"models themselves). Lower ensemble_size, or keep more models training "
-            f"(a smaller halving_factor, a larger min_iter).",
+            f"ensemble_size={size}, but only {len(others) + 1} usable models trained to the end "
+            f"(models pruned by successive halving are never members); the ensemble has "
+            f"{len(others) + 1}. Lower ensemble_size, or keep more models "
+            f"training (a smaller halving_factor, a larger min_iter).",
             UserWarning,
             stacklevel=3,
         )
-    return np.array([best, *survivors, *filling], dtype=int)
+    return np.array([best, *others], dtype=int)
+
+
+def _checked_weights(weights, n_members):
+    """``weights`` as a float array of ``n_members`` entries summing to 1
+    (equal for None).
+
+    Raises
+    ------
+    ValueError
+        If the weights are not ``n_members`` finite non-negative numbers
+        with a positive sum.
+    """
+    if weights is None:
+        return np.full(n_members, 1.0 / n_members)
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n_members,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(
+            f"weights must be {n_members} finite non-negative numbers (one per estimator) "
+            f"with a positive sum; got {weights!r}."
+        )
+    return w / w.sum()
 
 
 class _BaseMLPEnsemble(BaseEstimator):
-    _parameter_constraints = {"estimators": [list, tuple]}
+    _parameter_constraints = {"estimators": [list, tuple], "weights": ["array-like", None]}
 
-    def __init__(self, estimators=()):
+    def __init__(self, estimators=(), weights=None):
         self.estimators = estimators
+        self.weights = weights
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "estimators_")
@@ -91,51 +116,75 @@ class _BaseMLPEnsemble(BaseEstimator):
         """
         if not self.estimators:
             raise ValueError("estimators must hold at least one model.")
+        _checked_weights(self.weights, len(self.estimators))
         members = [clone(e).fit(X, y, sample_weight=sample_weight) for e in self.estimators]
         self._set_members(members)
         return self
 
     def _set_members(self, members):
         self.estimators_ = list(members)
+        self.weights_ = _checked_weights(self.weights, len(self.estimators_))
         self.n_features_in_ = self.estimators_[0].n_features_in_
         if hasattr(self.estimators_[0], "feature_names_in_"):
             self.feature_names_in_ = self.estimators_[0].feature_names_in_
         return self
 
+    def _average(self, method, X):
+        """The ``weights_``-weighted mean of every member's ``method(X)``."""
+        check_is_fitted(self)
+        outputs = np.asarray([getattr(m, method)(X) for m in self.estimators_])
+        # an ensemble saved before it had weights weighs its members equally
+        weights = vars(self).get("weights_")
+        if weights is None:
+            return outputs.mean(axis=0)
+        return np.tensordot(weights.astype(outputs.dtype, copy=False), outputs, axes=1)
+
     @classmethod
-    def from_fitted(cls, members):
+    def from_fitted(cls, members, weights=None):
         """Return an ensemble of already fitted models (no training).
 
         Parameters
         ----------
-        members : list of SingleMLPClassifier or SingleMLPRegressor
-            The fitted members, best first.
+        members : list of fitted estimators
+            The fitted members, best first: single models, or ensembles
+            of them.
+        weights : array-like of shape (n_members,), default=None
+            Their weights (equal for None).
 
         Returns
         -------
         ensemble : MLPEnsembleClassifier or MLPEnsembleRegressor
             Fitted: it predicts with ``members`` as they are.
         """
-        return cls(estimators=list(members))._set_members(members)
+        if weights is not None:
+            weights = np.asarray(weights, dtype=float)
+        return cls(estimators=list(members), weights=weights)._set_members(members)
 
 
 class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
-    """Average of the class probabilities of several fitted MLP classifiers.
+    """Weighted average of the class probabilities of several fitted MLP classifiers.
 
-    ``best_estimator_`` of a search with ``ensemble_size > 1``: its members
-    are the top-ranked models. The members were chosen by their validation
-    scores, so the ensemble's score on that same validation data is
-    optimistic; judge it on data the search never saw.
+    ``best_estimator_`` of a search with an ensemble (``ensemble``,
+    ``ensemble_size``): the top-ranked models, a configuration's fold
+    models, or a greedy ensemble (whose members may be fold ensembles).
+    The members were chosen by their validation scores, so the ensemble's
+    score on that same validation data is optimistic; judge it on data the
+    search never saw.
 
     Parameters
     ----------
-    estimators : list of SingleMLPClassifier
+    estimators : list of SingleMLPClassifier or MLPEnsembleClassifier
         The members.
+    weights : array-like of shape (n_estimators,), default=None
+        The members' weights (non-negative, normalised to sum to 1); None
+        weighs them equally.
 
     Attributes
     ----------
-    estimators_ : list of SingleMLPClassifier
+    estimators_ : list of SingleMLPClassifier or MLPEnsembleClassifier
         The fitted members.
+    weights_ : ndarray of shape (n_estimators,)
+        Their weights, summing to 1.
     classes_ : ndarray of shape (n_classes,)
     out_activation_ : {"softmax", "logistic"}
         ``"logistic"`` when the members are multilabel.
@@ -155,7 +204,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         return getattr(self.estimators_[0], "out_activation_", "softmax")
 
     def predict_proba(self, X):
-        """Mean of the members' class (or, multilabel, label) probabilities.
+        """Weighted mean of the members' class (or, multilabel, label) probabilities.
 
         Parameters
         ----------
@@ -167,8 +216,7 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
         ndarray of shape (n_samples, n_classes) or (n_samples, n_labels)
             The members' mean probability of every class (every label).
         """
-        check_is_fitted(self)
-        return np.mean([m.predict_proba(X) for m in self.estimators_], axis=0)
+        return self._average("predict_proba", X)
 
     def predict_log_proba(self, X):
         """Log of the mean class probabilities.
@@ -211,25 +259,31 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
 
 
 class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):
-    """Average of the predictions of several fitted MLP regressors.
+    """Weighted average of the predictions of several fitted MLP regressors.
 
-    ``best_estimator_`` of a search with ``ensemble_size > 1``; as for
-    :class:`MLPEnsembleClassifier`, its validation score is optimistic.
+    ``best_estimator_`` of a search with an ensemble (``ensemble``,
+    ``ensemble_size``); as for :class:`MLPEnsembleClassifier`, its
+    validation score is optimistic.
 
     Parameters
     ----------
-    estimators : list of SingleMLPRegressor
+    estimators : list of SingleMLPRegressor or MLPEnsembleRegressor
         The members.
+    weights : array-like of shape (n_estimators,), default=None
+        The members' weights (non-negative, normalised to sum to 1); None
+        weighs them equally.
 
     Attributes
     ----------
-    estimators_ : list of SingleMLPRegressor
+    estimators_ : list of SingleMLPRegressor or MLPEnsembleRegressor
         The fitted members.
+    weights_ : ndarray of shape (n_estimators,)
+        Their weights, summing to 1.
     n_features_in_ : int
     """
 
     def predict(self, X):
-        """Mean of the members' predictions.
+        """Weighted mean of the members' predictions.
 
         Parameters
         ----------
@@ -241,5 +295,4 @@ class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):
         ndarray of shape (n_samples,) or (n_samples, n_targets)
             The members' mean prediction.
         """
-        check_is_fitted(self)
-        return np.mean([m.predict(X) for m in self.estimators_], axis=0)
+        return self._average("predict", X)

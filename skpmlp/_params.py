@@ -536,8 +536,8 @@ _ROWS = (
         and ``max_time``.""",
     ),
     Param(
-        "cv", None, (["cv_object", None], None),
-        "int, cross-validation generator, iterable or None",
+        "cv", "auto", (["cv_object", StrOptions({"auto"}), None], None),
+        'int, cross-validation generator, iterable, "auto" or None',
         role="search", family="search",
         doc="""\
         None holds out ``validation_fraction`` of the rows (of the groups,
@@ -545,7 +545,15 @@ _ROWS = (
         K gives StratifiedKFold for single-label classifiers, KFold
         otherwise; group splitters such as GroupKFold get ``fit``'s
         ``groups``); every model is trained once per fold inside the
-        same fused run (its fold replicas share its initial weights).""",
+        same fused run (its fold replicas share its initial weights).
+        ``"auto"`` (the default) chooses by the data: 5 folds (GroupKFold
+        with ``groups``) for at most 2,000 rows
+        (``skpmlp._splits.AUTO_CV_MAX_SAMPLES``), where a holdout's choice
+        is noise and 5 folds are cheap, else the holdout
+        (also for one configuration, for a class with fewer than 5
+        members, or fewer than 5 groups); ``cv_`` says which. The user
+        guide's "cv='auto'" section has the measurements behind the
+        threshold.""",
     ),
     Param(
         "scoring", None,
@@ -568,7 +576,9 @@ _ROWS = (
         ``best_index_``; ``best_score_`` is then not set. With one metric
         any string refits as True does, as GridSearchCV.
         With ``cv`` the best configuration is retrained on all the data, as
-        GridSearchCV does; with ``cv=None``, see ``holdout_refit``.
+        GridSearchCV does; with ``cv=None``, see ``holdout_refit``. With
+        ``ensemble="folds"`` or ``"greedy"`` the refit is the ensemble:
+        ``best_estimator_`` is it (see ``ensemble``).
         ``refit=False`` leaves ``best_estimator_`` unset and prediction
         unavailable, as GridSearchCV does.""",
     ),
@@ -614,18 +624,46 @@ _ROWS = (
         validation loss, None takes the first row, as GridSearchCV.""",
     ),
     Param(
-        "ensemble_size", 1, (_POSITIVE_INT, None), "int", role="search", family="search",
+        "ensemble", "best", ([StrOptions({"best", "folds", "greedy"})], None),
+        '{"best", "folds", "greedy"}', role="search", family="search",
         doc="""\
-        With more than one, ``best_estimator_`` (and predict) averages the
-        top ``ensemble_size`` models as ``selection`` orders them: their
-        probabilities for classifiers, their predictions for regressors.
-        With ``pruning``, models pruned by successive halving (partly
-        trained) are passed over; only when fewer than ``ensemble_size``
-        models trained to the end do the best pruned ones fill the
-        ensemble up, with a warning. Failed models never enter.
-        The members were selected on their validation scores, so the
-        ensemble's score on the same validation data is optimistic: judge
-        it on data the search never saw.""",
+        What ``best_estimator_`` (and predict) is, with ``refit``.
+        ``"best"``: the top ``ensemble_size`` models as ``selection`` orders
+        them (the best one alone by default), refitted as ``refit`` and
+        ``holdout_refit`` say, their probabilities (classifiers) or
+        predictions (regressors) averaged. ``"folds"`` (needs k folds:
+        ``cv``): the average of the best configuration's k fold models
+        (of the top ``ensemble_size`` configurations', each through its
+        folds), with no refit. ``"greedy"``: Caruana et al.'s (2004)
+        forward selection with replacement over every trained model, on
+        their out-of-fold (``cv``) or validation (``cv=None``) predictions:
+        each step adds the model that most improves the averaged
+        predictions' ``selection`` criterion (the held-out loss, or the
+        ``scoring`` scorer with ``selection="score"``), at most
+        ``ensemble_size`` steps, stopping when no model improves it; a
+        model added n times weighs n (``ensemble_weights_``). With ``cv``
+        each member predicts through its k fold models (no refit); with
+        ``cv=None`` the members are refitted as ``holdout_refit`` says.
+        Models pruned by successive halving, or that failed, are never
+        members. ``best_index_``, ``best_params_`` and ``best_score_``
+        keep GridSearchCV's meaning (the best single configuration) for
+        every kind; ``ensemble_indices_`` and ``ensemble_weights_`` give
+        the members.""",
+    ),
+    Param(
+        "ensemble_size", None, (_POSITIVE_INT + [None], None), "int or None", role="search",
+        family="search",
+        doc="""\
+        With ``ensemble="best"`` or ``"folds"``: how many of the top
+        models (configurations) the ensemble averages, None meaning 1.
+        With ``"greedy"``: the most selection steps (members counted with
+        their repeats), None meaning ``GREEDY_STEPS``. With ``pruning``,
+        models pruned by successive halving (partly trained) are never
+        members: when fewer than ``ensemble_size`` models trained to the
+        end, the ensemble is smaller, with a warning. Failed models never
+        enter. The members were selected on their validation scores, so
+        the ensemble's score on the same validation data is optimistic:
+        judge it on data the search never saw.""",
     ),
     Param(
         "error_score", np.nan, ([StrOptions({"raise"}), Real], None), '"raise" or float',

@@ -27,14 +27,17 @@ DATA_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_", "out_activ
 
 
 def refit(estimator, run, fitted, members):
-    """``best_estimator_`` (and ``ensemble_indices_``, ``refit_time_``,
-    ``_refitted``) of the rows ``members``, best first.
+    """``best_estimator_`` (and ``ensemble_indices_``, ``ensemble_weights_``,
+    ``refit_time_``, ``_refitted``) of ``members``.
 
-    With cv, their configurations retrained on all the data in one fused
-    run; with a holdout, the same for the epochs they trained
-    (``holdout_refit``) or the trained models themselves. A lone
-    configuration is scikit-learn's MLP (its early-stopping validation part
-    its own): nothing was chosen, nothing is retrained.
+    Members that predict through their fold models (``ensemble="folds"``,
+    a greedy ensemble with ``cv``) are the average of their fold replicas:
+    nothing is retrained. Otherwise, with cv, their configurations are
+    retrained on all the data in one fused run; with a holdout, the same for
+    the epochs they trained (``holdout_refit``) or the trained models
+    themselves. A lone configuration is scikit-learn's MLP (its
+    early-stopping validation part its own): nothing was chosen, nothing is
+    retrained.
 
     Parameters
     ----------
@@ -42,36 +45,80 @@ def refit(estimator, run, fitted, members):
     run : SearchRun
     fitted : dict
         The search's fitted attributes (see ``BaseParallelMLP._search_attributes``).
-    members : list of int
+    members : Members
+        The rows, best first, and their weights (:class:`~._selection.Members`).
 
     Returns
     -------
     dict
-        The attributes to set, the MLP attributes of the best model included.
+        The attributes to set, the MLP attributes of the best model (the
+        first member's; of a fold ensemble, its first fold model's) included.
     """
     start = time.perf_counter()
+    rows, cv = members.rows, run.plan.cv
     refitted, overrides = {}, {}
-    holdout = estimator.cv is None and estimator.holdout_refit and run.plan.held_out
-    if holdout and run.population.n_models > 1:
-        refitted, overrides = _holdout_refit(estimator, run, fitted, members)
-    elif estimator.cv is not None:
-        refitted = _cv_refit(estimator, run, members)
+    holdout = cv is None and estimator.holdout_refit and run.plan.held_out
+    if members.through_folds:  # the fold models themselves: nothing to retrain
+        pass
+    elif holdout and run.population.n_models > 1:
+        refitted, overrides = _holdout_refit(estimator, run, fitted, rows)
+    elif cv is not None:
+        refitted = _cv_refit(estimator, run, rows)
     data = {name: vars(estimator)[name] for name in DATA_ATTRIBUTES if name in vars(estimator)}
     state = {**fitted, **data, "_refitted": refitted}
-    models = [
-        single_model(estimator, state, row, None, refitted=bool(refitted),
-                     training=overrides.get(row))
-        for row in members
-    ]
-    best = models[0] if len(models) == 1 else estimator._ensemble_class.from_fitted(models)
-    return {
+    if members.through_folds:
+        models = [fold_ensemble(estimator, state, row) for row in rows]
+    else:
+        models = [
+            single_model(estimator, state, row, None, refitted=bool(refitted),
+                         training=overrides.get(row))
+            for row in rows
+        ]
+    equal = np.allclose(members.weights, members.weights[0])
+    best = models[0] if len(models) == 1 else estimator._ensemble_class.from_fitted(
+        models, weights=None if equal else members.weights)
+    first = models[0]
+    while hasattr(first, "estimators_"):  # a fold ensemble: its first fold model
+        first = first.estimators_[0]
+    attributes = {
         "_refitted": refitted,
         "best_estimator_": best,
-        "ensemble_indices_": np.array(members),
+        "ensemble_indices_": np.array(rows),
+        "ensemble_weights_": np.asarray(members.weights, dtype=float),
         "refit_time_": time.perf_counter() - start,
         # MLPClassifier's fitted attributes, those of the best model
-        **{name: getattr(models[0], name) for name in MLP_ATTRIBUTES},
+        **{name: getattr(first, name) for name in MLP_ATTRIBUTES},
     }
+    if members.score is not None:
+        attributes["ensemble_score_"] = members.score
+    return attributes
+
+
+def fold_ensemble(estimator, state, index):
+    """Row ``index``'s fold replicas of the fitted ``state``, averaged: an
+    ``MLPEnsemble*`` of its k fold models, equally weighted.
+
+    Parameters
+    ----------
+    estimator : BaseParallelMLP
+    state : dict
+        The fitted attributes (with ``cv``).
+    index : int
+        Row of ``cv_results_``.
+
+    Returns
+    -------
+    MLPEnsembleClassifier or MLPEnsembleRegressor
+    """
+    folds = range(len(state["_coefs"]))
+    return estimator._ensemble_class.from_fitted(
+        [single_model(estimator, state, index, k) for k in folds])
+
+
+def fitted_cv(estimator, state):
+    """The ``cv`` a fitted ``state`` was trained with: ``cv_`` (``"auto"``
+    resolved), or for a state saved before there was one, ``cv``."""
+    return state.get("cv_", estimator.cv)
 
 
 def _retrain(run, rows, config, folds):
@@ -171,7 +218,7 @@ def single_model(estimator, state, index, fold, *, refitted=None, training=None)
     -------
     SingleMLPClassifier or SingleMLPRegressor
     """
-    cv = estimator.cv
+    cv = fitted_cv(estimator, state)
     if refitted is None:
         refitted = fold is None and cv is not None
     if refitted:

@@ -50,6 +50,9 @@ class SearchRun:
         ``tie_breaker="loss"`` compare.
     schedules : list of dict or None
         With ``refill``: every row's per-epoch hyperparameters.
+    held_out : list of (ndarray, ndarray) or None
+        With ``plan.keep_predictions``: per fold, its held-out rows and
+        every model's outputs on them (see :func:`~._scoring.score_folds`).
     """
 
     plan: object
@@ -62,6 +65,7 @@ class SearchRun:
     failed: np.ndarray
     test_loss: np.ndarray
     schedules: list = None
+    held_out: list = None
 
     @property
     def folds_digest(self):
@@ -103,7 +107,7 @@ def run_search(plan):
     # them 25x slower with 2 threads (digits, 24 models, load 5: 430 ms
     # against 17 ms per fold)
     with torch_threads(1):
-        scores, score_time, test_loss = score_folds(plan, result, spec, failed)
+        scores, score_time, test_loss, held_out = score_folds(plan, result, spec, failed)
     multimetric = plan.multimetric or set(scores["test"]) != {"score"}
     status = {"n_iter": result.n_iter.max(axis=1), "failed": failed.any(axis=1)}
     if plan.config.pruning is not None:
@@ -122,5 +126,5 @@ def run_search(plan):
     return SearchRun(
         plan=plan, population=population, spec=spec, result=result, cv_results=cv_results,
         multimetric=multimetric, shards=shards, failed=failed.any(axis=1), test_loss=test_loss,
-        schedules=None if adaptive is None else adaptive.schedules,
+        schedules=None if adaptive is None else adaptive.schedules, held_out=held_out,
     )

@@ -218,7 +218,8 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     Parameters
     ----------
     outputs : ndarray of shape (n_models, n_samples, n_outputs)
-        Logits (classification) or predictions (regression).
+        Logits (classification) or predictions (regression), as
+        :func:`~._engine.population_outputs` gives them.
     y_encoded : ndarray
         Class indices of shape (n_samples,) or 2-D float targets.
     config : TrainConfig
@@ -234,6 +235,8 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     """
     target, weights = _torch_targets(y_encoded, config.task, sample_weight)
     outputs = torch.as_tensor(outputs, dtype=torch.float64)
+    if config.task == "regression" and config.loss == "poisson":
+        outputs = torch.log(outputs)  # the loss takes the raw outputs, log(predictions)
     loss = -negated_loss(training_loss(config))(outputs, target, weights).numpy()
     bad = ~np.isfinite(loss) | ~torch.isfinite(outputs).all(2).all(1).numpy()
     if failed is not None:
@@ -268,6 +271,11 @@ def score_folds(plan, result, spec, failed):
     test_loss : ndarray of shape (n_models,)
         Mean loss over the folds' test rows (NaN without test rows, or for
         a model that failed on some fold).
+    held_out : list of (ndarray, ndarray) or None
+        With ``plan.keep_predictions``: per fold with test rows, those rows
+        and every model's outputs on them (``(n_models, n_rows,
+        n_outputs)``, as :func:`~._engine.population_outputs` gives them);
+        else None.
     """
     folds, config, data = plan.folds, plan.config, plan.data
     # scored here, in the client, which may lack the GPUs the shards trained on
@@ -278,6 +286,7 @@ def score_folds(plan, result, spec, failed):
     test_loss = np.full((n_models, len(folds)), np.nan)
     score_time = np.zeros((n_models, len(folds)))
     failures = ScoringFailures()  # scorers that raised: one warning for the whole search
+    held_out = [] if plan.keep_predictions else None
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
@@ -286,6 +295,8 @@ def score_folds(plan, result, spec, failed):
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config,
                 data.X[rows]
             )
+            if part == "test" and held_out is not None:
+                held_out.append((np.asarray(rows), outputs))
             if part == "test":
                 test_loss[:, k] = population_loss(
                     outputs, data.y_encoded[rows], config=config, failed=failed[:, k],
@@ -305,7 +316,7 @@ def score_folds(plan, result, spec, failed):
             # callable's dict of metrics included (as GridSearchCV inserts them)
             for table in scores[part].values():
                 table[failed] = plan.error_score
-    return scores, score_time, test_loss.mean(axis=1)
+    return scores, score_time, test_loss.mean(axis=1), held_out
 
 
 def _score_part(plan, outputs, rows, failed, tables, split, failures):

@@ -30,9 +30,10 @@ from ._resume import (
     survivors,
 )
 from ._scorers import resolve_scorers, weighted_scorers
+from ._selection import check_ensemble
 from ._settings import check_solvers, train_config, warn_batch_size
 from ._space import SearchSpace
-from ._splits import SplitSettings, plan_folds, training_folds
+from ._splits import SplitSettings, check_groups, plan_folds, resolve_cv, training_folds
 from ._training import Execution
 from ._values import resolve_seed
 
@@ -108,6 +109,11 @@ class SearchPlan:
     warm_started : bool
         Whether the models start from the previous fit's weights (one
         configuration's warm start).
+    cv : int, cross-validation generator, iterable or None
+        The estimator's ``cv``, ``"auto"`` resolved (what ``cv_`` is).
+    keep_predictions : bool
+        Keep every model's predictions on its held-out rows (what
+        ``ensemble="greedy"`` selects on).
     """
 
     data: SearchData
@@ -129,6 +135,8 @@ class SearchPlan:
     previous: dict = None
     resumed: np.ndarray = None
     warm_started: bool = False
+    cv: object = None
+    keep_predictions: bool = False
 
     @property
     def held_out(self):
@@ -238,7 +246,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     weighted = set()
     if sample_weight is not None:
         weighted = weighted_scorers(estimator, scorers, multimetric)
-    splits = SplitSettings.of(estimator)
+    splits = resolve_cv(SplitSettings.of(estimator), y_encoded, check_groups(groups, X),
+                        population.n_models)
+    check_ensemble(estimator, splits.cv)
     folds, engine_folds = _fold_plan(splits, X, y, y_encoded, seed, groups, population.n_models,
                                      checkpoint)
     data = SearchData(
@@ -272,6 +282,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         lone=lone, error_score=estimator.error_score,
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
+        cv=splits.cv, keep_predictions=bool(estimator.refit) and estimator.ensemble == "greedy",
     )
 
 

@@ -1,9 +1,12 @@
 """Choosing the model: which row of a search is best, and which rows an ensemble takes.
 
 A :class:`Selection` holds the estimator's choice settings (``refit``,
-``selection``, ``tie_breaker``, ``ensemble_size``) as values, and orders
-the rows of a :class:`~._runner.SearchRun`: by held-out loss or by the
-scorer's rank, as GridSearchCV's ``best_index_`` with a callable ``refit``.
+``selection``, ``tie_breaker``, ``ensemble``, ``ensemble_size``) as values,
+and orders the rows of a :class:`~._runner.SearchRun`: by held-out loss or
+by the scorer's rank, as GridSearchCV's ``best_index_`` with a callable
+``refit``. :meth:`Selection.members` gives the ensemble's :class:`Members`:
+the top rows (``ensemble="best"``, ``"folds"``) or a greedy ensemble
+(:mod:`._greedy`).
 """
 
 from dataclasses import dataclass
@@ -12,6 +15,58 @@ from numbers import Integral
 import numpy as np
 
 from ._ensemble import select_members
+from ._greedy import GREEDY_STEPS, greedy_counts, held_out_criterion, pooled_predictions
+
+
+def check_ensemble(estimator, cv):
+    """Refuse, before anything trains, an ensemble the folds cannot give.
+
+    Parameters
+    ----------
+    estimator : BaseParallelMLP
+    cv : object
+        The fit's ``cv`` (``"auto"`` resolved, or as given).
+
+    Raises
+    ------
+    ValueError
+        For ``ensemble="folds"`` (with ``refit``) without k folds.
+    """
+    if not estimator.refit or estimator.ensemble != "folds" or cv is not None:
+        return
+    chosen = ""
+    if isinstance(estimator.cv, str):
+        chosen = (" cv='auto' chose the holdout for this data (more rows than it gives "
+                  "k folds, a class or group too small for them, or one configuration).")
+    raise ValueError(
+        f"ensemble='folds' averages the best configuration's k fold models, so it needs k "
+        f"folds (cv=5, a splitter, ...); this fit has a holdout (cv=None): one model per "
+        f"configuration.{chosen} Pass cv=5, or ensemble='best' or 'greedy'."
+    )
+
+
+@dataclass(frozen=True)
+class Members:
+    """An ensemble's members, as rows of ``cv_results_``.
+
+    Attributes
+    ----------
+    rows : list of int
+        Best first (the heaviest first for a greedy ensemble).
+    weights : ndarray of shape (n_members,)
+        Summing to 1 (``ensemble_weights_``).
+    through_folds : bool
+        Each member predicts through its fold models (the average of its k
+        fold replicas), not retrained.
+    score : float or None
+        A greedy ensemble's ranking metric on the pooled held-out rows
+        (``ensemble_score_``); None for the other kinds.
+    """
+
+    rows: list
+    weights: np.ndarray
+    through_folds: bool = False
+    score: float = None
 
 
 @dataclass(frozen=True)
@@ -27,12 +82,16 @@ class Selection:
         (``scoring=None``), else "score" (the scorer the user asked for).
     tie_breaker : {"loss"} or None
     ensemble_size : int
+        Resolved: None is 1, or :data:`~._greedy.GREEDY_STEPS` for a greedy
+        ensemble.
+    ensemble : {"best", "folds", "greedy"}, default="best"
     """
 
     refit: object
     criterion: str
     tie_breaker: object
     ensemble_size: int
+    ensemble: str = "best"
 
     @classmethod
     def of(cls, estimator):
@@ -40,7 +99,10 @@ class Selection:
         criterion = estimator.selection
         if criterion == "auto":
             criterion = "loss" if estimator.scoring is None else "score"
-        return cls(estimator.refit, criterion, estimator.tie_breaker, estimator.ensemble_size)
+        size = estimator.ensemble_size
+        if size is None:
+            size = GREEDY_STEPS if estimator.ensemble == "greedy" else 1
+        return cls(estimator.refit, criterion, estimator.tie_breaker, size, estimator.ensemble)
 
     def ranking_metric(self, run):
         """The ``*_test_<metric>`` columns that rank models: ``score`` with one
@@ -99,28 +161,87 @@ class Selection:
         return positions
 
     def members(self, run, best_index):
-        """Rows of ``best_estimator_``: ``best_index`` and, with
+        """The :class:`Members` of ``best_estimator_``.
+
+        ``ensemble="greedy"``: :meth:`greedy` (where the search has
+        held-out predictions; a lone model trained on every row has none
+        and is its own ensemble). Otherwise ``best_index`` and, with
         ``ensemble_size > 1``, the next models as :meth:`order` ranks them
-        (see :func:`~._ensemble.select_members`).
+        (see :func:`~._ensemble.select_members`), equally weighted;
+        through their fold models with ``ensemble="folds"``.
 
         Raises
         ------
         ValueError
-            For an ensemble with multi-metric scoring and a callable
-            ``refit``: no metric ranks the models.
+            For an ensemble of several models ranked by a score with
+            multi-metric scoring and a callable ``refit``: no metric ranks
+            the models.
         """
+        through_folds = self.ensemble == "folds" or (
+            self.ensemble == "greedy" and run.plan.cv is not None)
+        if self.ensemble == "greedy" and run.held_out:
+            return self.greedy(run, best_index, through_folds)
         metric = self.ranking_metric(run)
         if metric is None:  # a callable refit with several metrics: no ranking
-            if self.ensemble_size > 1:
-                raise ValueError(
-                    f"ensemble_size={self.ensemble_size} ranks models by one metric; with "
-                    f"multi-metric scoring and a callable refit there is none. Pass refit=<scorer "
-                    f"name> or ensemble_size=1."
-                )
-            return [best_index]
+            if self.ensemble_size > 1 and self.ensemble != "greedy":
+                raise self._no_metric()
+            return Members([best_index], np.ones(1), through_folds)
         means = run.cv_results[f"mean_test_{metric}"]
         usable = ~run.failed & (np.isfinite(means) if run.plan.held_out else True)
-        return select_members(
-            self.order(run, metric), self.ensemble_size, best=best_index, usable=usable,
+        size = 1 if self.ensemble == "greedy" else self.ensemble_size
+        rows = select_members(
+            self.order(run, metric), size, best=best_index, usable=usable,
             pruned=run.cv_results.get("pruned"),
         ).tolist()
+        return Members(rows, np.full(len(rows), 1 / len(rows)), through_folds)
+
+    def _no_metric(self):
+        return ValueError(
+            f"ensemble_size={self.ensemble_size} ranks models by one metric; with "
+            f"multi-metric scoring and a callable refit there is none. Pass refit=<scorer "
+            f"name> or ensemble_size=1."
+        )
+
+    def greedy(self, run, best_index, through_folds):
+        """A greedy ensemble (:func:`~._greedy.greedy_counts`) over every
+        model that trained to the end and did not fail, on the pooled
+        held-out predictions, by the ``selection`` criterion (the scorer of
+        the ranking metric with ``selection="score"``); ties go to the
+        model :meth:`order` prefers. ``best_index`` alone if no model
+        scores."""
+        plan, metric = run.plan, self.ranking_metric(run)
+        if self.criterion == "score" and metric is None:
+            raise self._no_metric()
+        rows, predictions = pooled_predictions(run.held_out, plan.data.X.shape[0],
+                                               plan.config.task)
+        excluded = run.failed | np.asarray(run.cv_results.get("pruned", False), dtype=bool)
+        if metric is None:  # several metrics, a callable refit: by the loss alone
+            order = np.argsort(np.nan_to_num(run.test_loss, nan=np.inf), kind="stable")
+        else:
+            order = np.argsort(self.order(run, metric), kind="stable")
+        candidates = [i for i in order if not excluded[i]]
+        key = self._scorer_key(run, metric)
+        scorer = plan.scorers.get(key)
+        criterion = held_out_criterion(plan, rows, self.criterion, scorer, metric=key)
+        counts, first_step, value = greedy_counts(predictions, criterion, candidates,
+                                                  self.ensemble_size)
+        if not counts.any():
+            return Members([best_index], np.ones(1), through_folds)
+        chosen = np.flatnonzero(counts)
+        chosen = chosen[np.lexsort((first_step[chosen], -counts[chosen]))]
+        weights = counts[chosen] / counts.sum()
+        score = None
+        if metric is not None:  # the ranking metric's value, comparable with best_score_
+            rank = value if self.criterion == "score" else None
+            if rank is None:
+                averaged = np.tensordot(weights, predictions[chosen], axes=1)[None]
+                rank = held_out_criterion(plan, rows, "score", scorer, metric=key)(averaged)[0]
+            score = float(rank)
+        return Members(chosen.tolist(), weights, through_folds, score)
+
+    @staticmethod
+    def _scorer_key(run, metric):
+        """The ``plan.scorers`` key of ``metric``: its own, or ``"score"``
+        for one scorer (or a callable returning a dict of metrics)."""
+        scorers = run.plan.scorers
+        return metric if metric in scorers else "score" if "score" in scorers else None

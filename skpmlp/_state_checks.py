@@ -17,11 +17,13 @@ What is checked (each where the attribute is present):
   NaN or infinite weights: ``fit`` raises instead); ``out_activation_`` one
   of the output activations; ``classes_`` one label per output;
 * a search's tables: ``cv_results_`` columns of one row per model,
-  ``best_index_`` and ``ensemble_indices_`` among the rows, every model's
-  weights (``_coefs``, ``_intercepts``) chaining as above (they may be NaN:
-  a diverged model is kept frozen);
+  ``best_index_`` and ``ensemble_indices_`` among the rows, with one
+  weight each in ``ensemble_weights_`` (finite, non-negative, summing to
+  1), every model's weights (``_coefs``, ``_intercepts``) chaining as above
+  (they may be NaN: a diverged model is kept frozen);
 * an ensemble's members: at least one, all with the ensemble's
-  ``n_features_in_`` (and ``classes_``).
+  ``n_features_in_`` (and ``classes_``), and one weight each in
+  ``weights_`` (finite, non-negative, summing to 1).
 """
 
 from numbers import Integral
@@ -179,6 +181,18 @@ def _check_search(state):
             and len(rows) >= 1 and ((rows >= 0) & (rows < n_models)).all(),
             "ensemble_indices_ are not rows of cv_results_.",
         )
+        if "ensemble_weights_" in state:
+            _require(_are_weights(state["ensemble_weights_"], len(rows)),
+                     "ensemble_weights_ are not one weight per member of ensemble_indices_ "
+                     "(finite, non-negative, summing to 1).")
+    if "cv_" in state:
+        cv = state["cv_"]
+        _require(not isinstance(cv, str), f"cv_ is {str(cv)[:40]!r}, not a resolved cv.")
+        _require(cv is not None or state.get("n_splits_", 1) == 1,
+                 f"cv_ is None (a holdout) but n_splits_ is {state.get('n_splits_')!r}.")
+    if "ensemble_score_" in state:
+        _require(isinstance(state["ensemble_score_"], float),
+                 "ensemble_score_ is not a float.")
     if "best_estimator_" in state:
         best = state["best_estimator_"]
         _require(isinstance(best, BaseEstimator), "best_estimator_ is not an estimator.")
@@ -206,11 +220,32 @@ def _check_search(state):
                          f"outputs.")
 
 
+def _are_weights(weights, n):
+    """Whether ``weights`` are ``n`` finite non-negative floats summing to 1."""
+    return (
+        isinstance(weights, np.ndarray) and weights.shape == (n,) and weights.dtype.kind == "f"
+        and bool(np.isfinite(weights).all()) and bool((weights >= 0).all())
+        and abs(float(weights.sum()) - 1) < 1e-9
+    )
+
+
 def _check_members(state):
     members = state["estimators_"]
     _require(type(members) is list and len(members) >= 1
              and all(isinstance(m, BaseEstimator) for m in members),
              "estimators_ is not a list of at least one estimator.")
+    if "weights_" in state:
+        weights = state["weights_"]
+        _require(_are_weights(weights, len(members)),
+                 "weights_ are not one weight per member of estimators_ (finite, "
+                 "non-negative, summing to 1).")
+        given = state.get("weights")
+        expected = np.full(len(members), 1 / len(members))
+        if given is not None:
+            given = np.asarray(given, dtype=float)
+            expected = given / given.sum() if given.shape == weights.shape else None
+        _require(expected is not None and np.allclose(weights, expected, rtol=1e-9, atol=0),
+                 "weights_ are not the weights parameter, normalised.")
     for member in members:
         _require(getattr(member, "n_features_in_", None) == state.get("n_features_in_"),
                  "a member takes another number of features than the ensemble.")

@@ -216,13 +216,13 @@ def _splitter_params(splitter):
 def _check_cv_is_data(estimator, splitters):
     """A ``cv`` the file cannot rebuild fails saving early, with the reason.
 
-    An int, None, a list of ``(train, test)`` index arrays and scikit-learn's
-    splitters are data; any other splitter object is code, and an iterator
+    An int, None, ``"auto"``, a list of ``(train, test)`` index arrays and
+    scikit-learn's splitters are data; any other splitter object is code, and an iterator
     of splits (a generator) was used up by ``fit``.
     """
     cv = getattr(estimator, "cv", None)
-    if cv is None or isinstance(cv, Integral) or type(cv) in (list, tuple):
-        return
+    if cv is None or isinstance(cv, (Integral, str)) or type(cv) in (list, tuple):
+        return  # a str is "auto" (the constraints refuse any other)
     if type(cv) in splitters.values():
         return
     name = type(estimator).__name__

@@ -241,7 +241,7 @@ def test_early_stopping_refill_and_max_models(iris):
     search = ParallelMLPRegressor(
         hidden_layer_sizes=[(4,), (8,)], learning_rate_init=[1e-2, 3e-2], activation="tanh",
         early_stopping=True, n_iter_no_change=2, max_iter=30, refill="sample", max_models=5,
-        dtype="float64", random_state=0,
+        dtype="float64", random_state=0, cv=None,
     ).fit(X[:, :3], X[:, 3])
     results = search.cv_results_
     # early stopping freed seats; one refill, then the cap

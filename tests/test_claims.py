@@ -50,7 +50,7 @@ def test_a_pruned_model_keeps_the_weights_documented(data, early_stopping):
     params = dict(SMALL, learning_rate_init=(0.3, 1.0), max_iter=30)
     search = ParallelMLPClassifier(
         **params, n_repeats=2, pruning="halving", min_iter=6, halving_factor=2,
-        early_stopping=early_stopping, validation_fraction=0.3, dtype="float64",
+        early_stopping=early_stopping, validation_fraction=0.3, dtype="float64", cv=None,
     ).fit(*data)
     pruned = np.flatnonzero(search.cv_results_["pruned"])
     curves = [search.validation_scores_per_model_[i][np.isfinite(search.validation_scores_per_model_[i])] for i in pruned]

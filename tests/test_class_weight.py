@@ -56,7 +56,8 @@ def test_scores_ignore_class_weight(iris):
     """The search scores as GridSearchCV: the scorer sees no class weight."""
     X, y = _imbalanced(iris)
     # two models: a lone configuration would train on every row, as MLPClassifier
-    search = ParallelMLPClassifier((4,), "tanh", class_weight="balanced", n_repeats=2, **FAST).fit(X, y)
+    search = ParallelMLPClassifier((4,), "tanh", class_weight="balanced", n_repeats=2, cv=None,
+                                   **FAST).fit(X, y)
     _, val = holdout_split(np.unique(y, return_inverse=True)[1], 0.1, 0, stratify=True)
     model = search.export_model(0)
     assert search.cv_results_["mean_test_score"][0] == model.score(X[val], y[val])
@@ -64,7 +65,8 @@ def test_scores_ignore_class_weight(iris):
 
 def test_exported_model_keeps_class_weight_and_retrains_the_same(iris):
     X, y = _imbalanced(iris)
-    search = ParallelMLPClassifier((4,), "tanh", class_weight=WEIGHTS, n_repeats=2, **FAST).fit(X, y)
+    search = ParallelMLPClassifier((4,), "tanh", class_weight=WEIGHTS, n_repeats=2, cv=None,
+                                   **FAST).fit(X, y)
     model = search.export_model(0)
     assert model.class_weight == WEIGHTS
     train, _ = holdout_split(np.unique(y, return_inverse=True)[1], 0.1, 0, stratify=True)

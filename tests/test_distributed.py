@@ -78,13 +78,14 @@ def _fit_case(case, X, y, Xr, yr, weight):
     if case.endswith("batch_sizes"):
         # models of two batch sizes: one data-parallel run per batch size
         search = ParallelMLPClassifier(
-            [(6,)], "tanh", learning_rate_init=0.05, max_iter=4, **{**common, "batch_size": [15, 10]},
+            [(6,)], "tanh", learning_rate_init=0.05, max_iter=4, cv=None,
+            **{**common, "batch_size": [15, 10]},
         )
         return search.fit(X, y)
     assert case.endswith("halving")
     search = ParallelMLPRegressor(
         [(5,), (8,)], ("relu", "tanh"), solver="sgd", learning_rate_init=[0.01, 0.05],
-        pruning="halving", max_iter=9, **common,
+        pruning="halving", max_iter=9, cv=None, **common,
     )
     return search.fit(Xr, yr, sample_weight=weight)
 

@@ -20,7 +20,7 @@ from skpmlp import (
 )
 from skpmlp._splits import holdout_split
 
-FAST = dict(max_iter=30, random_state=0)
+FAST = dict(max_iter=30, random_state=0, cv=None)  # the holdout, as the tests assume
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def test_model_in_search_equals_model_trained_alone(estimator_class):
         y = y / y.std()
     search = estimator_class(
         [(5,), (9,), (4, 3)], ("tanh", "relu", "gelu"), learning_rate_init=(0.01, 0.05),
-        n_repeats=2, max_iter=15, dtype="float64", random_state=3,
+        n_repeats=2, max_iter=15, dtype="float64", random_state=3, cv=None,
     ).fit(X, y)
     train, _ = holdout_split(
         np.unique(y, return_inverse=True)[1] if y.ndim == 1 else np.zeros(len(y), int),
@@ -221,7 +221,8 @@ def test_same_random_state_same_results(iris):
 
 def test_verbose_1_shows_a_progress_bar(iris, capsys):
     X, y = iris
-    ParallelMLPClassifier((8,), "relu", verbose=1, max_iter=3, random_state=0).fit(X, y)
+    ParallelMLPClassifier((8,), "relu", verbose=1, max_iter=3, random_state=0,
+                          cv=None).fit(X, y)
     captured = capsys.readouterr()
     assert "fused run 1" in captured.err and "3/3" in captured.err and "best_val" in captured.err
     assert "epoch" not in captured.out
@@ -229,7 +230,8 @@ def test_verbose_1_shows_a_progress_bar(iris, capsys):
 
 def test_verbose_2_adds_a_line_per_epoch(iris, capsys):
     X, y = iris
-    ParallelMLPClassifier((8,), "relu", verbose=2, max_iter=3, random_state=0).fit(X, y)
+    ParallelMLPClassifier((8,), "relu", verbose=2, max_iter=3, random_state=0,
+                          cv=None).fit(X, y)
     out = capsys.readouterr().out
     assert all(f"epoch {e}: 3 models training" in out for e in (1, 2, 3))
     assert "best validation score" in out
@@ -315,7 +317,8 @@ def test_predict_log_proba_is_the_log_of_predict_proba(iris, ensemble_size):
     """As MLPClassifier.predict_log_proba, on the search and its best model."""
     X, y = iris
     search = ParallelMLPClassifier(
-        hidden_layer_sizes=[(4,), (8,)], max_iter=20, random_state=0, ensemble_size=ensemble_size
+        hidden_layer_sizes=[(4,), (8,)], max_iter=20, random_state=0, ensemble_size=ensemble_size,
+        cv=None,
     ).fit(X, y)
     np.testing.assert_allclose(np.exp(search.predict_log_proba(X)), search.predict_proba(X), rtol=1e-6)
     single = search.export_model(0)

@@ -180,7 +180,7 @@ def test_exported_fold_models_export(iris, search, index, fold):
 
 def test_regressor_search_exports():
     X, y = _regression(1)
-    search = ParallelMLPRegressor([(8,), (16,)], "tanh", **FAST).fit(X, y)
+    search = ParallelMLPRegressor([(8,), (16,)], "tanh", **FAST, cv=None).fit(X, y)
     model = search.export_model(1)
     assert_allclose(model.to_sklearn().predict(X), model.predict(X), atol=1e-6)
     assert_allclose(search.best_estimator_.to_sklearn().predict(X), search.predict(X), atol=1e-6)

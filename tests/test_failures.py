@@ -51,7 +51,7 @@ def _rows_by_params(search):
 # rates: an absurd classifier just scores badly, it does not diverge.)
 DIVERGING = dict(
     hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "identity"), solver="sgd",
-    max_iter=15, dtype="float64", random_state=0,
+    max_iter=15, dtype="float64", random_state=0, cv=None,
 )
 ABSURD = 1e6
 
@@ -131,7 +131,7 @@ def test_a_diverged_model_is_never_selected_even_with_a_finite_error_score(regre
     with pytest.warns(FitFailedWarning, match="1 fits failed out of a total of 2"):
         search = ParallelMLPRegressor(
             (6,), "relu", solver="sgd", learning_rate_init=(1e-5, ABSURD), error_score=0,
-            max_iter=6, dtype="float64", random_state=0,
+            max_iter=6, dtype="float64", random_state=0, cv=None,
         ).fit(X, y + 5)  # the healthy model's R^2 after 6 tiny steps is < 0
     assert search.cv_results_["mean_test_score"][0] < 0
     assert search.best_index_ == 0
@@ -186,7 +186,7 @@ def test_divergence_with_cv_is_isolated_too(regression):
 # ------------------------------------------------------------ interruption
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8, 8)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
-    max_iter=20, random_state=0,
+    max_iter=20, random_state=0, cv=None,
 )
 
 
@@ -212,7 +212,7 @@ def test_interrupt_of_a_cv_search(iris, interrupt_epoch):
     X, y = iris
     interrupt_epoch(3)
     with pytest.warns(UserWarning, match="Training was interrupted after 2 epochs"):
-        search = ParallelMLPClassifier(**SEARCH, cv=3).fit(X, y)
+        search = ParallelMLPClassifier(**{**SEARCH, "cv": 3}).fit(X, y)
     assert search.n_iter_per_model_.shape == (8, 3) and (search.n_iter_per_model_ <= 2).all()
     assert search.predict(X).shape == (150,)
 

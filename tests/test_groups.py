@@ -77,12 +77,13 @@ def test_holdout_search_scores_on_held_out_groups(iris):
     X, y = iris
     groups = np.arange(150) // 10
     # two models: a lone configuration would train on every row, as MLPClassifier
-    search = ParallelMLPClassifier((4,), "tanh", n_repeats=2, **FAST).fit(X, y, groups=groups)
+    search = ParallelMLPClassifier((4,), "tanh", n_repeats=2, cv=None, **FAST).fit(X, y,
+                                                                             groups=groups)
     _, val = group_holdout_split(groups, 0.1, 0)
     model = search.export_model(0)
     assert search.cv_results_["split0_test_score"][0] == model.score(X[val], y[val])
     # without groups the split is another one (stratified, by rows)
-    plain = ParallelMLPClassifier((4,), "tanh", n_repeats=2, **FAST).fit(X, y)
+    plain = ParallelMLPClassifier((4,), "tanh", n_repeats=2, cv=None, **FAST).fit(X, y)
     assert not np.array_equal(plain.export_model(0).coefs_[0], model.coefs_[0])
 
 

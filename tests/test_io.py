@@ -116,6 +116,16 @@ CASES = {
     "clf_multilabel_cv_ensemble": (
         lambda: ParallelMLPClassifier([(4,), (8,)], "tanh", cv=3, ensemble_size=2, **FAST), _multilabel,
     ),
+    "clf_cv_greedy": (
+        lambda: ParallelMLPClassifier([(4,), (8,)], ("relu", "tanh"), cv=3, ensemble="greedy", **FAST),
+        _iris_strings,
+    ),
+    "reg_cv_folds": (
+        lambda: ParallelMLPRegressor([(4,), (8,)], "tanh", cv="auto", ensemble="folds", **FAST), _regression,
+    ),
+    "reg_holdout_greedy": (
+        lambda: ParallelMLPRegressor([(4,), (8,)], ("relu", "tanh"), ensemble="greedy", **FAST), _regression,
+    ),
     "clf_sampled_conditional": (
         lambda: ParallelMLPClassifier(
             LayerSizesDistribution(depths=[1, 2], widths=loguniform(3, 12)), ("relu", "tanh"),

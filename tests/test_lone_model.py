@@ -27,10 +27,10 @@ def _fit(estimator, X, y, **fit_params):
 
 # ------------------------------------------------------------- one class
 @pytest.mark.parametrize("estimator", [
-    ParallelMLPClassifier(**LONE),
-    ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}),
+    ParallelMLPClassifier(**LONE, cv=None),
+    ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, cv=None),
     ParallelMLPClassifier(**LONE, cv=3),
-    ParallelMLPClassifier(**LONE, early_stopping=True),
+    ParallelMLPClassifier(**LONE, early_stopping=True, cv=None),
     SingleMLPClassifier((5,), max_iter=5, random_state=0),
 ])
 def test_a_single_class_trains_and_is_predicted_as_mlpclassifier(estimator):
@@ -63,7 +63,7 @@ def _huge():
 
 
 @pytest.mark.parametrize("estimator", [
-    ParallelMLPRegressor(**LONE),
+    ParallelMLPRegressor(**LONE, cv=None),
     SingleMLPRegressor((5,), max_iter=5, random_state=0),
 ])
 def test_a_lone_model_ending_with_nonfinite_weights_raises_sklearns_error(estimator):
@@ -103,7 +103,7 @@ def test_a_search_still_fails_when_every_model_diverged(iris, params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(ValueError, match="All the .* fits failed"):
-            _fit(ParallelMLPRegressor(**_diverging(**params)), X, y)
+            _fit(ParallelMLPRegressor(**{"cv": None, **_diverging(**params)}), X, y)
 
 
 # ---------------------------------------------------------------- verbose
@@ -111,7 +111,7 @@ def test_a_search_still_fails_when_every_model_diverged(iris, params):
 def test_a_lone_model_talks_as_sklearns_mlp(iris, capsys, early_stopping):
     X, y = iris
     params = dict(early_stopping=early_stopping, tol=1e-2, verbose=1)
-    model = _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 200}, **params), X, y)
+    model = _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 200}, **params, cv=None), X, y)
     lines = capsys.readouterr().out.splitlines()
     expected = []
     for epoch, loss in enumerate(model.loss_curve_):
@@ -127,7 +127,7 @@ def test_a_lone_model_talks_as_sklearns_mlp(iris, capsys, early_stopping):
 def test_an_adaptive_rate_says_when_it_drops_as_sklearn(iris, capsys):
     X, y = iris
     params = dict(solver="sgd", learning_rate="adaptive", n_iter_no_change=2, tol=0.1, verbose=True)
-    _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 100}, **params), X, y)
+    _fit(ParallelMLPClassifier(**{**LONE, "max_iter": 100}, **params, cv=None), X, y)
     ours = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("Iteration")]
     _fit(MLPClassifier((5,), learning_rate_init=0.01, max_iter=100, random_state=0, **params), X, y)
     theirs = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("Iteration")]
@@ -138,7 +138,7 @@ def test_an_adaptive_rate_says_when_it_drops_as_sklearn(iris, capsys):
 
 def test_a_population_keeps_its_per_run_lines(iris, capsys):
     X, y = iris
-    _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, verbose=2), X, y)
+    _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, verbose=2, cv=None), X, y)
     out = capsys.readouterr().out
     assert "fused run 1 epoch 1: 2 models training" in out and "Iteration" not in out
 
@@ -170,9 +170,9 @@ def test_a_lone_model_warns_of_max_iter_in_sklearns_words(iris):
     X, y = iris
     message = r"Stochastic Optimizer: Maximum iterations \(5\) reached and the optimization hasn't converged yet."
     with pytest.warns(ConvergenceWarning, match=message):
-        ParallelMLPClassifier(**LONE).fit(X, y)
+        ParallelMLPClassifier(**LONE, cv=None).fit(X, y)
     with pytest.warns(ConvergenceWarning, match=r"2 of 2 trained models reached max_iter=5"):
-        ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}).fit(X, y)
+        ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, cv=None).fit(X, y)
 
 
 @pytest.mark.parametrize("cv", [None, 2])

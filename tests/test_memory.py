@@ -20,7 +20,7 @@ SEARCH = dict(
 
 @pytest.fixture(scope="module")
 def one_run(iris):
-    return ParallelMLPClassifier(**SEARCH).fit(*iris)
+    return ParallelMLPClassifier(**SEARCH, cv=None).fit(*iris)
 
 
 def _assert_same_search(a, b):
@@ -34,7 +34,7 @@ def _assert_same_search(a, b):
 
 def test_population_over_max_memory_trains_in_chunks(iris, one_run):
     with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-        chunked = ParallelMLPClassifier(max_memory=2e5, **SEARCH).fit(*iris)
+        chunked = ParallelMLPClassifier(max_memory=2e5, **SEARCH, cv=None).fit(*iris)
     _assert_same_search(chunked, one_run)
 
 
@@ -42,7 +42,7 @@ def test_out_of_memory_is_retried_in_smaller_chunks(iris, one_run, monitor_calls
     """A device that cannot hold more than 3 models: the run is re-split
     until every chunk fits, with a warning, and nothing changes."""
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
-        retried = ParallelMLPClassifier(**SEARCH).fit(*iris)
+        retried = ParallelMLPClassifier(**SEARCH, cv=None).fit(*iris)
     _assert_same_search(retried, one_run)
     assert max(monitor_calls) <= 3
 
@@ -88,13 +88,13 @@ def test_out_of_memory_retry_first_frees_the_failed_runs_tensors(iris, monkeypat
     monkeypatch.setattr(FusedRun, "advance", out_of_memory_once)
     monkeypatch.setattr(_train, "_release_device_memory", release)
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
-        ParallelMLPClassifier(**SEARCH, device=device).fit(*iris)
+        ParallelMLPClassifier(**SEARCH, device=device, cv=None).fit(*iris)
     assert after_release == [(True, True)]
 
 
 def test_a_model_larger_than_the_budget_is_a_clear_error(iris):
     with pytest.raises(MemoryError, match="Training even one model needs"):
-        ParallelMLPClassifier(max_memory=1000, **SEARCH).fit(*iris)
+        ParallelMLPClassifier(max_memory=1000, **SEARCH, cv=None).fit(*iris)
 
 
 def test_chunks_cover_every_model_once():
@@ -129,26 +129,26 @@ def test_halving_chunks_do_not_depend_on_free_memory(iris, free_memory):
     for free in (1e12, 3e5):  # 80% of 3e5 bytes is below max_memory
         free_memory(free)
         with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING).fit(*iris))
+            fits.append(ParallelMLPClassifier(max_memory=4e5, **HALVING, cv=None).fit(*iris))
     assert fits[0].cv_results_["pruned"].any()
     _assert_same_search(*fits)
 
 
 def test_halving_splits_by_free_memory_into_chunks_ranked_together(iris, free_memory):
-    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    one_run = ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     free_memory(1e6)  # the 12 models need about 1.4e6 bytes
     with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-        chunked = ParallelMLPClassifier(**HALVING).fit(*iris)
+        chunked = ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     assert one_run.cv_results_["pruned"].any()
     np.testing.assert_array_equal(chunked.cv_results_["pruned"], one_run.cv_results_["pruned"])
     _assert_same_search(chunked, one_run)
 
 
 def test_halving_out_of_memory_is_retried_in_chunks_ranked_together(iris, monitor_calls):
-    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    one_run = ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     monitor_calls.clear()
     with pytest.warns(ResourceWarning, match="Out of memory training 12 models"):
-        retried = ParallelMLPClassifier(**HALVING).fit(*iris)
+        retried = ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     assert max(monitor_calls) <= 3
     np.testing.assert_array_equal(retried.cv_results_["pruned"], one_run.cv_results_["pruned"])
     _assert_same_search(retried, one_run)
@@ -157,7 +157,7 @@ def test_halving_out_of_memory_is_retried_in_chunks_ranked_together(iris, monito
 def test_halving_whose_held_chunks_exceed_memory_is_a_clear_error(iris, free_memory):
     free_memory(1e4)  # less than the population's weights and optimizer state
     with pytest.raises(MemoryError, match=r"pruning='halving'.*rung by rung"):
-        ParallelMLPClassifier(**HALVING).fit(*iris)
+        ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
 
 
 @pytest.mark.parametrize("max_memory", [4e5, 6e5])
@@ -165,9 +165,9 @@ def test_halving_ranks_across_max_memory_chunks(iris, max_memory):
     """float64: chunks planned from max_memory train rung by rung and are
     ranked together; the survivors, scores and weights are one run's, bit
     for bit."""
-    one_run = ParallelMLPClassifier(**HALVING).fit(*iris)
+    one_run = ParallelMLPClassifier(**HALVING, cv=None).fit(*iris)
     with pytest.warns(ResourceWarning, match="as [0-9]+ chunks"):
-        chunked = ParallelMLPClassifier(max_memory=max_memory, **HALVING).fit(*iris)
+        chunked = ParallelMLPClassifier(max_memory=max_memory, **HALVING, cv=None).fit(*iris)
     pruned = one_run.cv_results_["pruned"]
     assert 0 < pruned.sum() < len(pruned)
     np.testing.assert_array_equal(chunked.cv_results_["pruned"], pruned)

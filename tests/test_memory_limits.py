@@ -123,11 +123,11 @@ def test_a_fit_in_a_small_container_trains_as_chunks_with_the_same_results(
 ):
     search = dict(hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
                   learning_rate_init=(0.01, 0.03), max_iter=8, dtype="float64", random_state=0)
-    one_run = ParallelMLPClassifier(**search).fit(*iris)
+    one_run = ParallelMLPClassifier(**search, cv=None).fit(*iris)
     # a container with 250 kB left: the plan has 200 kB
     _fake_machine(monkeypatch, tmp_path, version=2, limits={"/": 10**9 + 250_000}, usage=10**9)
     with pytest.warns(ResourceWarning, match=r"more than the 0\.2 MiB available: training it as"):
-        chunked = ParallelMLPClassifier(**search).fit(*iris)
+        chunked = ParallelMLPClassifier(**search, cv=None).fit(*iris)
     np.testing.assert_array_equal(chunked.cv_results_["mean_test_score"],
                                   one_run.cv_results_["mean_test_score"])
     np.testing.assert_allclose(chunked.loss_curves_, one_run.loss_curves_, atol=1e-12)

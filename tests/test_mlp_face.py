@@ -91,7 +91,7 @@ def test_per_model_records_keep_their_own_names(iris):
 
 def test_no_mlp_attributes_without_refit(iris):
     X, y = iris
-    search = _fit(ParallelMLPClassifier(refit=False, **SEARCH), X, y)
+    search = _fit(ParallelMLPClassifier(refit=False, **SEARCH, cv=None), X, y)
     for name in MLP_ATTRIBUTES:
         assert not hasattr(search, name), name
     # every exported model still has them
@@ -146,7 +146,7 @@ def test_one_configuration_trains_on_every_row_as_sklearns_mlp(iris, estimator_c
 def test_otherwise_models_are_scored_on_held_out_rows(iris, params):
     X, y = iris
     base = dict(hidden_layer_sizes=(6,), activation="tanh", learning_rate_init=0.01, max_iter=8, random_state=0)
-    search = _fit(ParallelMLPClassifier(**{**base, **params}), X, y)
+    search = _fit(ParallelMLPClassifier(**{"cv": None, **base, **params}), X, y)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     if "cv" not in params:
         # the chosen model, trained on the training part (holdout_refit
@@ -170,8 +170,8 @@ def test_shuffle_false_changes_training_and_is_passed_on(iris):
     X, y = iris
     params = dict(hidden_layer_sizes=(6,), activation="tanh", learning_rate_init=0.05, max_iter=4,
                   batch_size=16, dtype="float64", random_state=0)
-    shuffled = _fit(ParallelMLPClassifier(**params), X, y)
-    ordered = _fit(ParallelMLPClassifier(**params, shuffle=False), X, y)
+    shuffled = _fit(ParallelMLPClassifier(**params, cv=None), X, y)
+    ordered = _fit(ParallelMLPClassifier(**params, shuffle=False, cv=None), X, y)
     assert ordered.best_estimator_.shuffle is False
     assert not np.allclose(shuffled.coefs_[0], ordered.coefs_[0])
     # the exported model retrains the same way alone
@@ -214,7 +214,7 @@ def test_poisson_runs_route_to_the_torch_trainer(loss, trainer):
 def test_poisson_regressor_predicts_positive_means_and_matches_sklearn(iris):
     X, _ = iris
     y = _poisson_target(X)
-    search = _fit(ParallelMLPRegressor(loss="poisson", dtype="float64", **SEARCH), X, y)
+    search = _fit(ParallelMLPRegressor(loss="poisson", dtype="float64", **SEARCH, cv=None), X, y)
     assert search.out_activation_ == "exp" and search.best_estimator_.loss == "poisson"
     predicted = search.predict(X)
     assert (predicted > 0).all()
@@ -237,15 +237,15 @@ def test_poisson_loss_curve_is_the_half_poisson_deviance(iris):
 def test_poisson_model_in_search_equals_model_trained_alone(iris):
     X, _ = iris
     y = _poisson_target(X, seed=3)
-    search = _fit(ParallelMLPRegressor(loss="poisson", dtype="float64", **SEARCH), X, y)
+    search = _fit(ParallelMLPRegressor(loss="poisson", dtype="float64", **SEARCH, cv=None), X, y)
     for i in (0, search.n_models_ - 1):
         others = _fit(ParallelMLPRegressor(loss="poisson", dtype="float64", **{
-            **SEARCH, **search.cv_results_["params"][i], "n_repeats": 2}), X, y)
+            **SEARCH, **search.cv_results_["params"][i], "n_repeats": 2}, cv=None), X, y)
         np.testing.assert_allclose(others.export_model(0).predict(X), search.export_model(i).predict(X),
                                    rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("estimator", [ParallelMLPRegressor(loss="poisson", **SEARCH),
+@pytest.mark.parametrize("estimator", [ParallelMLPRegressor(loss="poisson", **SEARCH, cv=None),
                                        SingleMLPRegressor((4,), loss="poisson", max_iter=3)])
 def test_poisson_refuses_negative_targets(iris, estimator):
     X, _ = iris
@@ -254,14 +254,14 @@ def test_poisson_refuses_negative_targets(iris, estimator):
 
 
 def test_classifiers_have_no_loss_parameter():
-    assert "loss" not in ParallelMLPClassifier().get_params()
+    assert "loss" not in ParallelMLPClassifier(cv=None).get_params()
     assert "loss" not in SingleMLPClassifier().get_params()
 
 
 # ------------------------------------------------------ n_iter_no_change=inf
 @pytest.mark.parametrize("estimator", [
     ParallelMLPClassifier((4,), ("relu", "tanh"), learning_rate_init=0.01, tol=10.0, max_iter=9,
-                          n_iter_no_change=np.inf, random_state=0),
+                          n_iter_no_change=np.inf, random_state=0, cv=None),
     SingleMLPClassifier((4,), tol=10.0, max_iter=9, n_iter_no_change=np.inf, random_state=0),
 ])
 def test_n_iter_no_change_inf_trains_max_iter_epochs(iris, estimator):
@@ -282,8 +282,8 @@ def test_n_iter_no_change_other_values_are_refused(iris, value):
 
 # ---------------------------------------------------------- edge-case messages
 @pytest.mark.parametrize("estimator", [
-    ParallelMLPRegressor((4,), "relu", early_stopping=True, max_iter=3),
-    ParallelMLPRegressor((4,), ("relu", "tanh"), early_stopping=True, max_iter=3),
+    ParallelMLPRegressor((4,), "relu", early_stopping=True, max_iter=3, cv=None),
+    ParallelMLPRegressor((4,), ("relu", "tanh"), early_stopping=True, max_iter=3, cv=None),
     ParallelMLPRegressor((4,), "relu", early_stopping=True, cv=2, max_iter=3),
     SingleMLPRegressor((4,), early_stopping=True, max_iter=3),
 ])
@@ -299,7 +299,7 @@ def test_two_rows_with_early_stopping_is_too_small_a_validation_set(estimator):
 
 
 @pytest.mark.parametrize("estimator", [
-    ParallelMLPClassifier((4,), ("relu", "tanh"), early_stopping=True, max_iter=3),
+    ParallelMLPClassifier((4,), ("relu", "tanh"), early_stopping=True, max_iter=3, cv=None),
     SingleMLPClassifier((4,), early_stopping=True, max_iter=3),
 ])
 def test_a_class_too_small_for_the_stratified_validation_split_raises(iris, estimator):
@@ -317,13 +317,13 @@ def test_model_selection_holdout_still_falls_back_with_a_warning(iris):
     X, y = iris
     y = np.r_[np.zeros(len(y) - 1), 1]
     with pytest.warns(UserWarning, match="not stratified"):
-        ParallelMLPClassifier((4,), ("relu", "tanh"), max_iter=2).fit(X, y)
+        ParallelMLPClassifier((4,), ("relu", "tanh"), max_iter=2, cv=None).fit(X, y)
 
 
 @pytest.mark.parametrize("estimator, warns", [
-    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size=500, max_iter=2), True),
-    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size=100, max_iter=2), False),
-    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size="auto", max_iter=2), False),
+    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size=500, max_iter=2, cv=None), True),
+    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size=100, max_iter=2, cv=None), False),
+    (ParallelMLPClassifier((4,), ("relu", "tanh"), batch_size="auto", max_iter=2, cv=None), False),
     (SingleMLPClassifier((4,), batch_size=151, max_iter=2), True),
     (SingleMLPClassifier((4,), batch_size=150, max_iter=2), False),
 ])

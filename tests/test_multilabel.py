@@ -50,7 +50,7 @@ def test_model_in_search_equals_model_trained_alone(multilabel, backend):
     X, Y = multilabel
     search = ParallelMLPClassifier(
         [(5,), (4, 3)], ("tanh", "relu"), learning_rate_init=(0.01, 0.05), max_iter=15,
-        dtype="float64", random_state=3,
+        dtype="float64", random_state=3, cv=None
     ).fit(X, Y)
     train, _ = holdout_split(np.zeros(len(Y), int), 0.1, 3, stratify=False)
     for i in [0, 3, search.n_models_ - 1]:
@@ -63,7 +63,7 @@ def test_model_in_search_equals_model_trained_alone(multilabel, backend):
 def test_validation_scores_are_subset_accuracies(multilabel):
     X, Y = multilabel
     # two models: a lone configuration would train on every row, as MLPClassifier
-    search = ParallelMLPClassifier((8,), "tanh", n_repeats=2, **FAST).fit(X, Y)
+    search = ParallelMLPClassifier((8,), "tanh", n_repeats=2, **FAST, cv=None).fit(X, Y)
     _, val = holdout_split(np.zeros(len(Y), int), 0.1, 0, stratify=False)
     model = search.export_model(0)
     assert search.cv_results_["mean_test_score"][0] == accuracy_score(Y[val], model.predict(X[val]))

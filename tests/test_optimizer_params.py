@@ -51,7 +51,7 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
 
 def test_a_default_search_shows_no_optimizer_columns():
     X, y = _classification()
-    search = _fit(ParallelMLPClassifier(**BASE), X, y)
+    search = _fit(ParallelMLPClassifier(**BASE, cv=None), X, y)
     assert set(search.best_params_) == set(MODEL_PARAMS)
     assert not any(f"param_{name}" in search.cv_results_ for name in OPTIMIZER_PARAMS)
 
@@ -68,7 +68,7 @@ def test_grid_over_optimizer_settings(params, shown):
     lists are searched (cross product), shown in cv_results_, and each
     exported model carries its own values; those given one value are not shown."""
     X, y = _classification()
-    search = _fit(ParallelMLPClassifier(**BASE, **params), X, y)
+    search = _fit(ParallelMLPClassifier(**BASE, **params, cv=None), X, y)
     n_grid = int(np.prod([len(v) for v in params.values() if isinstance(v, (list, tuple))]))
     assert search.n_models_ == 2 * n_grid
     results = search.cv_results_
@@ -86,7 +86,7 @@ def test_grid_over_optimizer_settings(params, shown):
 def test_conditional_space_momentum_for_sgd_only():
     X, y = _classification()
     search = _fit(ParallelMLPClassifier(
-        **BASE, param_grid=[{"solver": ["sgd"], "momentum": [0.5, 0.9]}, {"solver": ["adam"]}],
+        **BASE, param_grid=[{"solver": ["sgd"], "momentum": [0.5, 0.9]}, {"solver": ["adam"]}], cv=None
     ), X, y)
     configs = [(p["solver"], p["momentum"]) for p in search.cv_results_["params"]]
     assert sorted(set(configs)) == [("adam", 0.9), ("sgd", 0.5), ("sgd", 0.9)]
@@ -98,7 +98,7 @@ def test_distributions_and_a_budget():
     X, y = _classification()
     search = _fit(ParallelMLPClassifier(
         **BASE, n_models=6, beta_1=uniform(0.5, 0.45), momentum=uniform(0.1, 0.8),
-        solver=["adam", "sgd"],
+        solver=["adam", "sgd"], cv=None
     ), X, y)
     params = search.cv_results_["params"]
     assert len({p["beta_1"] for p in params}) == 6
@@ -123,21 +123,21 @@ def test_distributions_and_a_budget():
 def test_bad_optimizer_values_are_named(params, message):
     X, y = _classification()
     with pytest.raises(ValueError, match=message):
-        ParallelMLPClassifier(**BASE, **params).fit(X, y)
+        ParallelMLPClassifier(**BASE, **params, cv=None).fit(X, y)
 
 
 @pytest.mark.parametrize("options", [dict(early_stopping=True), dict(pruning="halving")])
 def test_lbfgs_mixed_with_monitored_minibatch_models_is_refused(options):
     X, y = _classification()
     with pytest.raises(ValueError, match="mix 'lbfgs' with minibatch solvers"):
-        ParallelMLPClassifier(**BASE, solver=["lbfgs", "adam"], **options).fit(X, y)
+        ParallelMLPClassifier(**BASE, solver=["lbfgs", "adam"], **options, cv=None).fit(X, y)
 
 
 def test_lbfgs_and_minibatch_models_in_one_search():
     """Without monitoring, lbfgs models train apart in the same call and merge."""
     X, y = _classification()
     search = _fit(ParallelMLPClassifier(**BASE, solver=["lbfgs", "sgd"], dtype="float64",
-                                        holdout_refit=False), X, y)
+                                        holdout_refit=False, cv=None), X, y)
     assert [p["solver"] for p in search.cv_results_["params"]] == ["lbfgs", "sgd"] * 2
     _assert_exported_models_train_alone(search, X, y)
 
@@ -188,7 +188,8 @@ def test_exported_model_with_searched_optimizer_trains_alone_to_the_same_weights
         X, y = make_regression(120, 6, n_targets=2, noise=0.1, random_state=0)
         y = y / y.std()
     params = {**BASE, "hidden_layer_sizes": [(5,), (4, 3)], **SETTINGS[setting]}
-    search = _fit(estimator_class(**params, dtype="float64", holdout_refit=False), X, y)
+    search = _fit(estimator_class(**{"cv": None, **params}, dtype="float64", holdout_refit=False),
+                  X, y)
     _assert_exported_models_train_alone(search, X, y)
 
 
@@ -197,7 +198,7 @@ def test_best_estimator_refit_on_all_rows_carries_the_models_settings(setting):
     """With holdout_refit the best model is its configuration retrained on every
     row: refitting it alone gives the same weights."""
     X, y = _classification()
-    search = _fit(ParallelMLPClassifier(**{**BASE, **SETTINGS[setting]}, dtype="float64"), X, y)
+    search = _fit(ParallelMLPClassifier(**{**BASE, **SETTINGS[setting]}, dtype="float64", cv=None), X, y)
     best = search.best_estimator_
     for name, value in search.best_params_.items():
         assert getattr(best, name) == value
@@ -219,10 +220,10 @@ def test_models_of_each_batch_size_train_as_a_search_of_that_batch_size(options)
     X, y = _classification()
     params = dict(BASE, hidden_layer_sizes=[(5,), (4, 3)], activation=["tanh", "relu"], dtype="float64",
                   holdout_refit=False, **options)
-    mixed = _fit(ParallelMLPClassifier(**params, batch_size=[16, 40]), X, y)
+    mixed = _fit(ParallelMLPClassifier(**{"cv": None, **params}, batch_size=[16, 40]), X, y)
     rows = mixed.cv_results_["params"]
     for size in (16, 40):
-        alone = _fit(ParallelMLPClassifier(**params, batch_size=size), X, y)
+        alone = _fit(ParallelMLPClassifier(**{"cv": None, **params}, batch_size=size), X, y)
         mine = [i for i, p in enumerate(rows) if p["batch_size"] == size]
         assert len(mine) == alone.n_models_
         for j, i in enumerate(mine):
@@ -240,4 +241,4 @@ def test_models_of_each_batch_size_train_as_a_search_of_that_batch_size(options)
 def test_batch_size_larger_than_the_training_rows_warns_once():
     X, y = _classification()
     with pytest.warns(UserWarning, match="larger than sample size"):
-        _fit(ParallelMLPClassifier(**BASE, batch_size=[16, 500]), X, y)
+        _fit(ParallelMLPClassifier(**BASE, batch_size=[16, 500], cv=None), X, y)

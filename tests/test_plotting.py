@@ -54,10 +54,10 @@ def searches(iris):
     X_reg, y_reg = make_regression(n_samples=120, n_features=4, noise=0.1, random_state=0)
     return {
         # the displays order models by rank_test_score: select as they do
-        "holdout": ParallelMLPClassifier(n_repeats=2, selection="score", **SPACE).fit(X, y),
+        "holdout": ParallelMLPClassifier(n_repeats=2, selection="score", **SPACE, cv=None).fit(X, y),
         "cv": ParallelMLPClassifier(cv=3, **SPACE).fit(X, y),
         "cv_monitored": ParallelMLPClassifier(cv=3, early_stopping=True, refit=False, **SPACE).fit(X, y),
-        "regressor": ParallelMLPRegressor(**SPACE).fit(X_reg, y_reg / y_reg.std()),
+        "regressor": ParallelMLPRegressor(**SPACE, cv=None).fit(X_reg, y_reg / y_reg.std()),
     }
 
 
@@ -238,7 +238,7 @@ def test_learning_curves_without_validation_scores_use_one_panel(searches):
 def test_multimetric_scores_by_name(iris):
     X, y = iris
     search = ParallelMLPClassifier(
-        scoring=["accuracy", "f1_macro"], refit="f1_macro", **SPACE
+        scoring=["accuracy", "f1_macro"], refit="f1_macro", **SPACE, cv=None
     ).fit(X, y)
     display = SearchResultsDisplay.from_estimator(search, metric="f1_macro")
     assert display.ax_.get_ylabel() == "validation f1_macro"
@@ -295,7 +295,7 @@ def test_unfitted_estimator_is_rejected():
     from sklearn.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):
-        SearchResultsDisplay.from_estimator(ParallelMLPClassifier())
+        SearchResultsDisplay.from_estimator(ParallelMLPClassifier(cv=None))
 
 
 def test_missing_matplotlib_says_how_to_install_it(searches, monkeypatch):

@@ -83,7 +83,7 @@ class _Epochs:
 
 def _fit(iris, wrap_run_epoch, epochs, **params):
     wrap_run_epoch(lambda run_epoch: lambda trainer, *args: epochs(run_epoch, trainer, *args))
-    return ParallelMLPClassifier(**SEARCH, **params).fit(*iris)
+    return ParallelMLPClassifier(**SEARCH, **params, cv=None).fit(*iris)
 
 
 def test_a_normal_fit(iris, before, wrap_run_epoch):
@@ -171,7 +171,7 @@ if not holds_before:
     print("SKIP this glibc does not show the setting before any fit")
     sys.exit()
 X, y = load_iris(return_X_y=True)
-ParallelMLPClassifier((4,), max_iter=2, random_state=0).fit(X, y)
+ParallelMLPClassifier((4,), max_iter=2, random_state=0, cv=None).fit(X, y)
 print("OK" if check() else "CHANGED")
 """
 

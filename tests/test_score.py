@@ -18,7 +18,7 @@ FAST = dict(max_iter=10, learning_rate_init=0.01, random_state=0)
 )
 def test_score_uses_the_refit_scorer(scoring, refit, name, iris):
     X, y = iris
-    search = ParallelMLPClassifier([(4,), (8,)], "tanh", scoring=scoring, refit=refit, **FAST).fit(X, y)
+    search = ParallelMLPClassifier([(4,), (8,)], "tanh", scoring=scoring, refit=refit, **FAST, cv=None).fit(X, y)
     expected = get_scorer(name)(search.best_estimator_, X, y)
     assert search.score(X, y) == expected
     weights = np.linspace(0.5, 2.0, len(y))
@@ -32,7 +32,7 @@ def test_score_on_the_validation_rows_is_best_score(iris):
     ranked it: the same scorer gives best_score_ back."""
     X, y = iris
     search = ParallelMLPClassifier(  # the held-out-trained model itself predicts
-        [(4,), (8,)], "tanh", scoring="neg_log_loss", dtype="float64", holdout_refit=False, **FAST
+        [(4,), (8,)], "tanh", scoring="neg_log_loss", dtype="float64", holdout_refit=False, **FAST, cv=None
     ).fit(X, y)
     _, val = holdout_split(y, 0.1, 0, stratify=True)
     assert search.score(X[val], y[val]) == pytest.approx(search.best_score_, rel=1e-9)
@@ -53,13 +53,13 @@ def test_default_score_is_accuracy_or_r2(estimator_class, metric, iris):
 def test_regressor_score_uses_scoring(iris):
     X, _ = iris
     y = X[:, 0] - X[:, 1]
-    search = ParallelMLPRegressor((8,), "tanh", scoring="neg_mean_absolute_error", **FAST).fit(X, y)
+    search = ParallelMLPRegressor((8,), "tanh", scoring="neg_mean_absolute_error", **FAST, cv=None).fit(X, y)
     assert search.score(X, y) == -np.mean(np.abs(search.predict(X) - y))
 
 
 def test_no_score_without_refit(iris):
     X, y = iris
-    search = ParallelMLPClassifier((4,), "tanh", refit=False, **FAST).fit(X, y)
+    search = ParallelMLPClassifier((4,), "tanh", refit=False, **FAST, cv=None).fit(X, y)
     assert not hasattr(search, "score")
     with pytest.raises(AttributeError, match="has no attribute 'score'"):
         search.score(X, y)

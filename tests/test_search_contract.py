@@ -63,7 +63,7 @@ def test_gridsearchcv_has_the_same_callable_semantics(iris):
 def test_refit_callable_returning_a_bad_index_raises_as_gridsearchcv(iris, returned, error, message):
     X, y = iris
     with pytest.raises(error, match=message):
-        _quiet_fit(ParallelMLPClassifier(refit=lambda results: returned, **SMALL), X, y)
+        _quiet_fit(ParallelMLPClassifier(refit=lambda results: returned, **SMALL, cv=None), X, y)
 
 
 @pytest.mark.parametrize("refit", ["acc", "f1"])
@@ -135,10 +135,10 @@ def test_non_finite_mean_scores_warn_as_gridsearchcv(iris):
         return np.nan if len(calls) == 1 else 0.5
 
     with pytest.warns(UserWarning, match="One or more of the test scores are non-finite"):
-        ParallelMLPClassifier(scoring=first_nan, refit=False, **SMALL).fit(X, y)
+        ParallelMLPClassifier(scoring=first_nan, refit=False, **SMALL, cv=None).fit(X, y)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ParallelMLPClassifier(scoring="accuracy", refit=False, **SMALL).fit(X, y)
+        ParallelMLPClassifier(scoring="accuracy", refit=False, **SMALL, cv=None).fit(X, y)
     assert not [w for w in caught if "non-finite" in str(w.message)]
 
 
@@ -152,7 +152,7 @@ def test_empty_cv_iterator_raises_no_fits_were_performed(iris, cv):
 @pytest.mark.parametrize("refit", [True, False])
 def test_classes_only_after_a_refit(iris, refit):
     X, y = iris
-    search = _quiet_fit(ParallelMLPClassifier(refit=refit, **SMALL), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(refit=refit, **SMALL, cv=None), X, y)
     assert hasattr(search, "classes_") == refit
     # every model keeps its classes
     np.testing.assert_array_equal(search.export_model(0).classes_, np.unique(y))
@@ -160,7 +160,7 @@ def test_classes_only_after_a_refit(iris, refit):
 
 def test_a_refit_false_fit_drops_the_previous_refits_attributes(iris):
     X, y = iris
-    search = _quiet_fit(ParallelMLPClassifier(**SMALL), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(**SMALL, cv=None), X, y)
     assert hasattr(search, "classes_") and hasattr(search, "coefs_")
     _quiet_fit(search.set_params(refit=False), X, y)
     assert not hasattr(search, "classes_") and not hasattr(search, "coefs_")
@@ -172,7 +172,7 @@ def test_a_refit_false_fit_drops_the_previous_refits_attributes(iris):
 ])
 def test_param_columns_are_masked_arrays_with_gridsearchcv_dtypes(iris, name, kind):
     X, y = iris
-    search = _quiet_fit(ParallelMLPClassifier(**SMALL, alpha=(1e-4, 1e-3)), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(**SMALL, alpha=(1e-4, 1e-3), cv=None), X, y)
     column = search.cv_results_[name]
     assert isinstance(column, np.ma.MaskedArray)
     assert column.dtype.kind == kind
@@ -184,7 +184,7 @@ def test_param_columns_are_masked_arrays_with_gridsearchcv_dtypes(iris, name, ki
 def test_param_dtype_matches_gridsearchcv(iris):
     X, y = iris
     grid = _quiet_fit(GridSearchCV(MLPClassifier(max_iter=2), {"learning_rate_init": [0.01, 0.05]}, cv=2), X, y)
-    ours = _quiet_fit(ParallelMLPClassifier(**SMALL), X, y)
+    ours = _quiet_fit(ParallelMLPClassifier(**SMALL, cv=None), X, y)
     assert ours.cv_results_["param_learning_rate_init"].dtype == grid.cv_results_["param_learning_rate_init"].dtype
 
 
@@ -208,8 +208,8 @@ def test_any_string_refit_with_one_metric_refits_as_true(iris, scoring, refit):
         return accuracy_score(y, estimator.predict(X))
 
     scoring = one_metric if scoring is _two_metrics else scoring
-    search = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL), X, y)
-    reference = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=True, **SMALL), X, y)
+    search = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=refit, **SMALL, cv=None), X, y)
+    reference = _quiet_fit(ParallelMLPClassifier(scoring=scoring, refit=True, **SMALL, cv=None), X, y)
     assert not search.multimetric_ and search.best_index_ == reference.best_index_
     np.testing.assert_array_equal(search.predict(X), reference.predict(X))
     assert search.score(X, y) == reference.score(X, y)

@@ -19,7 +19,7 @@ from skpmlp._splits import holdout_split
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,)], activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03),
-    max_iter=20, dtype="float64", random_state=0,
+    max_iter=20, dtype="float64", random_state=0, cv=None,
 )
 
 
@@ -166,7 +166,7 @@ def test_selection_loss_differs_from_the_best_accuracy():
 
 def test_tie_breaker_with_cv_uses_the_mean_fold_loss():
     X, y = make_classification(150, 5, n_informative=4, n_redundant=0, class_sep=6.0, random_state=0)
-    search = ParallelMLPClassifier(**SEARCH, n_repeats=3, cv=3, selection="score", tie_breaker="loss").fit(X, y)
+    search = ParallelMLPClassifier(**{**SEARCH, "cv": 3}, n_repeats=3, selection="score", tie_breaker="loss").fit(X, y)
     ranks = search.cv_results_["rank_test_score"]
     tied = np.flatnonzero(ranks == 1)
     assert len(tied) >= 2

@@ -233,7 +233,7 @@ def _fit(estimator, X, y):
 @pytest.fixture(scope="module")
 def sampled(iris):
     X, y = iris
-    return _fit(ParallelMLPClassifier(**SAMPLED, n_repeats=2), X, y)
+    return _fit(ParallelMLPClassifier(**SAMPLED, n_repeats=2, cv=None), X, y)
 
 
 def test_cv_results_hold_the_drawn_configurations(sampled):
@@ -250,13 +250,13 @@ def test_sampled_model_equals_the_model_trained_alone(iris):
     """The independence invariant in float64: any drawn model, trained
     alone as a one-configuration search, gives the same predictions."""
     X, y = iris
-    search = _fit(ParallelMLPClassifier(**SAMPLED, dtype="float64"), X, y)
+    search = _fit(ParallelMLPClassifier(**SAMPLED, dtype="float64", cv=None), X, y)
     for index in (0, 7):
         params = search.cv_results_["params"][index]
         # two repeats: a lone configuration would train on every row, as MLPClassifier
         alone = _fit(ParallelMLPClassifier(
             **{name: [value] if name == "hidden_layer_sizes" else value for name, value in params.items()},
-            n_repeats=2, max_iter=8, dtype="float64", random_state=0,
+            n_repeats=2, max_iter=8, dtype="float64", random_state=0, cv=None
         ), X, y)
         assert alone.cv_results_["params"][0] == params and alone.cv_results_["param_repeat"][0] == 0
         assert_allclose(search.export_model(index).predict_proba(X), alone.export_model(0).predict_proba(X),
@@ -273,7 +273,7 @@ def test_sampled_model_equals_the_model_trained_alone(iris):
 ], ids=["cv", "early_stopping", "halving", "ensemble", "n_jobs", "memory_chunks"])
 def test_sampled_population_works_with(options, iris, sampled):
     X, y = iris
-    search = _fit(ParallelMLPClassifier(**SAMPLED, n_repeats=2, **options), X, y)
+    search = _fit(ParallelMLPClassifier(**SAMPLED, n_repeats=2, **{"cv": None, **options}), X, y)
     # the draws depend on random_state only, never on how the population trains
     assert search.cv_results_["params"] == sampled.cv_results_["params"]
     assert search.predict(X).shape == y.shape
@@ -287,7 +287,7 @@ def test_sampled_regressor_and_fused_cross_validate():
     rng = np.random.RandomState(0)
     X = rng.randn(60, 3)
     y = X @ [1.0, -2.0, 0.5]
-    regressor = ParallelMLPRegressor(**{**SAMPLED, "n_models": 5})
+    regressor = ParallelMLPRegressor(**{**SAMPLED, "n_models": 5}, cv=None)
     results = fused_cross_validate(regressor, X, y, cv=3)
     assert len(results["params"]) == 5 and "split2_test_score" in results
     space = SearchSpace.from_params(SAMPLED)
@@ -300,7 +300,7 @@ def test_conditional_search(iris):
     param_grid = [{"activation": ["relu"], "learning_rate_init": [0.01, 0.03]},
                   {"activation": ["tanh"], "hidden_layer_sizes": [(3,)]}]
     search = _fit(ParallelMLPClassifier((6,), "relu", learning_rate_init=0.003, param_grid=param_grid,
-                                       max_iter=5, random_state=0),
+                                       max_iter=5, random_state=0, cv=None),
                   X, y)
     assert [(p["activation"], p["hidden_layer_sizes"], p["learning_rate_init"])
             for p in search.cv_results_["params"]] == [

@@ -93,7 +93,7 @@ def test_halving_keeps_the_best_third_at_each_rung():
 
 def test_halving_schedule_and_ranking(iris):
     X, y = iris
-    search = ParallelMLPClassifier(pruning="halving", min_iter=3, halving_factor=3, n_iter_no_change=1000, **SEARCH)
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, halving_factor=3, n_iter_no_change=1000, **SEARCH, cv=None)
     search.fit(X, y)
     results = search.cv_results_
     n_iter, pruned = results["n_iter"], results["pruned"]
@@ -187,7 +187,7 @@ def test_no_pruned_model_is_an_ensemble_member_of_a_large_search(iris):
         hidden_layer_sizes=[(3,), (6,), (4, 4)], activation=("relu", "tanh"),
         learning_rate_init=(0.003, 0.01, 0.03), alpha=(1e-4, 1e-2), pruning="halving",
         min_iter=2, halving_factor=3, max_iter=20, n_iter_no_change=1000, ensemble_size=5,
-        random_state=0,
+        random_state=0, cv=None,
     ).fit(X, y)
     pruned = search.cv_results_["pruned"]
     assert len(pruned) == 36 and pruned.sum() == 31
@@ -202,9 +202,9 @@ def test_no_pruned_model_is_an_ensemble_member_of_a_large_search(iris):
         # pruned rows are passed over whatever their rank, failed ones always
         ([1, 2, 3, 4, 5], [0, 1, 0, 0, 0], [1, 1, 1, 1, 1], [0, 2, 3], False),
         ([1, 2, 3, 4, 5], [0, 0, 0, 1, 0], [1, 1, 0, 1, 1], [0, 1, 4], False),
-        # too few survivors: the best pruned fill up
-        ([1, 2, 3, 4, 5], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 3, 1], True),
-        ([4, 1, 3, 2, 5], [1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [2, 1, 0], True),
+        # too few survivors: a smaller ensemble, never a pruned member
+        ([1, 2, 3, 4, 5], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 3], True),
+        ([4, 1, 3, 2, 5], [1, 1, 0, 1, 1], [1, 1, 1, 0, 1], [2], True),
         # no pruning: the top ranks, ties by row order
         ([2, 1, 2, 1, 5], None, [1, 1, 1, 1, 1], [1, 3, 0], False),
     ],
@@ -233,13 +233,13 @@ def test_monitoring_the_validation_loss(iris, task):
     X, y = iris
     params = dict(SEARCH, max_iter=8, n_iter_no_change=1000, monitor="loss")
     if task == "classification":
-        search = ParallelMLPClassifier(**params).fit(X, y)
+        search = ParallelMLPClassifier(**params, cv=None).fit(X, y)
         _, val = holdout_split(y, 0.1, 0, stratify=True)
         losses = [log_loss(y[val], search.export_model(i).predict_proba(X[val]), labels=[0, 1, 2])
                   for i in range(search.n_models_)]
     else:
         target = X[:, 0] + np.sin(X[:, 1])
-        search = ParallelMLPRegressor(**params).fit(X[:, 1:], target)
+        search = ParallelMLPRegressor(**params, cv=None).fit(X[:, 1:], target)
         _, val = holdout_split(np.zeros(len(target), dtype=int), 0.1, 0, stratify=False)
         losses = [0.5 * mean_squared_error(target[val], search.export_model(i).predict(X[val, 1:]))
                   for i in range(search.n_models_)]
@@ -248,7 +248,7 @@ def test_monitoring_the_validation_loss(iris, task):
 
 def test_halving_on_the_validation_loss(iris):
     X, y = iris
-    search = ParallelMLPClassifier(pruning="halving", min_iter=3, monitor="loss", **SEARCH).fit(X, y)
+    search = ParallelMLPClassifier(pruning="halving", min_iter=3, monitor="loss", **SEARCH, cv=None).fit(X, y)
     pruned, ranks = search.cv_results_["pruned"], search.cv_results_["rank_test_score"]
     assert pruned.any() and not pruned[search.best_index_]
     assert ranks[pruned].min() > ranks[~pruned].max()
@@ -261,7 +261,7 @@ def test_a_search_out_of_time_at_a_rung_still_applies_the_rungs_cut(iris, monkey
     from skpmlp._engine import _fused_run, _train
 
     X, y = iris
-    params = dict(HALVING, max_iter=10, dtype="float64", refit=False)
+    params = dict(HALVING, max_iter=10, dtype="float64", refit=False, cv=None)
     reference = ParallelMLPClassifier(**params).fit(X, y)
     first_cut = reference.cv_results_["pruned"] & (reference.n_iter_per_model_ == 2)
     assert first_cut.sum() == 4

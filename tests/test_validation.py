@@ -284,7 +284,7 @@ def test_predict_with_the_wrong_feature_count(estimator_class, n_features, fitte
             getattr(estimator, method)(*args)
     if hasattr(estimator, "export_model"):
         with pytest.raises(ValueError, match=f"X has {n_features} features"):
-            estimator.export_model(0).predict(X)
+            estimator.export_model(estimator.best_index_).predict(X)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

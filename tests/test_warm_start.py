@@ -202,7 +202,7 @@ def test_early_stopped_models_train_again(iris):
     over (a fresh stopping rule)."""
     X, y = iris
     params = {**SEARCH, "tol": 10.0, "n_iter_no_change": 2, "max_iter": 50}
-    search = _fit(ParallelMLPClassifier(**params, warm_start=True), X, y)
+    search = _fit(ParallelMLPClassifier(**params, warm_start=True, cv=None), X, y)
     first = search.n_iter_per_model_.copy()
     assert (first < 50).all()  # every model stopped early
     previous = copy.deepcopy(search)
@@ -253,7 +253,7 @@ def test_resume_refuses_other_data(iris):
 def test_search_cannot_resume_a_fit_of_one_configuration(iris):
     X, y = iris
     model = _fit(ParallelMLPClassifier(**{**SEARCH, "activation": "tanh", "learning_rate_init": 0.01},
-                                       warm_start=True), X, y)
+                                       warm_start=True, cv=None), X, y)
     with pytest.raises(ValueError, match="the previous fit trained 1 model and this search draws 4"):
         _fit(model, X, y, activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03))
 
@@ -261,13 +261,13 @@ def test_search_cannot_resume_a_fit_of_one_configuration(iris):
 def test_resume_refuses_refill(iris):
     X, y = iris
     with pytest.raises(ValueError, match="warm_start=True with refill='sample' is not supported"):
-        _fit(ParallelMLPClassifier(**SEARCH, warm_start=True, pruning="halving", refill="sample"), X, y)
+        _fit(ParallelMLPClassifier(**SEARCH, warm_start=True, pruning="halving", refill="sample", cv=None), X, y)
 
 
 def test_resume_refuses_a_previous_adaptive_search(iris):
     X, y = iris
     params = {**SEARCH, "learning_rate_init": (0.001, 0.01, 0.03), "pruning": "halving", "min_iter": 2}
-    search = _fit(ParallelMLPClassifier(**{**params, "max_iter": 6}, refill="sample"), X, y)
+    search = _fit(ParallelMLPClassifier(**{**params, "max_iter": 6}, refill="sample", cv=None), X, y)
     with pytest.raises(ValueError, match="The previous fit was an adaptive search"):
         _fit(search, X, y, refill=None, warm_start=True)
 

@@ -56,7 +56,7 @@ class EpochCurvesDisplay:
     >>> from skpmlp.plotting import EpochCurvesDisplay
     >>> X, y = load_iris(return_X_y=True)
     >>> search = ParallelMLPClassifier([(8,), (16,)], ("relu", "tanh"), learning_rate_init=0.01,
-    ...                                max_iter=20, random_state=0).fit(X, y)
+    ...                                max_iter=20, cv=None, random_state=0).fit(X, y)
     >>> display = EpochCurvesDisplay.from_estimator(search, top_k=3)
     >>> len(display.loss_lines_), len(display.axes_)
     (3, 2)
