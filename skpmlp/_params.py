@@ -482,9 +482,9 @@ _ROWS = (
         memory chunk and every ``n_jobs`` shard together (they train rung
         by rung), so the survivors never depend on ``max_memory``, the
         free memory or ``n_jobs``; models of different batch sizes are
-        ranked within their batch size. A rung keeps at least
-        ``ensemble_size`` models, so that an ensemble's members all train
-        to the end.""",
+        ranked within their batch size. With ``ensemble="best"`` or
+        ``"folds"`` a rung keeps at least ``ensemble_size`` models, so that
+        an ensemble's members all train to the end.""",
     ),
     Param(
         "halving_factor", 3, ([Interval(Real, 1, None, closed="neither")], None), "float",
@@ -658,10 +658,11 @@ _ROWS = (
         models (configurations) the ensemble averages, None meaning 1.
         With ``"greedy"``: the most selection steps (members counted with
         their repeats), None meaning ``GREEDY_STEPS``. With ``pruning``,
-        models pruned by successive halving (partly trained) are never
-        members: when fewer than ``ensemble_size`` models trained to the
-        end, the ensemble is smaller, with a warning. Failed models never
-        enter. The members were selected on their validation scores, so
+        every rung keeps at least ``ensemble_size`` models for ``"best"``
+        and ``"folds"``; models pruned by successive halving (partly
+        trained) are never members of any kind. Failed models never enter:
+        when fewer than ``ensemble_size`` usable models trained to the end,
+        the ensemble is smaller, with a warning. The members were selected on their validation scores, so
         the ensemble's score on the same validation data is optimistic:
         judge it on data the search never saw.""",
     ),

@@ -100,15 +100,24 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         pruning=getattr(estimator, "pruning", None),
         halving_factor=getattr(estimator, "halving_factor", 3.0),
         min_iter=getattr(estimator, "min_iter", 5),
-        # an ensemble's members must be models trained to the end: every
-        # rung keeps at least that many
-        min_survivors=getattr(estimator, "ensemble_size", 1),
+        min_survivors=halving_keeps(estimator),
         refill=getattr(estimator, "refill", None),
         max_models=getattr(estimator, "max_models", None),
         monitor=estimator.monitor,
         # regressors only (classifiers have no loss parameter)
         loss=getattr(estimator, "loss", "squared_error"),
     )
+
+
+def halving_keeps(estimator):
+    """How many models every halving rung keeps at least: an ensemble's
+    members must be models trained to the end, so ``ensemble_size`` for
+    ``ensemble="best"`` or ``"folds"``; a greedy ensemble's ``ensemble_size``
+    counts selection steps, not models, and picks among whatever trained to
+    the end, so it needs 1."""
+    if getattr(estimator, "ensemble", "best") == "greedy":
+        return 1
+    return getattr(estimator, "ensemble_size", None) or 1
 
 
 def warn_batch_size(batch_sizes, n_train):

@@ -281,3 +281,14 @@ def test_a_search_out_of_time_at_a_rung_still_applies_the_rungs_cut(iris, monkey
         halted = ParallelMLPClassifier(**params, max_time=1e6).fit(X, y)
     np.testing.assert_array_equal(halted.cv_results_["pruned"], first_cut)
     assert (halted.n_iter_per_model_ == 2).all()
+
+
+@pytest.mark.parametrize("ensemble, size, kept", [("best", None, 1), ("best", 5, 5), ("folds", 4, 4),
+                                                  ("greedy", None, 1), ("greedy", 40, 1)])
+def test_a_rung_keeps_an_ensembles_members_not_its_greedy_steps(ensemble, size, kept):
+    """A greedy ensemble's ``ensemble_size`` counts selection steps (with
+    repeats) among the models trained to the end: halving keeps no extra
+    models for it."""
+    from skpmlp._settings import halving_keeps
+
+    assert halving_keeps(ParallelMLPClassifier(ensemble=ensemble, ensemble_size=size)) == kept
