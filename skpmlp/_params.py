@@ -662,8 +662,9 @@ _ROWS = (
         and ``"folds"``; models pruned by successive halving (partly
         trained) are never members of any kind. Failed models never enter:
         when fewer than ``ensemble_size`` usable models trained to the end,
-        the ensemble is smaller, with a warning. The members were selected on their validation scores, so
-        the ensemble's score on the same validation data is optimistic:
+        the ensemble is smaller, with a warning. The members were selected
+        on their validation scores, so the ensemble's score on the same
+        validation data is optimistic:
         judge it on data the search never saw.""",
     ),
     Param(
