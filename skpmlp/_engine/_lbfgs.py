@@ -45,6 +45,7 @@ import torch
 
 from .. import _kernels
 from ._build import as_tensor, build_network, targets_tensor
+from ._kernel_tables import kernel_tables
 from ._lbfgs_native import NativeLbfgsRun
 from ._lbfgs_rules import (
     ABNORMAL,
@@ -61,7 +62,7 @@ from ._lbfgs_rules import (
 from ._linesearch import STATE_FIELDS as SEARCH_FIELDS
 from ._linesearch import STPMAX, LineSearches
 from ._losses import LOSSES, training_loss
-from ._native import _LOSS_OF_TASK, kernel_tables, native_supported
+from ._native import _LOSS_OF_TASK, native_supported
 from ._run_state import tensor_state, to_device
 from ._spec import OptimizerSettings, TrainResult
 

@@ -32,7 +32,8 @@ from importlib.util import find_spec
 import numpy as np
 import torch
 
-from ._activations import ACTIVATION_CODES
+from .._kernels._tables import HYPER_FIELDS, MAX_DEPTH, META_FIELDS
+from ._kernel_tables import kernel_tables
 from ._trainer import PopulationTrainer
 
 #: Widest padded hidden layer the kernels take: a 256-wide weight tile
@@ -41,9 +42,6 @@ from ._trainer import PopulationTrainer
 MAX_WIDTH = 128
 #: Most outputs (classes, targets or labels) the kernels take.
 MAX_OUTPUTS = 256
-#: Deepest network the kernels' tables hold (``_triton_step.MAX_DEPTH``;
-#: kept here so that choosing a trainer never imports triton).
-MAX_DEPTH = 8
 #: Programs per streaming multiprocessor of a launch; a program trains its
 #: models one after another (the layer-by-layer kernel's reuse one scratch).
 PROGRAMS_PER_SM = 8
@@ -166,50 +164,16 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     hyper : ndarray of float64 of shape (len(slots), HYPER_WIDTH)
     widest : ndarray of int of shape (len(slots),)
     """
-    from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
-
-    assert k.MAX_DEPTH == MAX_DEPTH
-    fields, h = k.META_FIELDS, k.HYPER_FIELDS
-    slots = np.asarray(slots, dtype=np.int64)
-    meta = np.zeros((len(slots), k.META_WIDTH), dtype=np.int64)
-    hyper = np.zeros((len(slots), k.HYPER_WIDTH))
-    widest = np.zeros(len(slots), dtype=np.int64)
-    meta[:, fields["slot"]] = slots
-    meta[:, fields["fold"]] = slot_fold[slots]
-    hyper[:, h["lr"]], hyper[:, h["alpha"]] = slot_lr[slots], slot_alpha[slots]
-    hyper[:, h["step_offset"]] = slot_step_offset[slots]
-    settings = [slot_optimizer[s] for s in slots]
-    meta[:, fields["solver"]] = [0 if o.solver == "adam" else 1 for o in settings]
-    meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum and o.momentum > 0) for o in settings]
-    for name in ("beta_1", "beta_2", "epsilon", "momentum"):
-        hyper[:, h[name]] = [getattr(o, name) for o in settings]
-    group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
-    for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
-        rows = np.flatnonzero(group_of_row == gi)
-        group = net.groups[gi]
-        positions = slots[rows] - net.group_offsets[gi]
-        depth = len(group.widths)
-        meta[rows, fields["depth"]] = depth
-        meta[rows, fields["activation"]] = [
-            ACTIVATION_CODES[group.activation_of(int(p))] for p in positions
-        ]
-        archs = np.array([net.archs[int(net.slot_models[s])] for s in slots[rows]], dtype=np.int64)
-        archs = archs.reshape(len(rows), depth)
-        widest[rows] = archs.max(1)
-        sizes = fields["sizes"]
-        meta[rows, sizes] = net.n_features
-        meta[rows, sizes + 1 : sizes + depth + 1] = archs
-        meta[rows, sizes + depth + 1] = net.n_outputs
-        # each layer's (weight, bias) flat ranges for slot 0 of the group,
-        # shifted by the slot's position; a bias's length is the layer's
-        # padded width, the weight's row stride
-        ranges = net.parameter_ranges(gi, 0, 1)
-        for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(
-            zip(ranges[0::2], ranges[1::2])
-        ):
-            meta[rows, fields["w_off"] + layer] = w_off + positions * w_len
-            meta[rows, fields["b_off"] + layer] = b_off + positions * width
-            meta[rows, fields["ld"] + layer] = width
+    # the C++ kernel's tables (one layout, _kernels/_tables.py), with
+    # Nesterov off where there is no momentum, as the Triton update expects
+    meta, hyper = kernel_tables(net, slots, slot_fold=slot_fold, slot_lr=slot_lr,
+                                slot_alpha=slot_alpha, slot_optimizer=slot_optimizer,
+                                slot_step_offset=slot_step_offset)
+    meta[:, META_FIELDS["nesterov"]] &= hyper[:, HYPER_FIELDS["momentum"]] > 0
+    sizes = META_FIELDS["sizes"]
+    hidden = meta[:, sizes + 1 : sizes + 1 + MAX_DEPTH]
+    is_hidden = np.arange(MAX_DEPTH) < meta[:, [META_FIELDS["depth"]]]
+    widest = np.where(is_hidden, hidden, 0).max(1)
     return meta, hyper, widest
 
 

@@ -12,40 +12,15 @@ import torch
 
 from ._build import build_info, load_library
 from ._checks import check_batches, check_tables, check_tensors, host_array
+from ._tables import (  # noqa: F401 (the tables' layout, re-exported)
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+)
 
-#: Deepest supported network (hidden layers); must match MAX_DEPTH in C++.
-MAX_DEPTH = 8
-
-#: Columns of the int64 ``meta`` table, one row per model.
-META_FIELDS = {
-    "slot": 0,
-    "depth": 1,
-    "activation": 2,
-    "fold": 3,
-    "solver": 4,
-    "nesterov": 5,
-    "sizes": 6,  # MAX_DEPTH + 2 layer sizes
-    "w_off": 6 + MAX_DEPTH + 2,  # MAX_DEPTH + 1 weight offsets
-    "b_off": 6 + 2 * MAX_DEPTH + 3,  # bias offsets
-    "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
-}
-META_WIDTH = 6 + 4 * MAX_DEPTH + 5
-
-#: Columns of the float64 ``hyper`` table, one row per model.
-#: ``step_offset``: the fold's optimizer steps a model did not take (it
-#: joined the run later, or took over another model's optimizer state)
-HYPER_FIELDS = {
-    "lr": 0,
-    "alpha": 1,
-    "beta_1": 2,
-    "beta_2": 3,
-    "epsilon": 4,
-    "momentum": 5,
-    "step_offset": 6,
-}
-HYPER_WIDTH = 8
-
-LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
 _ENTRY = {torch.float32: "skp_run_f32", torch.float64: "skp_run_f64"}

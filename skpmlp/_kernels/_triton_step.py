@@ -63,37 +63,14 @@ precision (no TF32), as torch's default.
 import triton
 import triton.language as tl
 
-#: Deepest supported network (hidden layers).
-MAX_DEPTH = 8
-
-#: Columns of the int64 ``meta`` table, one row per model.
-META_FIELDS = {
-    "slot": 0,
-    "depth": 1,
-    "activation": 2,
-    "fold": 3,
-    "solver": 4,
-    "nesterov": 5,
-    "sizes": 6,  # MAX_DEPTH + 2 layer sizes
-    "w_off": 6 + MAX_DEPTH + 2,  # MAX_DEPTH + 1 weight offsets
-    "b_off": 6 + 2 * MAX_DEPTH + 3,  # bias offsets
-    "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
-}
-META_WIDTH = 6 + 4 * MAX_DEPTH + 5
-
-#: Columns of the float64 ``hyper`` table, one row per model.
-HYPER_FIELDS = {
-    "lr": 0,
-    "alpha": 1,
-    "beta_1": 2,
-    "beta_2": 3,
-    "epsilon": 4,
-    "momentum": 5,
-    "step_offset": 6,
-}
-HYPER_WIDTH = 8
-
-LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
+from ._tables import (  # noqa: F401 (the tables' layout, shared with the C++ kernel)
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+)
 
 # the same indices, as constants the kernels can read
 _M_SLOT = tl.constexpr(META_FIELDS["slot"])
