@@ -332,6 +332,13 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     assert _native.choose_trainer(wide, cuda) is PopulationTrainer  # too wide for the tiles
     with pytest.raises(ValueError, match="wider than 128"):
         _native.choose_trainer(wide, dataclasses.replace(cuda, backend="triton"))
+    # Adam and SGD only: a population with an amsgrad model trains on torch
+    amsgrad = dataclasses.replace(
+        spec, optimizers=[dataclasses.replace(o, amsgrad=True) for o in spec.optimizers_of(cuda)]
+    )
+    assert _native.choose_trainer(amsgrad, cuda) is PopulationTrainer
+    with pytest.raises(ValueError, match="amsgrad"):
+        _native.choose_trainer(amsgrad, dataclasses.replace(cuda, backend="triton"))
     poisson = dataclasses.replace(config("regression", device="cuda"), loss="poisson")
     assert _native.choose_trainer(spec, poisson) is PopulationTrainer
     with pytest.raises(ValueError, match="CPU only"):  # the native kernel stays CPU only

@@ -103,6 +103,8 @@ def triton_unsupported(config, spec=None):
         return f"loss={config.loss!r} (the kernels have squared error only)"
     if config.n_outputs > MAX_OUTPUTS:
         return f"more than {MAX_OUTPUTS} outputs"
+    if any(o.amsgrad for o in ([config] if spec is None else spec.optimizers_of(config))):
+        return "amsgrad=True (the kernels have Adam and SGD only)"
     if spec is not None:
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
