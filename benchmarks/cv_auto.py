@@ -118,7 +118,7 @@ def fit_kinds(estimator, X, y, kinds):
                             if k in vars(estimator)})
         start = time.perf_counter()
         fitted = model._search_attributes(run)
-        members = Selection.of(model).members(run, fitted["best_index_"])
+        members = Selection.of(model, run.plan.cv).members(run, fitted["best_index_"])
         fitted.update(refit(model, run, fitted, members))
         vars(model).update(fitted)
         fitted_kinds[kind] = model, searched + time.perf_counter() - start

@@ -12,9 +12,10 @@ once into 70 % training and 30 % test rows (``random_state=0``):
 * ``sk <label>``: skpmlp's ``ParallelMLPClassifier`` /
   ``ParallelMLPRegressor`` over the same grid, one entry of
   :data:`SKPMLP_VARIANTS` each: the estimators' defaults (``cv="auto"``,
-  ``ensemble="best"``), the holdout search ``cv=None``, ``cv=5``, and
-  ``ensemble="folds"`` / ``"greedy"`` with ``cv=5``, the holdout and
-  ``cv="auto"``;
+  ``ensemble="auto"``: 5 folds and a greedy ensemble on these sets), the
+  holdout search ``cv=None``, ``cv=5`` with ``ensemble="best"``
+  (GridSearchCV's choice, refitted), ``"folds"`` and ``"greedy"``, and the
+  holdout's greedy ensemble;
 * ``RealMLP``: RealMLP-TD from pytabkit with ``n_cv=5`` (an ensemble of its
   5 fold models, each early-stopped on its own validation fold), its tuned
   defaults otherwise; the anchor, the best tabular MLP peer.
@@ -41,7 +42,8 @@ the estimator does not accept (an unknown name, a value its
 ``_parameter_constraints`` refuse) is skipped with a printed note. A
 variant that fails while fitting is recorded with its error and the run
 goes on. Two entries that resolve to the same parameters share one fit
-(``defaults`` and ``auto`` do: ``cv="auto"`` is the default).
+(``defaults`` and ``auto`` do: ``cv="auto"`` and ``ensemble="auto"`` are
+the defaults).
 
 Reusing the references
 ----------------------
@@ -119,12 +121,11 @@ CV = 5
 SKPMLP_VARIANTS = [
     {"label": "defaults", "params": {}},
     {"label": "hold", "params": {"cv": None}},
-    {"label": "cv5", "params": {"cv": CV}},
+    {"label": "cv5 best", "params": {"cv": CV, "ensemble": "best"}},
     {"label": "cv5 folds", "params": {"cv": CV, "ensemble": "folds"}},
     {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
     {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
-    {"label": "auto", "params": {"cv": "auto"}},
-    {"label": "auto greedy", "params": {"cv": "auto", "ensemble": "greedy"}},
+    {"label": "auto", "params": {"cv": "auto", "ensemble": "auto"}},
 ]
 
 METHODS = ("default", "gscv", "skpmlp", "realmlp")

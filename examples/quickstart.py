@@ -106,13 +106,16 @@ report(f"skpmlp, holdout ({holdout.n_models_} models in one fused run)", holdout
 
 # %%
 # 1'. skpmlp with ``cv``: every configuration trains once per fold, all
-# folds in the same fused run, and the best mean fold score picks the
-# configuration, which is then retrained on all the training rows: the
-# selection GridSearchCV makes.
+# folds in the same fused run. With folds, skpmlp's default
+# ``ensemble="auto"`` predicts with a greedy ensemble (Caruana et al., 2004)
+# chosen on the out-of-fold predictions of every trained model, each member
+# the average of its 5 fold models: nothing is retrained.
+# ``ensemble="best"`` would retrain the best configuration on all the
+# training rows instead, the selection GridSearchCV makes.
 fused_cv, fused_cv_seconds = timed_fit(
     ParallelMLPClassifier(**GRID, max_iter=MAX_ITER, cv=CV, random_state=0)
 )
-report(f"skpmlp, cv={CV} ({fused_cv.n_models_} x {CV} fits fused, + refit)", fused_cv,
+report(f"skpmlp, cv={CV} ({fused_cv.n_models_} x {CV} fits fused, greedy ensemble)", fused_cv,
        fused_cv_seconds)
 
 # %%
@@ -135,11 +138,15 @@ report("MLPClassifier() with its defaults (one model)", default, default_seconds
 # What each search picked, and its own estimate of it (the validation
 # accuracy with a holdout, the mean fold accuracy with cv): an estimate made
 # on the rows that chose the model is optimistic, the test accuracy above
-# is not.
+# is not. ``best_params_`` is the best single configuration; the cv
+# search's ensemble is listed after it (rows of ``cv_results_``, weights).
 print()
 for name, search in (("skpmlp, holdout", holdout), (f"skpmlp, cv={CV}", fused_cv),
                      ("GridSearchCV", grid_search)):
     print(f"{name:<16} picked {search.best_params_} (its own estimate {search.best_score_:.4f})")
+members = ", ".join(f"{row} ({weight:.2f})" for row, weight in
+                    zip(fused_cv.ensemble_indices_, fused_cv.ensemble_weights_))
+print(f"skpmlp, cv={CV} ensemble members (row, weight): {members}")
 
 # %%
 # The top of skpmlp's cv leaderboard: ``cv_results_`` has GridSearchCV's

@@ -196,7 +196,7 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         fitted = self._search_attributes(run)
         if not self.refit:
             return fitted
-        members = Selection.of(self).members(run, fitted["best_index_"])
+        members = Selection.of(self, run.plan.cv).members(run, fitted["best_index_"])
         fitted.update(refit(self, run, fitted, members))
         if run.plan.warm_started:  # the curves go on from the previous fit's
             continued = continued_attributes(vars(self), fitted)
@@ -290,7 +290,7 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
     def _best(self, run):
         """``best_index_``, ``best_params_`` and (unless ``refit`` is a
         callable, as GridSearchCV) ``best_score_``."""
-        selection = Selection.of(self)
+        selection = Selection.of(self, run.plan.cv)
         metric = selection.ranking_metric(run)
         index = selection.best_index(run, metric)
         best = {"best_index_": index, "best_params_": run.cv_results["params"][index]}

@@ -88,7 +88,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         holdout_refit=True,
         selection="auto",
         tie_breaker="loss",
-        ensemble="best",
+        ensemble="auto",
         ensemble_size=None,
         error_score=np.nan,
         return_train_score=False,

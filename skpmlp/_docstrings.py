@@ -148,7 +148,9 @@ _SEARCH_RUN = (
         Seconds spent building ``best_estimator_``: choosing its members
         and retraining the chosen configuration(s) on all the data (with
         ``cv`` and ``ensemble="best"``, or ``cv=None`` and
-        ``holdout_refit``), else only assembling the trained models. Only
+        ``holdout_refit``), else only assembling the trained models
+        (``ensemble="folds"`` or ``"greedy"`` with ``cv``: the default
+        ``ensemble="auto"`` with folds). Only
         with ``refit``."""),
     ("cv_results_ : dict of ndarray", """\
         One row per model, in GridSearchCV's schema (``params``,
@@ -228,8 +230,9 @@ _SEARCH_MODELS = (
         replicas together, that trained it, 0 to ``n_models - 1``)."""),
     ("ensemble_indices_ : ndarray of int", """\
         Rows of the models in ``best_estimator_``, best first (the most
-        weighted first for ``ensemble="greedy"``; one row for the default
-        ``ensemble="best"``, ``ensemble_size=None``). With
+        weighted first for ``ensemble="greedy"``, which the default
+        ``ensemble="auto"`` is with folds; one row for ``ensemble="best"``,
+        ``ensemble_size=None``, which it is with a holdout). With
         ``ensemble="folds"``, or ``"greedy"`` with ``cv``, each row stands
         for its k fold models (``export_model(row, fold="all")``). Only
         with ``refit``."""),

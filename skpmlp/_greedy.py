@@ -132,7 +132,7 @@ def greedy_counts(predictions, criterion, candidates, max_steps):
     return counts, first_step, value
 
 
-def held_out_criterion(plan, rows, criterion, scorer=None, metric=None):
+def held_out_criterion(plan, rows, criterion, scorer=None, key=None, metric=None):
     """What the greedy selection maximises, on the pooled held-out ``rows``.
 
     Parameters
@@ -148,6 +148,9 @@ def held_out_criterion(plan, rows, criterion, scorer=None, metric=None):
     scorer : callable or None, optional
         With ``"score"``: a scikit-learn scorer (None: accuracy / R^2,
         weighted by ``sample_weight`` when given).
+    key : str, optional
+        The scorer's key in ``plan.scorers`` (``"score"`` for one scorer):
+        whether it takes ``sample_weight`` (``plan.weighted``).
     metric : str, optional
         With a scorer returning a dict of metrics, the one to take.
 
@@ -164,7 +167,7 @@ def held_out_criterion(plan, rows, criterion, scorer=None, metric=None):
             to_outputs(averaged, task), data.y_encoded[rows], config=plan.config,
             sample_weight=weight,
         )
-    weighted = data.sample_weight is not None and (scorer is None or metric in plan.weighted)
+    weighted = data.sample_weight is not None and (scorer is None or key in plan.weighted)
     scored = ScoredRows(data.X[rows], data.y[rows], data.y_encoded[rows], task,
                         classes=data.classes,
                         sample_weight=data.sample_weight[rows] if weighted else None)

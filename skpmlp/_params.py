@@ -624,10 +624,18 @@ _ROWS = (
         validation loss, None takes the first row, as GridSearchCV.""",
     ),
     Param(
-        "ensemble", "best", ([StrOptions({"best", "folds", "greedy"})], None),
-        '{"best", "folds", "greedy"}', role="search", family="search",
+        "ensemble", "auto", ([StrOptions({"auto", "best", "folds", "greedy"})], None),
+        '{"auto", "best", "folds", "greedy"}', role="search", family="search",
         doc="""\
         What ``best_estimator_`` (and predict) is, with ``refit``.
+        ``"auto"``: ``"greedy"`` when the search has k folds (``cv``, or
+        ``cv="auto"`` on small data), ``"best"`` with a holdout (one
+        validation split, which a greedy ensemble would overfit; a
+        callable ``refit``, which names the model; or ``warm_start``, which
+        goes on from one model's weights): the choice that scored
+        best on unseen test rows in the selection benchmark, and with folds
+        the fastest (no refit). ``"best"`` gives GridSearchCV's
+        ``best_estimator_``: one model, the best configuration refitted.
         ``"best"``: the top ``ensemble_size`` models as ``selection`` orders
         them (the best one alone by default), refitted as ``refit`` and
         ``holdout_refit`` say, their probabilities (classifiers) or

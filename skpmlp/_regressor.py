@@ -84,7 +84,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         holdout_refit=True,
         selection="auto",
         tie_breaker="loss",
-        ensemble="best",
+        ensemble="auto",
         ensemble_size=None,
         error_score=np.nan,
         return_train_score=False,

@@ -30,7 +30,7 @@ from ._resume import (
     survivors,
 )
 from ._scorers import resolve_scorers, weighted_scorers
-from ._selection import check_ensemble
+from ._selection import check_ensemble, ensemble_kind
 from ._settings import check_solvers, train_config, warn_batch_size
 from ._space import SearchSpace
 from ._splits import SplitSettings, check_groups, plan_folds, resolve_cv, training_folds
@@ -282,7 +282,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         lone=lone, error_score=estimator.error_score,
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
-        cv=splits.cv, keep_predictions=bool(estimator.refit) and estimator.ensemble == "greedy",
+        cv=splits.cv,
+        keep_predictions=bool(estimator.refit) and (
+            ensemble_kind(estimator, splits.cv) == "greedy"),
     )
 
 

@@ -114,7 +114,9 @@ def halving_keeps(estimator):
     members must be models trained to the end, so ``ensemble_size`` for
     ``ensemble="best"`` or ``"folds"``; a greedy ensemble's ``ensemble_size``
     counts selection steps, not models, and picks among whatever trained to
-    the end, so it needs 1."""
+    the end, so it needs 1. ``"auto"`` (greedy with k folds, best with a
+    holdout) keeps ``ensemble_size`` too: the rungs are cut before the
+    search knows which."""
     if getattr(estimator, "ensemble", "best") == "greedy":
         return 1
     return getattr(estimator, "ensemble_size", None) or 1

@@ -142,12 +142,13 @@ def test_a_kill_during_a_write_leaves_the_previous_checkpoint(iris, tmp_path, ki
 def test_an_lbfgs_search_killed_resumes_to_the_same_result(iris, tmp_path, backend,
                                                            kill_after_write, cv):
     path = tmp_path / "lbfgs.ckpt"
-    reference = _fit(LBFGS, iris, cv=cv)
+    # ensemble="best": with cv, the refit's sections are written too
+    reference = _fit(LBFGS, iris, cv=cv, ensemble="best")
     kill_after_write.arm(6)
     with pytest.raises(Killed):
-        _fit(LBFGS, iris, path, cv=cv)
+        _fit(LBFGS, iris, path, cv=cv, ensemble="best")
     kill_after_write.disarm()
-    _assert_same(_fit(LBFGS, iris, path, cv=cv), reference)
+    _assert_same(_fit(LBFGS, iris, path, cv=cv, ensemble="best"), reference)
 
 
 def test_a_sharded_search_killed_resumes_to_the_same_result(iris, tmp_path, kill_after_write):

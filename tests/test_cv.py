@@ -23,7 +23,7 @@ SMALL = dict(
 @pytest.fixture(scope="module")
 def kfold_search(iris):
     X, y = iris
-    return ParallelMLPClassifier(cv=3, **SMALL).fit(X, y)
+    return ParallelMLPClassifier(cv=3, ensemble="best", **SMALL).fit(X, y)
 
 
 def _without_params(keys):

@@ -70,7 +70,7 @@ def _fit_case(case, X, y, Xr, yr, weight):
         # the native case trains as several memory chunks (each rank plans with
         # the least memory of any)
         search = ParallelMLPClassifier(
-            [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, early_stopping=True,
+            [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, ensemble="best", early_stopping=True,
             n_iter_no_change=2, tol=0.1, max_iter=8, max_memory=80_000 if case.startswith("native") else None,
             **common,
         )

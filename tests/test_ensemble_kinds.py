@@ -77,8 +77,10 @@ KINDS = [
     (dict(cv=3, ensemble="folds", ensemble_size=2), True),
     (dict(cv=3, ensemble="greedy"), True),
     (dict(cv=None, ensemble="greedy", holdout_refit=False), False),
+    (dict(cv=3), True),  # the default, "auto": greedy with folds
 ]
-KIND_IDS = ["best-cv", "best-holdout", "folds", "folds-top2", "greedy-cv", "greedy-holdout"]
+KIND_IDS = ["best-cv", "best-holdout", "folds", "folds-top2", "greedy-cv", "greedy-holdout",
+            "auto-cv"]
 
 
 @pytest.mark.parametrize("params, through_folds", KINDS, ids=KIND_IDS)
@@ -91,7 +93,7 @@ def test_classifier_ensemble_is_the_weighted_average_of_its_exported_members(
     np.testing.assert_array_equal(search.predict(X), np.argmax(expected, axis=1))
     assert search.score(X, y) == accuracy_score(y, np.argmax(expected, axis=1))
     np.testing.assert_allclose(search.ensemble_weights_.sum(), 1.0, rtol=1e-15)
-    if params["ensemble"] == "greedy":
+    if params.get("ensemble", "auto") in ("greedy", "auto"):
         assert len(search.ensemble_indices_) > 1  # the case tests a real weighting
 
 
@@ -103,7 +105,7 @@ def test_regressor_ensemble_is_the_weighted_average_of_its_exported_members(
     expected = _expected(search, X, through_folds)
     np.testing.assert_allclose(search.predict(X), expected, rtol=1e-12, atol=1e-14)
     assert search.score(X, y) == pytest.approx(r2_score(y, expected), rel=1e-12)
-    if params["ensemble"] == "greedy":
+    if params.get("ensemble", "auto") in ("greedy", "auto"):
         assert len(search.ensemble_indices_) > 1
 
 
@@ -117,6 +119,58 @@ def test_greedy_with_cv_needs_no_refit_and_exports_fold_ensembles(classification
     np.testing.assert_array_equal(exported.predict_proba(X), member.predict_proba(X))
     # best_* keep GridSearchCV's meaning: the best single configuration
     assert search.best_score_ == search.cv_results_["mean_test_score"][search.best_index_]
+
+
+# ------------------------------------------------------ ensemble="auto"
+def _same_choice(a, b, X):
+    np.testing.assert_array_equal(a.ensemble_indices_, b.ensemble_indices_)
+    np.testing.assert_array_equal(a.ensemble_weights_, b.ensemble_weights_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert type(a.best_estimator_) is type(b.best_estimator_)
+
+
+@pytest.mark.parametrize("cv, kind", [(3, "greedy"), (None, "best")], ids=["folds", "holdout"])
+def test_auto_ensemble_is_greedy_with_folds_and_best_with_a_holdout(classification, cv, kind):
+    X, y = classification
+    assert ParallelMLPClassifier().ensemble == "auto" == ParallelMLPRegressor().ensemble
+    default = _fit(ParallelMLPClassifier(**SEARCH, cv=cv), X, y)
+    _same_choice(default, _fit(ParallelMLPClassifier(**SEARCH, cv=cv, ensemble=kind), X, y), X)
+    assert (default._refitted == {}) == (cv is not None)  # no refit with folds
+
+
+@pytest.mark.parametrize("params", [
+    dict(refit=lambda results: 5), dict(warm_start=True),
+], ids=["callable refit", "warm start"])
+def test_auto_ensemble_is_the_best_model_where_one_model_is_asked_for(classification, params):
+    """A callable refit names the model; a warm fit goes on from one
+    model's weights: "auto" is then "best", the chosen row refitted."""
+    X, y = classification
+    default = _fit(ParallelMLPClassifier(**SEARCH, cv=3, **params), X, y)
+    _same_choice(default, _fit(ParallelMLPClassifier(**SEARCH, cv=3, ensemble="best", **params),
+                               X, y), X)
+    assert len(default.ensemble_indices_) == 1 and not hasattr(default.best_estimator_,
+                                                                "estimators_")
+
+
+def _two_metrics(estimator, X, y):
+    predicted = estimator.predict(X)
+    return {"acc": accuracy_score(y, predicted), "err": float(np.mean(predicted != y))}
+
+
+def test_greedy_with_a_scorer_returning_a_dict_selects_on_the_refit_metric(classification):
+    """scoring=callable returning several metrics, refit naming one: the
+    greedy selection scores with that metric (it raised KeyError)."""
+    X, y = classification
+    search = _fit(ParallelMLPClassifier(**SEARCH, cv=3, ensemble="greedy", scoring=_two_metrics,
+                                        refit="acc"), X, y)
+    expected = _expected(search, X, through_folds=True)
+    np.testing.assert_allclose(search.predict_proba(X), expected, rtol=1e-12, atol=1e-15)
+    # the ensemble's score is "acc" of its pooled out-of-fold predictions
+    oof = np.zeros((len(y), len(CLASSES)))
+    for k, (_, test) in enumerate(StratifiedKFold(3).split(X, y)):
+        for row, weight in zip(search.ensemble_indices_, search.ensemble_weights_):
+            oof[test] += weight * search.export_model(row, fold=k).predict_proba(X[test])
+    assert search.ensemble_score_ == pytest.approx(accuracy_score(y, oof.argmax(1)))
 
 
 # ----------------------------------------------------- greedy selection

@@ -262,7 +262,8 @@ def test_verbose_prints_gridsearchcv_lines_per_fit(iris, capsys, verbose):
 
 def test_verbose_reports_the_cv_refit_too(iris, capsys):
     X, y = iris
-    ParallelMLPClassifier((8,), "relu", cv=2, verbose=1, max_iter=3, random_state=0).fit(X, y)
+    ParallelMLPClassifier((8,), "relu", cv=2, ensemble="best", verbose=1, max_iter=3,
+                          random_state=0).fit(X, y)
     err = capsys.readouterr().err
     assert "fused run 1" in err and "refit run 1" in err
 

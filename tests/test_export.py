@@ -158,7 +158,7 @@ def test_to_torch_default_is_float32_and_trainable(iris):
 @pytest.fixture(scope="module")
 def search(iris):
     X, y = iris
-    return ParallelMLPClassifier([(8,), (4, 4)], ("relu", "tanh"), cv=3, **FAST).fit(X, y)
+    return ParallelMLPClassifier([(8,), (4, 4)], ("relu", "tanh"), cv=3, ensemble="best", **FAST).fit(X, y)
 
 
 def test_best_estimator_exports(iris, search):

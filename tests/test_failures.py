@@ -260,7 +260,7 @@ def test_interrupt_outside_the_search_warns(where, iris, interrupt_epoch):
     if where == "cv refit":
         interrupt_epoch(20 + 3)  # the search's 20 epochs run, then the refit's 3rd is interrupted
         estimator = ParallelMLPClassifier((4,), "relu", max_iter=20, tol=0, n_iter_no_change=100, cv=2,
-                                          random_state=0)
+                                          ensemble="best", random_state=0)
     else:
         interrupt_epoch(3)
         estimator = SingleMLPClassifier((4,), "relu", max_iter=20, random_state=0)
@@ -323,7 +323,7 @@ def test_max_time_counts_the_cv_refit_in(iris):
     refit one epoch (it used to get max_time of its own)."""
     X, y = iris
     search = ParallelMLPClassifier((4,), "relu", max_iter=10**6, tol=0, n_iter_no_change=10**6, cv=2,
-                                   max_time=0.5, random_state=0)
+                                   max_time=0.5, ensemble="best", random_state=0)
     with pytest.warns(UserWarning, match="reached max_time after [0-9]+ epochs; the search keeps"), \
             pytest.warns(UserWarning, match="reached max_time after 1 epochs; the refit of the best"):
         search.fit(X, y)

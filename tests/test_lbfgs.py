@@ -360,8 +360,8 @@ def test_search_model_equals_it_trained_alone(iris, cv):
         search = ParallelMLPClassifier(cv=[(train, test)], **params).fit(X, y)
         fits = [(search.export_model(i, fold=0), train) for i in range(search.n_models_)]
     else:
-        search = ParallelMLPClassifier(cv=cv, **params).fit(X, y)
-        fits = [(search.best_estimator_, np.arange(len(X)))]
+        search = ParallelMLPClassifier(cv=cv, ensemble="best", **params).fit(X, y)
+        fits = [(search.best_estimator_, np.arange(len(X)))]  # the refit, alone
     for model, rows in fits:
         alone = SingleMLPClassifier(**model.get_params()).fit(X[rows], y[rows])
         assert alone.n_iter_ == model.n_iter_
@@ -375,7 +375,8 @@ def test_early_stopping_is_ignored_with_lbfgs(iris, cv):
     or without early_stopping."""
     X, y = iris
     params = dict(hidden_layer_sizes=[(6,)], activation="tanh", learning_rate_init=1e-3,
-                  solver="lbfgs", max_iter=40, dtype="float64", random_state=0, cv=cv)
+                  solver="lbfgs", max_iter=40, dtype="float64", random_state=0, cv=cv,
+                  ensemble="best")
     plain = ParallelMLPClassifier(**params).fit(X, y)
     early = ParallelMLPClassifier(early_stopping=True, **params).fit(X, y)
     np.testing.assert_array_equal(plain.n_iter_, early.n_iter_)

@@ -178,7 +178,8 @@ def test_a_lone_model_warns_of_max_iter_in_sklearns_words(iris):
 @pytest.mark.parametrize("cv", [None, 2])
 def test_auto_dtype_trains_the_search_and_its_refit_in_xs_dtype(iris, cv):
     X, y = iris
-    search = _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, cv=cv, dtype="auto"),
+    search = _fit(ParallelMLPClassifier(**{**LONE, "activation": ("relu", "tanh")}, cv=cv, dtype="auto",
+                                        ensemble="best"),
                   X.astype(np.float32), y)
     assert search.coefs_[0].dtype == np.float32
     assert search.best_estimator_.dtype == "auto"  # its own fit follows its X too

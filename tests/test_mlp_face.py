@@ -48,6 +48,8 @@ def test_search_carries_the_best_models_mlp_attributes(iris, kind, cv, early_sto
     estimator = ParallelMLPClassifier if kind == "classifier" else ParallelMLPRegressor
     search = _fit(estimator(cv=cv, early_stopping=early_stopping, **SEARCH), X, y if kind == "classifier" else X[:, 0])
     best = search.best_estimator_
+    while hasattr(best, "estimators_"):  # an ensemble (cv's default): its first model
+        best = best.estimators_[0]
     for name in MLP_ATTRIBUTES:
         mine, theirs = getattr(search, name), getattr(best, name)
         if name in ("coefs_", "intercepts_"):
@@ -72,9 +74,12 @@ def test_search_carries_the_best_models_mlp_attributes(iris, kind, cv, early_sto
     else:
         assert search.best_loss_ == min(search.loss_curve_)
         assert search.validation_scores_ is None and search.best_validation_score_ is None
-    # t_ counts the rows the best model trained on per epoch: every row, but
-    # for the cv refit's own early-stopping validation part
-    n_rows = len(X) - int(np.ceil(0.1 * len(X))) if cv is not None and early_stopping else len(X)
+    # t_ counts the rows the model trained on per epoch: every row with
+    # cv=None (the holdout refit); with cv, the first fold model's training
+    # part, but for its early-stopping validation part
+    n_rows = len(X) if cv is None else len(X) * (cv - 1) // cv
+    if cv is not None and early_stopping:
+        n_rows -= int(np.ceil(0.1 * n_rows))
     assert search.t_ == search.n_iter_ * n_rows
 
 

@@ -84,7 +84,8 @@ def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
         return train_shard(spec, *args, **kwargs)
 
     monkeypatch.setattr(parallel, "train_shard", recorded)
-    search = ParallelMLPClassifier(**SEARCH, cv=2, ensemble_size=3, n_jobs=2).fit(*iris)
+    search = ParallelMLPClassifier(**SEARCH, cv=2, ensemble="best", ensemble_size=3,
+                                   n_jobs=2).fit(*iris)
     assert len(search.shards_) == 2 and sum(shards[:2]) == search.n_models_
     assert len(shards) == 4 and sum(shards[2:]) == 3  # the refit's three, as two shards
 
@@ -105,10 +106,10 @@ def test_a_client_without_cuda_can_send_shards_to_gpu_workers(iris, in_process, 
 
     monkeypatch.setattr(parallel, "shard_device", worker_device)
     monkeypatch.setattr(parallel.torch.cuda, "is_available", lambda: False)
-    search = ParallelMLPClassifier(n_jobs=2, device="cuda", **SEARCH).fit(*iris)
-    # the search's two shards, then the holdout refit of the chosen configuration
+    search = ParallelMLPClassifier(n_jobs=2, device="cuda", ensemble="best", **SEARCH).fit(*iris)
+    # the search's two shards, then the refit of the chosen configuration
     assert requested == ["cuda", "cuda", "cuda"]
-    _assert_same_search(search, in_process)
+    _assert_same_search(search, ParallelMLPClassifier(ensemble="best", **SEARCH).fit(*iris))
 
 
 def test_cuda_is_checked_where_the_shard_runs(iris, monkeypatch):

@@ -117,7 +117,8 @@ def test_kfold_replicas_stop_together(iris):
 
 def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
     X, y = iris
-    search = ParallelMLPClassifier(cv=3, early_stopping=True, n_iter_no_change=3, **SEARCH).fit(X, y)
+    search = ParallelMLPClassifier(cv=3, early_stopping=True, n_iter_no_change=3, ensemble="best",
+                                   **SEARCH).fit(X, y)
     best = search.best_estimator_
     assert isinstance(best, SingleMLPClassifier) and best.early_stopping
     again = clone(best).fit(X, y)
@@ -128,7 +129,8 @@ def test_kfold_early_stopping_refit_is_the_single_model_fit(iris):
 def test_top_k_ensemble(iris, cv):
     X, y = iris
     # the trained models themselves (cv=None), or the configurations refitted (cv=3)
-    search = ParallelMLPClassifier(cv=cv, ensemble_size=3, holdout_refit=False, **SEARCH).fit(X, y)
+    search = ParallelMLPClassifier(cv=cv, ensemble="best", ensemble_size=3, holdout_refit=False,
+                                   **SEARCH).fit(X, y)
     ensemble = search.best_estimator_
     assert isinstance(ensemble, MLPEnsembleClassifier)
     members = search.ensemble_indices_
@@ -143,6 +145,7 @@ def test_top_k_ensemble(iris, cv):
 HALVING = dict(
     hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
     pruning="halving", min_iter=2, halving_factor=2, n_iter_no_change=1000, random_state=0,
+    ensemble="best",  # the top ensemble_size models (a greedy ensemble's size counts steps)
 )
 
 

@@ -201,6 +201,7 @@ def test_a_search_on_the_kernels_equals_one_on_torch(monkeypatch, iris):
             monkeypatch.setattr(module, "train_config", lambda *a, _o=original, **kw: dataclasses.replace(
                 _o(*a, **kw), backend=backend, device=DEVICE))
         return ParallelMLPClassifier(hidden_layer_sizes=[(4,), (3,)], activation="tanh", cv=2,
+                                     ensemble="best",  # the refit trains on the backend too
                                      max_iter=2, batch_size=50, dtype="float64", random_state=0).fit(*iris)
 
     reference, triton = fit("torch"), fit("triton")

@@ -45,7 +45,8 @@ def test_warm_fit_continues_from_the_previous_weights(iris, backend, estimator_c
     """3 epochs, then 4 warm-started ones, equal 7 epochs in one fit (every
     cv fold replica and the refit start from the previous coefs_)."""
     X, y = iris
-    extra = {} if cv is None else {"cv": cv}
+    # with cv, "best": the 7-epoch fit's refit is one model, as the warm fit's
+    extra = {} if cv is None else {"cv": cv, "ensemble": "best"}
     warm = _fit(estimator_class(**PLAIN, **extra, warm_start=True), X, y, max_iter=3)
     first_curve = list(warm.loss_curve_)
     _fit(warm, X, y, max_iter=4)

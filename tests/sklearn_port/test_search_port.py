@@ -116,6 +116,9 @@ BASE = {
     "learning_rate_init": 0.01,
     "max_iter": 100,
     "random_state": 0,
+    # GridSearchCV's best_estimator_: the best configuration refitted alone
+    # (skpmlp's default with folds is a greedy ensemble of fold models)
+    "ensemble": "best",
 }
 
 #: A learning rate at which the MLP diverges: skpmlp's failed fit.
@@ -953,7 +956,7 @@ def test_search_cv_timing(kind):
 
 def _single(Single, params, **fixed):
     """The model of a cv_results_ row, trained alone (what GridSearchCV clones and fits)."""
-    keep = {k: v for k, v in BASE.items() if k not in params}
+    keep = {k: v for k, v in BASE.items() if k not in params and k != "ensemble"}
     return Single(**keep, **params, **fixed)
 
 
