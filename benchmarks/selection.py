@@ -48,7 +48,8 @@ the defaults).
 Reusing the references
 ----------------------
 The default MLP, GridSearchCV and RealMLP-TD do not depend on skpmlp, and
-they take most of a run (RealMLP alone about 40 of 55 minutes here). With
+they take most of a run (RealMLP 159 s and GridSearchCV 165 s of 465 on an idle
+2-core machine; RealMLP took 40 of 55 minutes on a loaded one). With
 ``--reuse FILE`` their results (test score and seconds) are read from an
 earlier results file, per data set, wherever it has them for the same grid,
 epochs, folds, test split and row cap (else they run); only the skpmlp

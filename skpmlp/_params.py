@@ -575,9 +575,10 @@ _ROWS = (
         As GridSearchCV, a callable takes ``cv_results_`` and returns
         ``best_index_``; ``best_score_`` is then not set. With one metric
         any string refits as True does, as GridSearchCV.
-        With ``cv`` the best configuration is retrained on all the data, as
-        GridSearchCV does; with ``cv=None``, see ``holdout_refit``. With
-        ``ensemble="folds"`` or ``"greedy"`` the refit is the ensemble:
+        With ``cv`` and ``ensemble="best"`` the best configuration is
+        retrained on all the data, as GridSearchCV does; with ``cv=None``,
+        see ``holdout_refit``. With ``ensemble="folds"`` or ``"greedy"``
+        (the default ``"auto"`` with ``cv``) the refit is the ensemble:
         ``best_estimator_`` is it (see ``ensemble``).
         ``refit=False`` leaves ``best_estimator_`` unset and prediction
         unavailable, as GridSearchCV does.""",
