@@ -111,6 +111,11 @@ def ctrl_c_in_epoch(monkeypatch):
     the epoch was still running then."""
     from skpmlp._engine._native import NativeTrainer
 
+    # Python's own SIGINT handler, as in a terminal: a process started in
+    # the background by a non-interactive shell (``cmd &``) ignores SIGINT,
+    # and a fit then rightly leaves it alone
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def arm(n):
         real, calls, state = NativeTrainer.run_epoch, [0], {"inside": False}
         landed, sent = [], threading.Event()
@@ -136,7 +141,8 @@ def ctrl_c_in_epoch(monkeypatch):
         monkeypatch.setattr(NativeTrainer, "run_epoch", run_epoch)
         return landed
 
-    return arm
+    yield arm
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("epoch", [2, 5])
