@@ -633,9 +633,9 @@ _ROWS = (
         ``cv="auto"`` on small data), ``"best"`` with a holdout (one
         validation split, which a greedy ensemble would overfit; a
         callable ``refit``, which names the model; or ``warm_start``, which
-        goes on from one model's weights): the choice that scored
-        best on unseen test rows in the selection benchmark, and with folds
-        the fastest (no refit). ``"best"`` gives GridSearchCV's
+        goes on from one model's weights): of skpmlp's choices, the one
+        that scored best on unseen test rows in the selection benchmark,
+        and with folds the fastest (no refit). ``"best"`` gives GridSearchCV's
         ``best_estimator_``: one model, the best configuration refitted.
         ``"best"``: the top ``ensemble_size`` models as ``selection`` orders
         them (the best one alone by default), refitted as ``refit`` and

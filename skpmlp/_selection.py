@@ -60,9 +60,9 @@ def ensemble_kind(estimator, cv):
     kind : {"best", "folds", "greedy"}
         ``"auto"`` is ``"greedy"`` with k folds: a Caruana ensemble on
         out-of-fold predictions, whose members predict through their fold
-        models (no refit), scored highest on unseen test rows in the
-        selection benchmark and never more than 0.01 below a default MLP
-        there. It is ``"best"`` with a holdout (an ensemble selected on one
+        models (no refit), scored highest of skpmlp's choices on unseen
+        test rows in the selection benchmark and never more than 0.01
+        below a default MLP there. It is ``"best"`` with a holdout (an ensemble selected on one
         validation split overfits it, and each member would be refitted),
         with a callable ``refit`` (the callable names the model) and with
         ``warm_start`` (a warm fit goes on from one model's ``coefs_``).
