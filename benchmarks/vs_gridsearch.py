@@ -17,8 +17,11 @@ Grid (48 configurations), as issue 19 asks: hidden_layer_sizes (16,), (64,),
 batch_size="auto", tol=1e-4, n_iter_no_change=10, no early stopping),
 ``random_state=0`` on both sides; GridSearchCV runs with ``n_jobs=-1``
 and skpmlp with its default settings (``n_jobs=None``, the native kernel on
-CPU where it builds). Both searches refit their best configuration on the
-whole training part, inside the timed ``fit``.
+CPU where it builds) but ``ensemble="best"``: GridSearchCV's selection, so
+that both searches refit their best configuration on the whole training
+part, inside the timed ``fit`` (skpmlp's default with folds, a greedy
+ensemble of fold ensembles without a refit, is measured against both in
+``selection.py``).
 
 Per data set it reports both wall times and their ratio (median over
 ``--repeats`` runs, the two searches interleaved), both best CV scores, the
@@ -88,7 +91,8 @@ def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
         raise SystemExit(f"no kernel for {target}: {build_info()}")
     torch.set_num_threads(torch_threads or previous)
     try:
-        return timed(lambda: ours_class(**GRID, cv=CV, max_iter=max_iter, random_state=SEED).fit(X_train, y_train))
+        return timed(lambda: ours_class(**GRID, cv=CV, ensemble="best", max_iter=max_iter,
+                                        random_state=SEED).fit(X_train, y_train))
     finally:
         torch.set_num_threads(previous)
 
