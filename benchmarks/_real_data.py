@@ -45,21 +45,27 @@ DATASETS = {
 QUICK = ["breast_cancer", "diabetes"]
 
 
+def standardised(X_train, X_test, y_train, y_test, *, regression):
+    """The features, and a regression target, standardised with scalers
+    fitted on the training part only (R^2 is unchanged by the target's)."""
+    scaler = StandardScaler().fit(X_train)
+    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    if regression:
+        target = StandardScaler().fit(y_train[:, None])
+        y_train = target.transform(y_train[:, None]).ravel()
+        y_test = target.transform(y_test[:, None]).ravel()
+    return X_train, X_test, y_train, y_test
+
+
 def prepare(name):
     """``(task, X_train, X_test, y_train, y_test)`` of ``name``, scaled on the training part only."""
     loader, task = DATASETS[name]
     X, y = loader(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(
+    split = train_test_split(
         X, y, test_size=TEST_SIZE, random_state=SEED,
         stratify=y if task == "classification" else None,
     )
-    scaler = StandardScaler().fit(X_train)
-    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    if task == "regression":
-        target = StandardScaler().fit(y_train[:, None])
-        y_train = target.transform(y_train[:, None]).ravel()
-        y_test = target.transform(y_test[:, None]).ravel()
-    return task, X_train, X_test, y_train, y_test
+    return (task, *standardised(*split, regression=task == "regression"))
 
 
 def key(params):

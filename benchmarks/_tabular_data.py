@@ -28,9 +28,9 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+from _real_data import standardised
 from sklearn import datasets as sk_datasets
 from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 TEST_SIZE = 0.3
 SEED = 0
@@ -177,15 +177,9 @@ def prepare(name):
     if n_rows > MAX_ROWS:
         X, _, y, _ = train_test_split(X, y, train_size=MAX_ROWS, random_state=SEED,
                                       stratify=y if classifier else None)
-    X_train, X_test, y_train, y_test = train_test_split(
+    X_train, X_test, y_train, y_test = standardised(*train_test_split(
         X, y, test_size=TEST_SIZE, random_state=SEED, stratify=y if classifier else None,
-    )
-    scaler = StandardScaler().fit(X_train)
-    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    if not classifier:
-        target = StandardScaler().fit(y_train[:, None])
-        y_train = target.transform(y_train[:, None]).ravel()
-        y_test = target.transform(y_test[:, None]).ravel()
+    ), regression=not classifier)
     meta = {
         "task": dataset.task, "source": dataset.source, "note": dataset.note,
         "n_rows": n_rows, "n_used": len(y), "subsampled": n_rows > MAX_ROWS,

@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _real_data import standardised  # noqa: E402
 from selection import GRID  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
@@ -92,13 +92,9 @@ def split(X, y, task, n, rep):
         pool_X, _, pool_y, _ = train_test_split(
             pool_X, pool_y, train_size=n, random_state=1 + rep,
             stratify=pool_y if task == "classification" else None)
-    scaler = StandardScaler().fit(pool_X)
-    X_train, X_test = scaler.transform(pool_X), scaler.transform(X_test)
-    if task == "regression":
-        target = StandardScaler().fit(pool_y[:, None])
-        pool_y = target.transform(pool_y[:, None]).ravel()
-        y_test = target.transform(y_test[:, None]).ravel()
-    return X_train, pool_y, X_test, y_test
+    X_train, X_test, y_train, y_test = standardised(pool_X, X_test, pool_y, y_test,
+                                                    regression=task == "regression")
+    return X_train, y_train, X_test, y_test
 
 
 def fit_kinds(estimator, X, y, kinds):

@@ -58,12 +58,11 @@ def refit(estimator, run, fitted, members):
     rows, cv = members.rows, run.plan.cv
     refitted, overrides = {}, {}
     holdout = cv is None and estimator.holdout_refit and run.plan.held_out
-    if members.through_folds:  # the fold models themselves: nothing to retrain
-        pass
-    elif holdout and run.population.n_models > 1:
-        refitted, overrides = _holdout_refit(estimator, run, fitted, rows)
-    elif cv is not None:
-        refitted = _cv_refit(estimator, run, rows)
+    if not members.through_folds:  # else the fold models themselves: nothing to retrain
+        if holdout and run.population.n_models > 1:
+            refitted, overrides = _holdout_refit(estimator, run, fitted, rows)
+        elif cv is not None:
+            refitted = _cv_refit(estimator, run, rows)
     data = {name: vars(estimator)[name] for name in DATA_ATTRIBUTES if name in vars(estimator)}
     state = {**fitted, **data, "_refitted": refitted}
     if members.through_folds:

@@ -295,9 +295,9 @@ def score_folds(plan, result, spec, failed):
                 result.coefs[k], result.intercepts[k], spec.activations, scoring_config,
                 data.X[rows]
             )
-            if part == "test" and held_out is not None:
-                held_out.append((np.asarray(rows), outputs))
             if part == "test":
+                if held_out is not None:
+                    held_out.append((np.asarray(rows), outputs))
                 test_loss[:, k] = population_loss(
                     outputs, data.y_encoded[rows], config=config, failed=failed[:, k],
                     sample_weight=None if data.train_weight is None else data.train_weight[rows],

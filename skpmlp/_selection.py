@@ -62,10 +62,11 @@ def ensemble_kind(estimator, cv):
         out-of-fold predictions, whose members predict through their fold
         models (no refit), scored highest of skpmlp's choices on unseen
         test rows in the selection benchmark and never more than 0.01
-        below a default MLP there. It is ``"best"`` with a holdout (an ensemble selected on one
-        validation split overfits it, and each member would be refitted),
-        with a callable ``refit`` (the callable names the model) and with
-        ``warm_start`` (a warm fit goes on from one model's ``coefs_``).
+        below a default MLP there. It is ``"best"`` with a holdout (an
+        ensemble selected on one validation split overfits it, and each
+        member would be refitted), with a callable ``refit`` (the callable
+        names the model) and with ``warm_start`` (a warm fit goes on from
+        one model's ``coefs_``).
     """
     if estimator.ensemble != "auto":
         return estimator.ensemble
@@ -262,14 +263,13 @@ class Selection:
         chosen = np.flatnonzero(counts)
         chosen = chosen[np.lexsort((first_step[chosen], -counts[chosen]))]
         weights = counts[chosen] / counts.sum()
-        score = None
-        if metric is not None:  # the ranking metric's value, comparable with best_score_
-            rank = value if self.criterion == "score" else None
-            if rank is None:
-                averaged = np.tensordot(weights, predictions[chosen], axes=1)[None]
-                rank = held_out_criterion(plan, rows, "score", scorer, key=key,
-                                          metric=metric)(averaged)[0]
-            score = float(rank)
+        score = None  # the ranking metric's value, comparable with best_score_
+        if metric is not None and self.criterion == "score":
+            score = float(value)
+        elif metric is not None:
+            averaged = np.tensordot(weights, predictions[chosen], axes=1)[None]
+            score = float(held_out_criterion(plan, rows, "score", scorer, key=key,
+                                             metric=metric)(averaged)[0])
         return Members(chosen.tolist(), weights, through_folds, score)
 
     @staticmethod

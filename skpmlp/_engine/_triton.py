@@ -32,7 +32,7 @@ from importlib.util import find_spec
 import numpy as np
 import torch
 
-from .._kernels._tables import HYPER_FIELDS, MAX_DEPTH, META_FIELDS
+from .._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
 from ._kernel_tables import kernel_tables
 from ._trainer import PopulationTrainer
 
@@ -225,8 +225,6 @@ class TritonTrainer(PopulationTrainer):
     def _plan_launches(self, batch):
         """One launch per (kernel, width class): its tables on the device
         and its settings."""
-        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
-
         net = self.net
         slots = np.flatnonzero(~self.frozen)
         replica = net.slot_models
@@ -239,7 +237,7 @@ class TritonTrainer(PopulationTrainer):
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
         )
-        depth = meta[:, k.META_FIELDS["depth"]]
+        depth = meta[:, META_FIELDS["depth"]]
         classes = np.array([_pow2(w) for w in widest], dtype=np.int64)
         itemsize = net.flat.element_size()
         one_hidden = (depth == 1) & np.array(
@@ -310,8 +308,6 @@ class TritonTrainer(PopulationTrainer):
 
     def _epoch_args(self, X, y, plan):
         """The kernels' arguments that every launch of an epoch shares."""
-        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
-
         S, K, B = plan.rows.shape
         device, state = self.net.device, self.optimizer.state
         return dict(
@@ -332,7 +328,7 @@ class TritonTrainer(PopulationTrainer):
             B=B,
             F=X.shape[1],
             C=self.net.n_outputs,
-            LOSS=k.LOSS_CODES[_LOSS_OF_TASK[self.config.task]],
+            LOSS=LOSS_CODES[_LOSS_OF_TASK[self.config.task]],
             enable_fp_fusion=True,
         )
 

@@ -16,18 +16,8 @@ from ._build import (
     load_library,
 )
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
-from ._step import (
-    HYPER_FIELDS,
-    HYPER_WIDTH,
-    LOSS_CODES,
-    MAX_DEPTH,
-    META_FIELDS,
-    META_WIDTH,
-    forward_models,
-    kernel_available,
-    lanes,
-    run_models,
-)
+from ._step import forward_models, kernel_available, lanes, run_models
+from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 __all__ = [
     "HISTORY",

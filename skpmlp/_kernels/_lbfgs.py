@@ -11,16 +11,8 @@ import numpy as np
 import torch
 
 from ._checks import check_batches, check_tensors, host_array
-from ._step import (
-    HYPER_WIDTH,
-    LOSS_CODES,
-    MAX_DEPTH,
-    META_FIELDS,
-    META_WIDTH,
-    checked_tables,
-    host_tables,
-    kernel_entry,
-)
+from ._step import checked_tables, host_tables, kernel_entry
+from ._tables import HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 #: Curvature pairs each model keeps (scipy's ``maxcor`` under
 #: scikit-learn); must match HISTORY in C++.

@@ -12,14 +12,7 @@ import torch
 
 from ._build import build_info, load_library
 from ._checks import check_batches, check_tables, check_tensors, host_array
-from ._tables import (  # noqa: F401 (the tables' layout, re-exported)
-    HYPER_FIELDS,
-    HYPER_WIDTH,
-    LOSS_CODES,
-    MAX_DEPTH,
-    META_FIELDS,
-    META_WIDTH,
-)
+from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 

@@ -63,14 +63,7 @@ precision (no TF32), as torch's default.
 import triton
 import triton.language as tl
 
-from ._tables import (  # noqa: F401 (the tables' layout, shared with the C++ kernel)
-    HYPER_FIELDS,
-    HYPER_WIDTH,
-    LOSS_CODES,
-    MAX_DEPTH,
-    META_FIELDS,
-    META_WIDTH,
-)
+from ._tables import HYPER_FIELDS, HYPER_WIDTH, META_FIELDS, META_WIDTH
 
 # the same indices, as constants the kernels can read
 _M_SLOT = tl.constexpr(META_FIELDS["slot"])
