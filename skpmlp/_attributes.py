@@ -15,6 +15,22 @@ MLP_ATTRIBUTES = (
     "validation_scores_", "best_validation_score_", "n_layers_", "n_outputs_", "out_activation_",
 )
 
+#: Those of :data:`MLP_ATTRIBUTES` every member of an ensemble shares.
+SHARED_ATTRIBUTES = ("n_outputs_", "out_activation_")
+
+#: Those of :data:`MLP_ATTRIBUTES` a configuration has whether it is one
+#: model or its k fold models: its layers and epochs (the most over its
+#: folds, as ``cv_results_["n_iter"]``).
+CONFIGURATION_ATTRIBUTES = ("n_iter_", "n_layers_")
+
+#: Those of :data:`MLP_ATTRIBUTES` that belong to one trained model, its
+#: weights and its training record: an ensemble has one per member, so
+#: neither it nor a search whose best estimator is a fold ensemble has them.
+PER_MODEL_ATTRIBUTES = tuple(
+    name for name in MLP_ATTRIBUTES
+    if name not in SHARED_ATTRIBUTES + CONFIGURATION_ATTRIBUTES
+)
+
 
 def _best(curve, pick, start):
     """The best finite-or-infinite value of ``curve`` by ``pick`` (min or

@@ -17,7 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._attributes import MLP_ATTRIBUTES, continued_attributes
+from ._attributes import MLP_ATTRIBUTES, PER_MODEL_ATTRIBUTES, continued_attributes
+from ._changed_defaults import warn_default_ensemble
 from ._compat import _fit_context
 from ._data import SparseInputMixin
 from ._refit import DATA_ATTRIBUTES, fitted_cv, fold_ensemble, refit, single_model
@@ -94,6 +95,24 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "cv_results_")
+
+    def __getattr__(self, name):
+        # only reached for attributes the search does not have: with a fold
+        # ensemble as best_estimator_, one model's own say where to read them
+        state = vars(self)
+        if name in PER_MODEL_ATTRIBUTES and "best_estimator_" in state:
+            raise AttributeError(
+                f"{type(self).__name__} has no {name} here: best_estimator_ is an "
+                f"{type(state['best_estimator_']).__name__} that predicts through fold models "
+                f"(no model was refitted on all the data), so no single model has the "
+                f"attributes of the best one. Read export_model(best_index_, fold=k).{name} "
+                f"for the best configuration's model of fold k, or best_estimator_.estimators_; "
+                f"fit with ensemble='best' to refit the best configuration on all the data, "
+                f"whose attributes these are."
+            )
+        # anything else fails as without this method: a descriptor that
+        # declined (available_if's predict) raises its own error again
+        return object.__getattribute__(self, name)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -198,7 +217,9 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
             return fitted
         members = Selection.of(self, run.plan.cv).members(run, fitted["best_index_"])
         fitted.update(refit(self, run, fitted, members))
-        if run.plan.warm_started:  # the curves go on from the previous fit's
+        warn_default_ensemble(self, run.plan.cv, n_samples=run.plan.data.X.shape[0])
+        # the curves go on from the previous fit's (a fold ensemble has none)
+        if run.plan.warm_started and "loss_curve_" in fitted:
             continued = continued_attributes(vars(self), fitted)
             fitted.update({name: continued[name] for name in MLP_ATTRIBUTES})
             best = fitted["best_estimator_"]
@@ -302,31 +323,54 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
     def export_model(self, index, fold=None):
         """Return a trained model (a row of ``cv_results_``) as a standalone estimator.
 
+        What comes back is what the row's scores measured:
+
+        - with a holdout (``cv=None``), the model trained on the training
+          part and scored on the held-out rows (``best_estimator_`` is the
+          best configuration retrained on all the rows, ``holdout_refit``);
+        - with k folds, the model refitted on all the data where the row
+          was refitted (the best configuration with ``ensemble="best"``),
+          else the row's fold ensemble: an ``MLPEnsembleClassifier`` /
+          ``MLPEnsembleRegressor`` averaging its k fold models, the models
+          whose out-of-fold predictions gave its ``split{k}_test_score``.
+          Under the defaults (``cv="auto"``, ``ensemble="auto"``) on data
+          of up to 2,000 rows nothing is refitted, so every row gives its
+          fold ensemble.
+
         Parameters
         ----------
         index : int
             Row of ``cv_results_``.
         fold : int or "all", default=None
             With ``cv``, fold k's replica (trained on fold k's training
-            rows), or ``"all"`` for the average of the row's k fold replicas
-            (its fold ensemble: what ``ensemble="folds"`` and a greedy
-            ensemble with ``cv`` predict with). None gives the model trained
-            on the held-out split (``cv=None``) or, with ``cv``, the model
-            refitted on all the data (available for refitted rows only).
+            rows), or ``"all"`` for the row's fold ensemble (the average
+            of its k fold replicas, also for a refitted row). None gives
+            the model described above.
 
         Returns
         -------
         SingleMLPClassifier, SingleMLPRegressor or an MLPEnsemble*
             Fitted with that model's trained weights; needs nothing of the
-            population, pickles anywhere. ``fold="all"`` gives an
-            ``MLPEnsembleClassifier`` / ``MLPEnsembleRegressor`` of the fold
-            replicas.
+            population, pickles anywhere, converts with ``to_sklearn()``
+            and ``to_torch()``, saves with :func:`skpmlp.io.save`.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from skpmlp import ParallelMLPClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> search = ParallelMLPClassifier([(8,), (16,)], max_iter=20, cv=3,
+        ...                                random_state=0).fit(X, y)
+        >>> type(search.export_model(1)).__name__     # row 1's 3 fold models
+        'MLPEnsembleClassifier'
+        >>> type(search.export_model(1, fold=2)).__name__
+        'SingleMLPClassifier'
         """
         check_is_fitted(self)
         cv = fitted_cv(self, vars(self))
         if not isinstance(index, Integral) or not 0 <= index < self.n_models_:
             raise ValueError(f"index must be an int in [0, {self.n_models_}); got {index!r}.")
-        if isinstance(fold, str) and fold == "all" and cv is not None:
+        if fold is not None and cv is not None and isinstance(fold, str) and fold == "all":
             return fold_ensemble(self, vars(self), index)
         if fold is not None and (not isinstance(fold, Integral) or not 0 <= fold < self.n_splits_):
             allowed = " or 'all'" if cv is not None else ""
@@ -334,11 +378,8 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
                 f"fold must be an int in [0, {self.n_splits_}){allowed}; got {fold!r}."
             )
         if fold is None and cv is not None and index not in self._refitted:
-            raise ValueError(
-                f"Row {index} was not refitted on all the data (refitted rows: "
-                f"{sorted(self._refitted)}); pass fold=k for fold k's replica, "
-                f"k in [0, {self.n_splits_}), or fold='all' for their average."
-            )
+            # not refitted on all the data: what its cross-validated score measured
+            return fold_ensemble(self, vars(self), index)
         return single_model(self, vars(self), index, fold)
 
     @available_if(_needs_refit("predict"))

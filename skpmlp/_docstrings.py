@@ -191,9 +191,15 @@ _SEARCH_BEST = (
 _SEARCH_MODELS = (
     ("coefs_, intercepts_ : list of ndarray", """\
         The best model's weights (``best_estimator_``'s, the first member
-        of an ensemble; of a fold ensemble, its first fold model), as
-        scikit-learn's MLP. Only with ``refit``, as
-        are the next attributes."""),
+        of an ensemble of single models), as scikit-learn's MLP. Only with
+        ``refit``, as are the next attributes, and not where
+        ``best_estimator_`` predicts through fold models (the default with
+        folds): no one model is then the best, and reading them (and
+        ``loss_``, ``loss_curve_``, ``best_loss_``, ``t_``,
+        ``validation_scores_``, ``best_validation_score_``) raises an
+        ``AttributeError`` naming ``export_model(best_index_, fold=k)``
+        instead. ``n_iter_`` and ``n_layers_`` are then the best
+        configuration's (``n_iter_`` the most over its folds)."""),
     ("n_iter_, t_, n_layers_, n_outputs_ : int", """\
         The best model's epochs trained, training samples seen, layers and
         output units, as scikit-learn's MLP (``n_iter_`` is one int, the

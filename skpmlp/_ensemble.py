@@ -10,9 +10,12 @@ configuration's fold ensemble (its k fold models, equally weighted).
 import warnings
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from . import _export
+from ._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBUTES
 from ._compat import _fit_context
 
 
@@ -93,6 +96,28 @@ class _BaseMLPEnsemble(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "estimators_")
 
+    def __getattr__(self, name):
+        # only reached for attributes the ensemble does not have: a model's
+        # own (coefs_, loss_curve_, ...) says where to read them
+        one_model = PER_MODEL_ATTRIBUTES + CONFIGURATION_ATTRIBUTES
+        if name in one_model and "estimators_" in vars(self):
+            raise AttributeError(
+                f"{type(self).__name__} has no {name}: it averages {len(self.estimators_)} "
+                f"models (weights_), each with its own. Read estimators_[i].{name} for member "
+                f"i (a member that is itself an ensemble, e.g. a configuration's fold models, "
+                f"has estimators_ of its own), or convert the whole ensemble with to_sklearn() "
+                f"or to_torch()."
+            )
+        # anything else fails as without this method: a descriptor that
+        # declined (available_if's predict) raises its own error again
+        return object.__getattribute__(self, name)
+
+    @property
+    def n_outputs_(self):
+        """Output units of every member: classes (or labels), or targets."""
+        check_is_fitted(self)
+        return self.estimators_[0].n_outputs_
+
     # the members' own fit validates their parameters
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -160,6 +185,52 @@ class _BaseMLPEnsemble(BaseEstimator):
             weights = np.asarray(weights, dtype=float)
         return cls(estimators=list(members), weights=weights)._set_members(members)
 
+    def to_sklearn(self):
+        """Return this ensemble as a fitted scikit-learn voting estimator predicting the same.
+
+        A soft-voting :class:`~sklearn.ensemble.VotingClassifier` (or a
+        :class:`~sklearn.ensemble.VotingRegressor`) whose ``estimators_``
+        are the members' own ``to_sklearn()``, in order (a member that is
+        an ensemble becomes a voting estimator of its own), and whose
+        ``weights`` are ``weights_``.
+
+        Returns
+        -------
+        sklearn.ensemble.VotingClassifier or VotingRegressor
+            Fitted: ``predict``, ``predict_proba`` and ``score`` give this
+            ensemble's results (up to floating-point rounding).
+
+        Raises
+        ------
+        ValueError
+            For multilabel members or several regression targets, which
+            scikit-learn's voting estimators do not support, and for a
+            member whose activation scikit-learn's MLP does not have.
+        """
+        return _export.ensemble_to_sklearn(self)
+
+    def to_torch(self, dtype=torch.float32):
+        """Return this ensemble as one ``torch.nn.Module``.
+
+        Parameters
+        ----------
+        dtype : torch.dtype, default=torch.float32
+            Dtype of the module's parameters.
+
+        Returns
+        -------
+        torch.nn.Module
+            Whose ``forward(x)`` is the ``weights_``-weighted mean of the
+            members' outputs in prediction space, of shape
+            ``(n_samples, n_outputs)``: class (or label) probabilities for
+            a classifier ensemble (not logits, unlike a single model's
+            ``to_torch()``), predictions for a regressor ensemble. Each
+            member (``.members[i]``) is its network followed by its output
+            activation, or a nested module of the same kind; the weights
+            are its ``weights`` buffer.
+        """
+        return _export.ensemble_to_torch(self, dtype=dtype)
+
 
 class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
     """Weighted average of the class probabilities of several fitted MLP classifiers.
@@ -188,7 +259,16 @@ class MLPEnsembleClassifier(ClassifierMixin, _BaseMLPEnsemble):
     classes_ : ndarray of shape (n_classes,)
     out_activation_ : {"softmax", "logistic"}
         ``"logistic"`` when the members are multilabel.
+    n_outputs_ : int
+        Output units of every member.
     n_features_in_ : int
+
+    Notes
+    -----
+    One model's attributes (``coefs_``, ``loss_curve_``, ``n_iter_``, ...)
+    are the members'; reading them on the ensemble raises an
+    ``AttributeError`` saying so. :meth:`to_sklearn` and :meth:`to_torch`
+    convert the whole ensemble.
     """
 
     @property
@@ -279,7 +359,15 @@ class MLPEnsembleRegressor(RegressorMixin, _BaseMLPEnsemble):
         The fitted members.
     weights_ : ndarray of shape (n_estimators,)
         Their weights, summing to 1.
+    n_outputs_ : int
+        Output units of every member.
     n_features_in_ : int
+
+    Notes
+    -----
+    As for :class:`MLPEnsembleClassifier`, one model's attributes are the
+    members'; :meth:`to_sklearn` and :meth:`to_torch` convert the whole
+    ensemble.
     """
 
     def predict(self, X):

@@ -1,16 +1,22 @@
-"""One fitted MLP as a scikit-learn MLP or a plain torch module.
+"""Fitted MLPs and their ensembles as scikit-learn estimators or plain torch modules.
 
 :func:`to_sklearn` hands a standalone model's weights to a fitted
 :class:`~sklearn.neural_network.MLPClassifier` / ``MLPRegressor``, so code
 that only knows scikit-learn can use it; :func:`to_torch` builds an
 ``nn.Sequential`` computing the same outputs, for deployment or further
 training in PyTorch. Both need only the model's weights and activation.
+An ensemble (:func:`ensemble_to_sklearn`, :func:`ensemble_to_torch`)
+becomes a soft-voting ``VotingClassifier`` / ``VotingRegressor`` of its
+members' conversions, or a :class:`WeightedAverage` module of them.
 """
 
 import numpy as np
 import torch
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
+from sklearn.ensemble import VotingClassifier, VotingRegressor
 from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import get_param_names, set_mlp_fitted_private_state
@@ -149,3 +155,100 @@ def to_torch(model, dtype=torch.float32):
             linear.bias.copy_(torch.as_tensor(np.asarray(b), dtype=dtype))
         layers += [linear, activation()]
     return torch.nn.Sequential(*layers[:-1])
+
+
+# ----------------------------------------------------------------- ensembles
+def ensemble_to_sklearn(ensemble):
+    """``ensemble.to_sklearn()`` (see :meth:`MLPEnsembleClassifier.to_sklearn`):
+    a fitted soft-voting ``VotingClassifier`` / ``VotingRegressor`` whose
+    estimators are the members' own ``to_sklearn()`` (a nested ensemble a
+    nested voting estimator), weighted by ``weights_``."""
+    check_is_fitted(ensemble)
+    classifier = is_classifier(ensemble)
+    if classifier:
+        supported = ensemble.out_activation_ != "logistic"
+    else:
+        supported = ensemble.n_outputs_ == 1
+    if not supported:
+        voting = "VotingClassifier" if classifier else "VotingRegressor"
+        kind = "multilabel classification" if classifier else "several regression targets"
+        raise ValueError(
+            f"scikit-learn's {voting} does not support {kind}, which this ensemble's members "
+            f"predict. Use to_torch(), or each member's to_sklearn() (estimators_[i])."
+        )
+    members = [member.to_sklearn() for member in ensemble.estimators_]
+    names = [f"member{i}" for i in range(len(members))]
+    weights = [float(w) for w in ensemble.weights_]
+    if classifier:
+        voting = VotingClassifier(list(zip(names, map(clone, members))), voting="soft",
+                                  weights=weights)
+        voting.le_ = LabelEncoder().fit(ensemble.classes_)
+        voting.classes_ = voting.le_.classes_
+    else:
+        voting = VotingRegressor(list(zip(names, map(clone, members))), weights=weights)
+    voting.estimators_ = members
+    voting.named_estimators_ = Bunch(**dict(zip(names, members)))
+    if hasattr(ensemble, "feature_names_in_"):
+        voting.feature_names_in_ = ensemble.feature_names_in_
+    return voting
+
+
+class _Exp(torch.nn.Module):
+    """``exp`` of its input: the log link's inverse (``loss="poisson"``)."""
+
+    def forward(self, x):
+        return torch.exp(x)
+
+
+#: What turns a model's raw outputs into its predictions, by ``out_activation_``.
+_OUTPUT_MODULES = {
+    "softmax": lambda: torch.nn.Softmax(dim=-1),
+    "logistic": torch.nn.Sigmoid,
+    "exp": _Exp,
+    "identity": None,
+}
+
+
+class WeightedAverage(torch.nn.Module):
+    """The weighted mean of its members' outputs: what ``to_torch()`` of an
+    ensemble returns.
+
+    ``forward(x) = sum_i weights[i] * members[i](x)``, of shape
+    ``(n_samples, n_outputs)``: class (or label) probabilities for a
+    classifier ensemble, predictions for a regressor ensemble.
+
+    Parameters
+    ----------
+    members : list of torch.nn.Module
+        Each maps ``(n_samples, n_features)`` to ``(n_samples, n_outputs)``
+        in prediction space (probabilities or predictions, not logits).
+    weights : torch.Tensor of shape (n_members,)
+        Summing to 1; kept as a buffer (moves with ``.to()``, not trained).
+    """
+
+    def __init__(self, members, weights):
+        super().__init__()
+        self.members = torch.nn.ModuleList(members)
+        self.register_buffer("weights", weights)
+
+    def forward(self, x):
+        outputs = torch.stack([member(x) for member in self.members])
+        return torch.tensordot(self.weights, outputs, dims=1)
+
+
+def _member_module(member, dtype):
+    """A member as a module of prediction-space outputs: a nested
+    ensemble's :class:`WeightedAverage`, or a model's network followed by
+    its output activation."""
+    if hasattr(member, "estimators_"):
+        return member.to_torch(dtype=dtype)
+    net = member.to_torch(dtype=dtype)
+    output = _OUTPUT_MODULES[member.out_activation_]
+    return net if output is None else torch.nn.Sequential(net, output())
+
+
+def ensemble_to_torch(ensemble, dtype=torch.float32):
+    """``ensemble.to_torch(dtype)`` (see :meth:`MLPEnsembleClassifier.to_torch`)."""
+    check_is_fitted(ensemble)
+    members = [_member_module(member, dtype) for member in ensemble.estimators_]
+    return WeightedAverage(members, torch.as_tensor(np.asarray(ensemble.weights_), dtype=dtype))

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from ._attributes import MLP_ATTRIBUTES, mlp_attributes
+from ._attributes import MLP_ATTRIBUTES, SHARED_ATTRIBUTES, mlp_attributes
 from ._compat import get_param_names
 from ._failures import warn_halted
 from ._params import OPTIMIZER_PARAMS, training_params
@@ -52,7 +52,8 @@ def refit(estimator, run, fitted, members):
     -------
     dict
         The attributes to set, the MLP attributes of the best model (the
-        first member's; of a fold ensemble, its first fold model's) included.
+        first member's) included; members that predict through their fold
+        models have none of one model's (:data:`~._attributes.PER_MODEL_ATTRIBUTES`).
     """
     start = time.perf_counter()
     rows, cv = members.rows, run.plan.cv
@@ -76,9 +77,6 @@ def refit(estimator, run, fitted, members):
     equal = np.allclose(members.weights, members.weights[0])
     best = models[0] if len(models) == 1 else estimator._ensemble_class.from_fitted(
         models, weights=None if equal else members.weights)
-    first = models[0]
-    while hasattr(first, "estimators_"):  # a fold ensemble: its first fold model
-        first = first.estimators_[0]
     attributes = {
         "_refitted": refitted,
         "best_estimator_": best,
@@ -86,11 +84,29 @@ def refit(estimator, run, fitted, members):
         "ensemble_weights_": np.asarray(members.weights, dtype=float),
         "refit_time_": time.perf_counter() - start,
         # MLPClassifier's fitted attributes, those of the best model
-        **{name: getattr(first, name) for name in MLP_ATTRIBUTES},
+        **_best_model_attributes(models[0], members.through_folds, fitted),
     }
     if members.score is not None:
         attributes["ensemble_score_"] = members.score
     return attributes
+
+
+def _best_model_attributes(first, through_folds, fitted):
+    """The MLP attributes of the search: those of ``first``, the first
+    member; where the members predict through their fold models, no one
+    model is the best, so only what every fold model shares and what the
+    best configuration has as a whole (:data:`~._attributes.CONFIGURATION_ATTRIBUTES`:
+    its layers, its epochs as ``cv_results_["n_iter"]`` counts them)."""
+    if not through_folds:
+        return {name: getattr(first, name) for name in MLP_ATTRIBUTES}
+    while hasattr(first, "estimators_"):
+        first = first.estimators_[0]
+    best = fitted["best_index_"]
+    return {
+        **{name: getattr(first, name) for name in SHARED_ATTRIBUTES},
+        "n_iter_": int(np.max(fitted["n_iter_per_model_"][best])),
+        "n_layers_": len(fitted["_coefs"][0][best]) + 1,
+    }
 
 
 def fold_ensemble(estimator, state, index):

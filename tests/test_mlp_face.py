@@ -44,12 +44,13 @@ def _poisson_target(X, seed=0):
 @pytest.mark.parametrize("cv", [None, 3])
 @pytest.mark.parametrize("early_stopping", [False, True])
 def test_search_carries_the_best_models_mlp_attributes(iris, kind, cv, early_stopping):
+    # the best model: with cv, GridSearchCV's refit (ensemble="best"); the
+    # default's fold ensembles have no one model's attributes (test_ensemble_export.py)
     X, y = iris
     estimator = ParallelMLPClassifier if kind == "classifier" else ParallelMLPRegressor
-    search = _fit(estimator(cv=cv, early_stopping=early_stopping, **SEARCH), X, y if kind == "classifier" else X[:, 0])
+    search = _fit(estimator(cv=cv, early_stopping=early_stopping, ensemble="best", **SEARCH),
+                  X, y if kind == "classifier" else X[:, 0])
     best = search.best_estimator_
-    while hasattr(best, "estimators_"):  # an ensemble (cv's default): its first model
-        best = best.estimators_[0]
     for name in MLP_ATTRIBUTES:
         mine, theirs = getattr(search, name), getattr(best, name)
         if name in ("coefs_", "intercepts_"):
@@ -74,10 +75,10 @@ def test_search_carries_the_best_models_mlp_attributes(iris, kind, cv, early_sto
     else:
         assert search.best_loss_ == min(search.loss_curve_)
         assert search.validation_scores_ is None and search.best_validation_score_ is None
-    # t_ counts the rows the model trained on per epoch: every row with
-    # cv=None (the holdout refit); with cv, the first fold model's training
-    # part, but for its early-stopping validation part
-    n_rows = len(X) if cv is None else len(X) * (cv - 1) // cv
+    # t_ counts the rows the model trained on per epoch: every row (the
+    # holdout refit, or with cv the refit on all the data), but for the
+    # early-stopping validation part of the cv refit
+    n_rows = len(X)
     if cv is not None and early_stopping:
         n_rows -= int(np.ceil(0.1 * n_rows))
     assert search.t_ == search.n_iter_ * n_rows
