@@ -90,7 +90,12 @@ def case(request):
     task, kind, params, take = CASES[request.param]
     search, X, y = _search(task, kind, **params)
     model = search.best_estimator_ if take == "best" else search.export_model(1)
+    SEARCHES[request.param] = search
     return request.param, model, X, y
+
+
+#: The search each case's model came from.
+SEARCHES = {}
 
 
 def _is_ensemble(model):
@@ -202,6 +207,23 @@ def test_an_ensemble_has_no_single_models_attributes(case):
     assert model.n_outputs_ == model.estimators_[0].n_outputs_
     with pytest.raises(AttributeError, match="no attribute 'not_an_attribute'"):
         model.not_an_attribute
+
+
+def test_fold_all_of_every_kind_is_its_fold_models_averaged(case, tmp_path):
+    name, _, X, y = case
+    search = SEARCHES[name]
+    if search.cv_ is None:
+        return
+    fold_all = search.export_model(1, fold="all")
+    assert len(fold_all.estimators_) == 3
+    folds = [_predictions(search.export_model(1, fold=k), X) for k in range(3)]
+    assert_allclose(_predictions(fold_all, X), np.mean(folds, axis=0), **TOL)
+    with torch.no_grad():
+        outputs = fold_all.to_torch(dtype=torch.float64)(torch.as_tensor(X)).numpy()
+    assert_allclose(outputs, _predictions(fold_all, X), **TOL)
+    skpmlp.io.save(fold_all, tmp_path / "folds.npz")
+    assert_array_equal(_predictions(skpmlp.io.load(tmp_path / "folds.npz"), X),
+                       _predictions(fold_all, X))
 
 
 # ------------------------------------------------------------ export_model
