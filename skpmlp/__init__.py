@@ -16,7 +16,7 @@ from ._regressor import ParallelMLPRegressor  # noqa: E402
 from ._single import SingleMLPClassifier, SingleMLPRegressor  # noqa: E402
 from ._space import LayerSizesDistribution  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "DataParallelError",
