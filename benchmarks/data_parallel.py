@@ -43,7 +43,7 @@ import torch.multiprocessing as mp
 from sklearn.datasets import make_classification
 
 import skpmlp
-import skpmlp._parallel
+import skpmlp._execution._shards
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine._distributed import DataParallel
 
@@ -113,10 +113,10 @@ class CommTimer:
 def fit_seconds(backend, X, y, batch_size):
     import dataclasses
 
-    import skpmlp._search
+    import skpmlp._search._plan
 
-    original = skpmlp._search.train_config
-    skpmlp._search.train_config = lambda *a, **kw: dataclasses.replace(original(*a, **kw), backend=backend)
+    original = skpmlp._search._plan.train_config
+    skpmlp._search._plan.train_config = lambda *a, **kw: dataclasses.replace(original(*a, **kw), backend=backend)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -124,7 +124,7 @@ def fit_seconds(backend, X, y, batch_size):
             est = search(batch_size).fit(X, y)
             return time.perf_counter() - start, est
     finally:
-        skpmlp._search.train_config = original
+        skpmlp._search._plan.train_config = original
 
 
 def rank_main(rank, port, n_rows, repeats, out, batch_size):
@@ -145,12 +145,12 @@ def rank_main(rank, port, n_rows, repeats, out, batch_size):
                 dist.barrier()
             if rank == 0:
                 torch.set_num_threads(1)
-                original = skpmlp._parallel.current_data_parallel
-                skpmlp._parallel.current_data_parallel = OneRank
+                original = skpmlp._execution._shards.current_data_parallel
+                skpmlp._execution._shards.current_data_parallel = OneRank
                 try:
                     row["alone_stepwise"], _ = fit_seconds(backend, X, y, batch_size)
                 finally:
-                    skpmlp._parallel.current_data_parallel = original
+                    skpmlp._execution._shards.current_data_parallel = original
             dist.barrier()
             torch.set_num_threads(1)
             timer.reset()

@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.preprocessing import MinMaxScaler
 
-import skpmlp._search
+import skpmlp._search._plan
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import ACTIVATIONS
 
@@ -53,12 +53,12 @@ def search(quick, max_iter, **extra):
 
 def timed_fit(estimator, X, y, compact_fraction):
     """Fit with the engine's compaction rule set to ``compact_fraction``."""
-    original = skpmlp._search.train_config
+    original = skpmlp._search._plan.train_config
 
     def with_rule(*args, **kwargs):
         return dataclasses.replace(original(*args, **kwargs), compact_fraction=compact_fraction)
 
-    skpmlp._search.train_config = with_rule
+    skpmlp._search._plan.train_config = with_rule
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -66,7 +66,7 @@ def timed_fit(estimator, X, y, compact_fraction):
             estimator.fit(X, y)
             return time.perf_counter() - start
     finally:
-        skpmlp._search.train_config = original
+        skpmlp._search._plan.train_config = original
 
 
 def main(argv=None):

@@ -73,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _real_data import CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
-from skpmlp._splits import holdout_split  # noqa: E402
+from skpmlp._search._splits import holdout_split  # noqa: E402
 
 TARGET_GAP_GSCV = 0.005
 TARGET_GAP_DEFAULT = 0.01

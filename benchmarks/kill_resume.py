@@ -84,15 +84,15 @@ def fitted_arrays(search):
 
 @contextlib.contextmanager
 def training_backend(backend):
-    import skpmlp._search
+    import skpmlp._search._plan
 
-    original = skpmlp._search.train_config
-    skpmlp._search.train_config = lambda *a, **kw: dataclasses.replace(
+    original = skpmlp._search._plan.train_config
+    skpmlp._search._plan.train_config = lambda *a, **kw: dataclasses.replace(
         original(*a, **kw), backend=backend)
     try:
         yield
     finally:
-        skpmlp._search.train_config = original
+        skpmlp._search._plan.train_config = original
 
 
 def fit(config, **extra):

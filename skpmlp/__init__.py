@@ -5,18 +5,21 @@ model of a search space as one fused PyTorch network and hand back the best
 model, a GridSearchCV-style ``cv_results_`` table and every trained model.
 """
 
-from ._torch_version import check_torch_version
+from ._core._torch_version import check_torch_version
+from ._core._version import __version__
 
 check_torch_version()  # before anything that trains: a clear error for an old torch
 
-from ._classifier import ParallelMLPClassifier  # noqa: E402
 from ._engine import DataParallelError, data_parallel  # noqa: E402
-from ._ensemble import MLPEnsembleClassifier, MLPEnsembleRegressor  # noqa: E402
-from ._regressor import ParallelMLPRegressor  # noqa: E402
-from ._single import SingleMLPClassifier, SingleMLPRegressor  # noqa: E402
-from ._space import LayerSizesDistribution  # noqa: E402
-
-__version__ = "0.2.0"
+from ._estimators import (  # noqa: E402
+    MLPEnsembleClassifier,
+    MLPEnsembleRegressor,
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    SingleMLPClassifier,
+    SingleMLPRegressor,
+)
+from ._search._space import LayerSizesDistribution  # noqa: E402
 
 __all__ = [
     "DataParallelError",

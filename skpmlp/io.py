@@ -50,13 +50,13 @@ import sklearn.model_selection
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-import skpmlp
-
-from ._archive import InvalidFileError, is_plain_dtype, read_archive, write_archive
-from ._compat import get_param_names
-from ._scorers import fitted_scorers, resolve_scorers
-from ._space import LayerSizesDistribution, is_distribution
-from ._state_checks import check_loaded
+from . import _estimators
+from ._core._compat import get_param_names
+from ._core._version import __version__
+from ._persistence._archive import InvalidFileError, is_plain_dtype, read_archive, write_archive
+from ._persistence._state_checks import check_loaded
+from ._search._scorers import fitted_scorers, resolve_scorers
+from ._search._space import LayerSizesDistribution, is_distribution
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning", "InvalidFileError"]
 
@@ -122,9 +122,9 @@ def _estimator_classes():
     """``{name: class}`` of the estimators a file may name.
 
     Only public estimator classes defined in the skpmlp package qualify:
-    those of the ``skpmlp`` namespace, then any other public subclass of
-    ``BaseEstimator`` that a skpmlp module defines (e.g. a new ensemble
-    class not exported yet). Classes are found among those already
+    those of the ``skpmlp`` namespace (:mod:`skpmlp._estimators`), then
+    any other public subclass of ``BaseEstimator`` that a skpmlp module
+    defines (e.g. a new ensemble class not exported yet). Classes are found among those already
     defined, by name: a file can never make :func:`load` import a module
     or build an arbitrary object.
     """
@@ -144,9 +144,8 @@ def _estimator_classes():
         if ours(cls):
             classes.setdefault(cls.__name__, cls)
     # the public namespace wins over a same-named class elsewhere
-    classes.update(
-        {name: getattr(skpmlp, name) for name in dir(skpmlp) if ours(getattr(skpmlp, name))}
-    )
+    public = [getattr(_estimators, name) for name in _estimators.__all__]
+    classes.update({cls.__name__: cls for cls in public if ours(cls)})
     return classes
 
 
@@ -663,7 +662,7 @@ def save(estimator, path, *, compress=False, include_host_info=False):
     document = {
         "format": _FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "skpmlp_version": skpmlp.__version__,
+        "skpmlp_version": __version__,
         "estimator": encoder.estimator(estimator, "estimator"),
     }
     # non-finite floats are tagged, so the JSON stays standard
@@ -714,18 +713,18 @@ def load(path):
     if type(version) is not int or version != FORMAT_VERSION:
         raise InvalidFileError(
             f"Unsupported skpmlp file format version {str(version)[:80]}; this skpmlp "
-            f"({skpmlp.__version__}) reads version {FORMAT_VERSION}."
+            f"({__version__}) reads version {FORMAT_VERSION}."
         )
     estimator = document.get("estimator")
     if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
         raise InvalidFileError("Invalid skpmlp file: the document holds no estimator.")
     saved_version = document.get("skpmlp_version")
-    if saved_version != skpmlp.__version__:
+    if saved_version != __version__:
         # before decoding: if the old state does not fit, the reason shows first
         warnings.warn(
             InconsistentVersionWarning(
                 estimator_name=_short(estimator.get("class")), saved_version=_short(saved_version),
-                current_version=skpmlp.__version__,
+                current_version=__version__,
             ),
             stacklevel=2,
         )

@@ -7,8 +7,8 @@ refitting anything: ``cross_validate`` for a whole grid at once.
 
 from sklearn.base import clone
 
-from ._compat import validate_params
-from ._runner import search
+from ._core._compat import validate_params
+from ._search._run import search
 
 __all__ = ["fused_cross_validate"]
 

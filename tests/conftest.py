@@ -8,8 +8,8 @@ import torch
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
-import skpmlp._search
-import skpmlp._single
+import skpmlp._estimators._single
+import skpmlp._search._plan
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # the suite runs in one process per core (pytest-xdist): one torch
@@ -74,7 +74,7 @@ def interrupt_epoch(wrap_run_epoch):
 @pytest.fixture(params=["native", "torch"])
 def backend(request, monkeypatch):
     """Train every run of the estimators on the native kernel or on torch."""
-    for module in (skpmlp._search, skpmlp._single):
+    for module in (skpmlp._search._plan, skpmlp._estimators._single):
         original = module.train_config
         monkeypatch.setattr(
             module, "train_config",

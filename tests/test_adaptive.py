@@ -19,11 +19,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._adaptive import SpaceRefills, adaptive_population, hyperparameter_schedules
 from skpmlp._engine import OptimizerSettings, TrainConfig, train_population
 from skpmlp._engine._init import initial_weights
-from skpmlp._population import Population
-from skpmlp._space import SearchSpace
+from skpmlp._search._adaptive import SpaceRefills, adaptive_population, hyperparameter_schedules
+from skpmlp._search._population import Population
+from skpmlp._search._space import SearchSpace
 
 BACKENDS = [*NATIVE_BACKENDS, "torch"]
 N_TRAIN = 90

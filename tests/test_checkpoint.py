@@ -17,8 +17,8 @@ from checkpoint_child import fitted_arrays
 from joblib import parallel_config
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._archive import InvalidFileError
-from skpmlp._checkpoint_file import read_file
+from skpmlp._persistence._archive import InvalidFileError
+from skpmlp._persistence._checkpoint_file import read_file
 
 HALVING = dict(
     hidden_layer_sizes=[(4,), (8,), (3, 3)], learning_rate_init=(0.01, 0.03), alpha=(1e-4, 1e-2),
@@ -57,7 +57,7 @@ class KillAfterWrite:
         self.patch, self.writes = pytest.MonkeyPatch(), []
 
     def arm(self, n, during=False):
-        from skpmlp import _checkpoint, _checkpoint_file
+        from skpmlp._persistence import _checkpoint, _checkpoint_file
 
         real, writes, patch = _checkpoint.write_file, self.writes, self.patch
 

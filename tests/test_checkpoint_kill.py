@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from checkpoint_child import data, estimator, fitted_arrays, training_backend
 
-from skpmlp._checkpoint_file import DELAY_VARIABLE
+from skpmlp._persistence._checkpoint_file import DELAY_VARIABLE
 
 CHILD = os.path.join(os.path.dirname(__file__), "checkpoint_child.py")
 DATA = dict(n_samples=300, n_features=10, n_informative=6, n_classes=3, random_state=0)

@@ -1,4 +1,4 @@
-"""``skpmlp/_compat.py`` is the one place that uses scikit-learn's private API."""
+"""``skpmlp/_core/_compat.py`` is the one place that uses scikit-learn's private API."""
 
 import ast
 import warnings
@@ -8,9 +8,9 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
-import skpmlp._compat
+import skpmlp
 
-PACKAGE = Path(skpmlp._compat.__file__).parent
+PACKAGE = Path(skpmlp.__file__).parent
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "_compat.py")
 
 
@@ -69,7 +69,7 @@ def test_no_private_sklearn_import_outside_compat(path):
             found += [f"line {node.lineno}: import {alias.name}" for alias in node.names
                       if alias.name.split(".")[0] == "sklearn"
                       and any(_private(part) for part in alias.name.split("."))]
-    assert found == [], f"import these from skpmlp._compat instead: {found}"
+    assert found == [], f"import these from skpmlp._core._compat instead: {found}"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
@@ -77,7 +77,7 @@ def test_no_private_sklearn_attribute_outside_compat(path, private_attributes):
     tree = ast.parse(path.read_text(), filename=str(path))
     found = [f"line {node.lineno}: .{node.attr}" for node in ast.walk(tree)
              if isinstance(node, ast.Attribute) and node.attr in private_attributes]
-    assert found == [], f"wrap these scikit-learn internals in skpmlp._compat: {found}"
+    assert found == [], f"wrap these scikit-learn internals in skpmlp._core._compat: {found}"
 
 
 def test_the_checks_see_private_use():

@@ -23,7 +23,7 @@ from sklearn.datasets import load_iris, make_regression
 from sklearn.preprocessing import StandardScaler
 
 import skpmlp
-import skpmlp._search
+import skpmlp._search._plan
 from skpmlp import DataParallelError, ParallelMLPClassifier, ParallelMLPRegressor
 
 #: seconds any collective waits before failing; and the most a whole
@@ -40,12 +40,12 @@ def _free_port():
 @contextlib.contextmanager
 def _backend(backend):
     """Train every run of the search estimators on ``backend`` inside."""
-    original = skpmlp._search.train_config
-    skpmlp._search.train_config = lambda *a, **kw: dataclasses.replace(original(*a, **kw), backend=backend)
+    original = skpmlp._search._plan.train_config
+    skpmlp._search._plan.train_config = lambda *a, **kw: dataclasses.replace(original(*a, **kw), backend=backend)
     try:
         yield
     finally:
-        skpmlp._search.train_config = original
+        skpmlp._search._plan.train_config = original
 
 
 def _data():

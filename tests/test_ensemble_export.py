@@ -28,7 +28,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBUTES
+from skpmlp._core._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBUTES
 
 GRID = dict(hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
             learning_rate_init=0.02, dtype="float64", random_state=0)

@@ -18,12 +18,12 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
-import skpmlp._runner
-import skpmlp._splits
+import skpmlp._search._run
+import skpmlp._search._splits
 import skpmlp.io
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._greedy import GREEDY_STEPS, greedy_counts
-from skpmlp._splits import AUTO_CV_FOLDS, holdout_split
+from skpmlp._search._splits import AUTO_CV_FOLDS, holdout_split
+from skpmlp._selection._greedy import GREEDY_STEPS, greedy_counts
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,)], activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03),
@@ -407,7 +407,7 @@ def test_folds_with_a_holdout_is_refused_before_training(classification, monkeyp
     def no_training(*args, **kwargs):
         raise AssertionError("trained")
 
-    monkeypatch.setattr(skpmlp._runner, "train_models", no_training)
+    monkeypatch.setattr(skpmlp._search._run, "train_models", no_training)
     with pytest.raises(ValueError, match=r"ensemble='folds' .* needs k folds .* Pass cv=5"):
         ParallelMLPClassifier(**SEARCH, cv=None, ensemble="folds").fit(X, y)
     # cv="auto" choosing the holdout (one configuration) says so
@@ -460,7 +460,7 @@ def test_cv_auto_is_the_default_and_k_fold_on_small_data(classification):
 
 def test_cv_auto_is_the_holdout_on_large_data(classification, monkeypatch):
     X, y = classification
-    monkeypatch.setattr(skpmlp._splits, "AUTO_CV_MAX_SAMPLES", len(y) - 1)
+    monkeypatch.setattr(skpmlp._search._splits, "AUTO_CV_MAX_SAMPLES", len(y) - 1)
     search = _fit(ParallelMLPClassifier(**SEARCH, cv="auto"), X, y)
     assert search.cv_ is None and search.n_splits_ == 1 and search.loss_curves_.ndim == 2
 

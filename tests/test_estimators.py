@@ -18,7 +18,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._splits import holdout_split
+from skpmlp._search._splits import holdout_split
 
 FAST = dict(max_iter=30, random_state=0, cv=None)  # the holdout, as the tests assume
 

@@ -15,7 +15,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._export import to_sklearn, to_torch
+from skpmlp._estimators._export import to_sklearn, to_torch
 
 FAST = dict(max_iter=20, learning_rate_init=0.01, dtype="float64", random_state=0)
 SKLEARN_ACTIVATIONS = ["identity", "logistic", "sigmoid", "tanh", "relu"]

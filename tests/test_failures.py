@@ -22,10 +22,10 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
-    _scoring,
-    _single,
 )
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
+from skpmlp._estimators import _single
+from skpmlp._search import _scoring
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

@@ -12,7 +12,7 @@ from sklearn.model_selection import (
 )
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._splits import group_holdout_split
+from skpmlp._search._splits import group_holdout_split
 from skpmlp.model_selection import fused_cross_validate
 
 FAST = dict(max_iter=5, learning_rate_init=0.01, random_state=0)

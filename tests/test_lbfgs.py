@@ -27,7 +27,7 @@ from skpmlp._engine import (
 from skpmlp._engine._build import build_network
 from skpmlp._engine._init import population_initial_weights
 from skpmlp._engine._linesearch import LineSearches
-from skpmlp._single import SingleMLPClassifier
+from skpmlp._estimators._single import SingleMLPClassifier
 
 BACKENDS = ["torch", *NATIVE_BACKENDS]
 

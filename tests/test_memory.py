@@ -98,7 +98,7 @@ def test_a_model_larger_than_the_budget_is_a_clear_error(iris):
 
 
 def test_chunks_cover_every_model_once():
-    from skpmlp._space import build_population
+    from skpmlp._search._space import build_population
 
     spec = build_population([(4,), (64,), (8, 8)], ("relu", "tanh"), (0.01, 0.1), 0.0, 2).spec(0)
     per_model = np.array([sum(a) for a in spec.hidden_layer_sizes], float)

@@ -24,7 +24,7 @@ from skpmlp._engine._memory import (
     plan_chunks,
 )
 from skpmlp._engine._spec import TrainConfig
-from skpmlp._space import build_population
+from skpmlp._search._space import build_population
 
 GiB, MiB = 2**30, 2**20
 

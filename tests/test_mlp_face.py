@@ -17,13 +17,13 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._attributes import MLP_ATTRIBUTES
+from skpmlp._core._attributes import MLP_ATTRIBUTES
 from skpmlp._engine import TrainConfig
 from skpmlp._engine._batches import BatchPlanner
 from skpmlp._engine._losses import half_poisson_deviance
 from skpmlp._engine._native import NativeTrainer, choose_trainer
 from skpmlp._engine._trainer import PopulationTrainer
-from skpmlp._space import build_population
+from skpmlp._search._space import build_population
 
 SEARCH = dict(hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
               max_iter=8, random_state=0)

@@ -11,7 +11,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
-from skpmlp._splits import holdout_split
+from skpmlp._search._splits import holdout_split
 
 FAST = dict(max_iter=20, learning_rate_init=0.01, random_state=0)
 

@@ -21,8 +21,8 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
-from skpmlp._splits import holdout_split
+from skpmlp._core._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
+from skpmlp._search._splits import holdout_split
 
 BASE = dict(hidden_layer_sizes=[(5,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=12,
             random_state=3)

@@ -10,7 +10,7 @@ from sklearn.utils.parallel import Parallel
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import split_models
-from skpmlp._space import build_population
+from skpmlp._search._space import build_population
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
@@ -59,7 +59,7 @@ def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypat
     """The second shard waits for the first, which trains until max_time:
     it starts past the fit-wide deadline, so it trains nothing (it used to
     train for max_time of its own)."""
-    import skpmlp._parallel as parallel
+    import skpmlp._execution._shards as parallel
 
     monkeypatch.setattr(parallel, "Parallel", _one_worker)
     search = ParallelMLPClassifier(**{**SEARCH, "max_iter": 10**6}, tol=0, n_iter_no_change=10**6, n_jobs=2,
@@ -74,7 +74,7 @@ def test_max_time_counts_from_the_start_of_fit_for_queued_shards(iris, monkeypat
 def test_the_cv_refit_runs_as_shards_too(iris, monkeypatch):
     """n_jobs applies to the refit: its configurations train in joblib
     tasks, as the search's models do."""
-    import skpmlp._parallel as parallel
+    import skpmlp._execution._shards as parallel
 
     monkeypatch.setattr(parallel, "Parallel", _one_worker)
     shards, train_shard = [], parallel.train_shard
@@ -95,7 +95,7 @@ def test_a_client_without_cuda_can_send_shards_to_gpu_workers(iris, in_process, 
     a client without CUDA fits (and scores, on its CPU) a search whose
     shards train on workers with GPUs, here a stand-in worker whose "GPU"
     is its CPU."""
-    import skpmlp._parallel as parallel
+    import skpmlp._execution._shards as parallel
 
     monkeypatch.setattr(parallel, "Parallel", _one_worker)
     requested = []
@@ -113,7 +113,7 @@ def test_a_client_without_cuda_can_send_shards_to_gpu_workers(iris, in_process, 
 
 
 def test_cuda_is_checked_where_the_shard_runs(iris, monkeypatch):
-    import skpmlp._parallel as parallel
+    import skpmlp._execution._shards as parallel
 
     monkeypatch.setattr(parallel, "Parallel", _one_worker)
     monkeypatch.setattr(parallel.torch.cuda, "is_available", lambda: False)
@@ -151,7 +151,7 @@ def test_an_error_in_a_dask_task_reaches_the_caller(iris, dask_client):
 
 
 def test_cuda_shards_spread_over_the_visible_gpus(monkeypatch):
-    import skpmlp._parallel as parallel
+    import skpmlp._execution._shards as parallel
 
     monkeypatch.setattr(parallel, "resolve_device", lambda device: "cuda" if device in ("auto", "cuda") else device)
     monkeypatch.setattr(parallel.torch.cuda, "device_count", lambda: 2)

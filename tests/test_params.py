@@ -19,8 +19,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._engine import OptimizerSettings
-from skpmlp._params import (
+from skpmlp._core._params import (
     MODEL_PARAMS,
     OPTIMIZER_DEFAULTS,
     OPTIMIZER_PARAMS,
@@ -29,6 +28,7 @@ from skpmlp._params import (
     estimator_params,
     signature_mismatches,
 )
+from skpmlp._engine import OptimizerSettings
 
 ESTIMATORS = [
     (ParallelMLPClassifier, "search", "classifier"),

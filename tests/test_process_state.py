@@ -21,7 +21,7 @@ from joblib import parallel_config
 
 import skpmlp
 from skpmlp import ParallelMLPClassifier
-from skpmlp._parallel import shard_threads
+from skpmlp._execution._shards import shard_threads
 
 SEARCH = dict(hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), max_iter=3, random_state=0)
 

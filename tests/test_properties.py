@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._splits import holdout_split
+from skpmlp._search._splits import holdout_split
 
 # tiny examples, reproducible and nothing written to disk
 SETTINGS = settings(

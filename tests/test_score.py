@@ -5,7 +5,7 @@ import pytest
 from sklearn.metrics import accuracy_score, get_scorer, r2_score
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._splits import holdout_split
+from skpmlp._search._splits import holdout_split
 
 FAST = dict(max_iter=10, learning_rate_init=0.01, random_state=0)
 

@@ -13,7 +13,7 @@ from sklearn.datasets import make_regression
 from sklearn.exceptions import FitFailedWarning
 
 from skpmlp import ParallelMLPRegressor
-from skpmlp._scoring import ScoredRows, ScoringFailures, score_population
+from skpmlp._search._scoring import ScoredRows, ScoringFailures, score_population
 
 MSLE = "Mean Squared Logarithmic Error cannot be used when targets contain values less than"
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from skpmlp import ParallelMLPClassifier, SingleMLPClassifier
-from skpmlp._checks import architectures
-from skpmlp._space import build_population
+from skpmlp._core._checks import architectures
+from skpmlp._search._space import build_population
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from skpmlp import (
     SingleMLPRegressor,
 )
 from skpmlp._engine import TrainConfig
-from skpmlp._scoring import population_loss
-from skpmlp._splits import holdout_split
+from skpmlp._search._scoring import population_loss
+from skpmlp._search._splits import holdout_split
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,)], activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03),

@@ -11,8 +11,8 @@ import pytest
 from joblib import parallel_config
 from tqdm import tqdm
 
-import skpmlp._progress
-import skpmlp._shard_progress as shard_progress
+import skpmlp._execution._progress
+import skpmlp._execution._shard_progress as shard_progress
 from skpmlp import ParallelMLPClassifier
 
 # long enough (300 epochs, no early stop) that a shard reports before it ends
@@ -43,7 +43,7 @@ class _RecordedBar(tqdm):
 @pytest.fixture
 def bars(monkeypatch):
     _RecordedBar.bars = []
-    monkeypatch.setattr(skpmlp._progress, "_tqdm", lambda: _RecordedBar)
+    monkeypatch.setattr(skpmlp._execution._progress, "_tqdm", lambda: _RecordedBar)
     return _RecordedBar.bars
 
 
@@ -106,7 +106,7 @@ def test_dask_shards_feed_one_bar_through_dask_events(iris, bars, quiet, dask_cl
 
 
 def test_without_tqdm_lines_report_the_shards(iris, monkeypatch, capsys):
-    monkeypatch.setattr(skpmlp._progress, "_tqdm", lambda: None)
+    monkeypatch.setattr(skpmlp._execution._progress, "_tqdm", lambda: None)
     _fit_verbose(iris)
     out = capsys.readouterr().out
     assert "fused run: shard 1 of 2 done" in out and "2 of 2 shards done" in out

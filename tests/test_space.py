@@ -11,8 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._params import OPTIMIZER_DEFAULTS
-from skpmlp._space import PARAMETERS, SearchSpace
+from skpmlp._core._params import OPTIMIZER_DEFAULTS
+from skpmlp._search._space import PARAMETERS, SearchSpace
 from skpmlp.model_selection import fused_cross_validate
 
 BASE = dict(hidden_layer_sizes=[(4,), (8, 4)], activation=("relu", "tanh", "elu"),

@@ -14,7 +14,7 @@ from sklearn.base import clone
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 from skpmlp._engine import PopulationSpec, TrainConfig, train_population
 from skpmlp._engine._halving import halve
-from skpmlp._ensemble import select_members
+from skpmlp._selection._choice import select_members
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
@@ -231,7 +231,7 @@ def test_monitoring_the_validation_loss(iris, task):
     from sklearn.metrics import log_loss, mean_squared_error
 
     from skpmlp import ParallelMLPRegressor
-    from skpmlp._splits import holdout_split
+    from skpmlp._search._splits import holdout_split
 
     X, y = iris
     params = dict(SEARCH, max_iter=8, n_iter_no_change=1000, monitor="loss")
@@ -292,6 +292,6 @@ def test_a_rung_keeps_an_ensembles_members_not_its_greedy_steps(ensemble, size, 
     """A greedy ensemble's ``ensemble_size`` counts selection steps (with
     repeats) among the models trained to the end: halving keeps no extra
     models for it."""
-    from skpmlp._settings import halving_keeps
+    from skpmlp._search._settings import halving_keeps
 
     assert halving_keeps(ParallelMLPClassifier(ensemble=ensemble, ensemble_size=size)) == kept

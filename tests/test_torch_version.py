@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import skpmlp
-from skpmlp._torch_version import MIN_TORCH, check_torch_version
+from skpmlp._core._torch_version import MIN_TORCH, check_torch_version
 
 
 @pytest.mark.parametrize("version", ["2.4.0", "2.4.1+cpu", "2.5.0a0+git1234", "2.13.0+cu128", "3.0.0"])

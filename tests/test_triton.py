@@ -190,11 +190,11 @@ def test_a_search_on_the_kernels_equals_one_on_torch(monkeypatch, iris):
     """The estimator's whole path (folds, scoring, refit, export) around the
     kernels: a cross-validated search gives the torch engine's table and
     best model."""
-    import skpmlp._search
-    import skpmlp._single
+    import skpmlp._estimators._single
+    import skpmlp._search._plan
     from skpmlp import ParallelMLPClassifier
 
-    originals = {module: module.train_config for module in (skpmlp._search, skpmlp._single)}
+    originals = {module: module.train_config for module in (skpmlp._search._plan, skpmlp._estimators._single)}
 
     def fit(backend):
         for module, original in originals.items():

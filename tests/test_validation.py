@@ -13,9 +13,9 @@ from scipy import sparse
 from scipy.stats import loguniform, randint, uniform
 from sklearn.utils._param_validation import InvalidParameterError
 
-import skpmlp._base
-import skpmlp._parallel
-import skpmlp._single
+import skpmlp._estimators._base
+import skpmlp._estimators._single
+import skpmlp._execution._shards
 from skpmlp import (
     ParallelMLPClassifier,
     ParallelMLPRegressor,
@@ -47,8 +47,8 @@ def no_training(monkeypatch):
 
     monkeypatch.setattr(FusedRun, "advance", fail)
     monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
-    monkeypatch.setattr(skpmlp._parallel, "train_population", fail)
-    monkeypatch.setattr(skpmlp._single, "train_models", fail)
+    monkeypatch.setattr(skpmlp._execution._shards, "train_population", fail)
+    monkeypatch.setattr(skpmlp._estimators._single, "train_models", fail)
 
 
 def _refused(estimator, X, y, error, message, **fit_params):

@@ -14,7 +14,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._splits import SplitSettings, plan_folds
+from skpmlp._search._splits import SplitSettings, plan_folds
 from skpmlp.io import load, save
 
 # plain full-batch SGD without momentum, in row order: no optimizer state, so

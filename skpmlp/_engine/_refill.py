@@ -61,7 +61,7 @@ MAX_DRAWS_PER_SEAT = 50
 
 class RefillSource:
     """What an adaptive run asks of the search layer (the interface; the
-    search layer's implementation is ``skpmlp._adaptive.SpaceRefills``).
+    search layer's implementation is ``skpmlp._search._adaptive.SpaceRefills``).
 
     Attributes
     ----------

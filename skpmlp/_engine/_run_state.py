@@ -3,7 +3,7 @@
 What a minibatch run needs to go on from the end of an epoch exactly as if
 it had never stopped, as numpy arrays, numbers, strings and lists in
 dicts with string keys (what a checkpoint file holds, see
-``skpmlp._checkpoint``): the fused network's layout (its groups, which
+``skpmlp._persistence._checkpoint``): the fused network's layout (its groups, which
 compaction changes) and weights, the optimizer's state and step counts,
 the frozen slots and best weights (:meth:`PopulationTrainer.host_state
 <._trainer.PopulationTrainer.host_state>`), the batch order's generators,

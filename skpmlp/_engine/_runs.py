@@ -60,7 +60,7 @@ class RunOptions:
         :mod:`._refill`). An adaptive run is one fused run, never chunked,
         and its result holds every model it trained.
     checkpoint : object, optional
-        Where the call's state goes (see ``skpmlp._checkpoint``): an object
+        Where the call's state goes (see ``skpmlp._persistence._checkpoint``): an object
         with ``due()`` (whether a checkpoint is due, called after every
         epoch or L-BFGS round) and ``save(state)`` (the call's state as host
         arrays: what ``train_population(..., resume=state)`` goes on from).

@@ -1,0 +1,233 @@
+"""Shards of a population as joblib tasks.
+
+With ``n_jobs``, the population is cut into shards of about equal cost and
+each shard is trained as its own fused network in a joblib task
+(:class:`sklearn.utils.parallel.Parallel`), so the user's joblib backend
+decides where shards run: loky processes on this machine by default, a Dask
+cluster under ``joblib.parallel_config(backend="dask")``. Tasks receive and
+return numpy only, pick their torch thread count and device where they run,
+and give the results of one in-process run: models are independent, and
+successive halving ranks the models of every shard together, the shards
+training rung by rung (:mod:`skpmlp._execution._rungs`).
+With ``verbose``, one progress bar covers every shard, fed by the shards
+while they train (:mod:`skpmlp._execution._shard_progress`).
+"""
+
+import dataclasses
+import os
+import socket
+import time
+
+import torch
+from joblib import effective_n_jobs
+from sklearn.utils.parallel import Parallel, delayed
+
+from .._engine import (
+    PausedTraining,
+    current_data_parallel,
+    merge_results,
+    resolve_device,
+    split_models,
+    torch_threads,
+    train_data_parallel,
+    train_population,
+)
+from ._rungs import ShardedCall, is_sharded_state
+from ._shard_progress import ShardedProgress
+
+
+def shard_device(device, shard):
+    """The device shard ``shard`` trains on, resolved where it runs.
+
+    ``"auto"`` and ``"cuda"`` spread shards over the visible GPUs (one GPU
+    per worker when each worker sees one, e.g. through
+    ``CUDA_VISIBLE_DEVICES`` or Dask worker resources); an explicit
+    ``"cuda:N"`` or ``"cpu"`` is kept.
+    """
+    resolved = resolve_device(device)
+    if resolved == "cuda":
+        return f"cuda:{shard % torch.cuda.device_count()}"
+    return resolved
+
+
+def shard_threads(n_shards):
+    """Torch threads for one of ``n_shards`` shards sharing this machine's
+    cores: ``cpu_count // n_shards``, at least 1."""
+    cores = os.cpu_count() or 1
+    return max(1, cores // min(n_shards, cores))
+
+
+def _dask_worker():
+    """Address of the Dask worker running this task, or None."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
+
+
+def _shard_info(shard, spec, device, threads, start):
+    """Where and how long a fused run trained (an entry of ``shards_``)."""
+    return {
+        "shard": shard, "models": spec.n_models, "device": device, "host": socket.gethostname(),
+        "pid": os.getpid(), "worker": _dask_worker(), "threads": threads,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def train_shard(spec, config, X, y, folds, *, shard, n_shards, checkpoint=None, resume=None,
+                **train_kwargs):
+    """Train one shard where this task runs; numpy in, numpy out.
+
+    Its device is ``config.device`` resolved here, on the worker (see
+    :func:`shard_device`). With a ``checkpoint`` (the shard's
+    :class:`~skpmlp._persistence._checkpoint.ShardCheckpoint`) it goes on from the state its
+    file holds, which is never older than ``resume`` (the state it
+    returned at the last rung).
+
+    Returns
+    -------
+    result : TrainResult or PausedTraining
+    info : dict
+        Where and how long the shard trained: ``shard``, ``models``,
+        ``device``, ``host``, ``pid``, ``worker`` (Dask address or None),
+        ``threads``, ``seconds``.
+    """
+    # private copies: never hand torch a read-only memmap or shared buffer
+    X, y = X.copy(), y.copy()
+    config = dataclasses.replace(config, device=shard_device(config.device, shard))
+    start = time.perf_counter()
+    with torch_threads(shard_threads(n_shards)):
+        threads = torch.get_num_threads()
+        if checkpoint is not None:
+            saved = checkpoint.load()
+            resume = resume if saved is None else saved
+        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
+                                  resume=resume, **train_kwargs)
+    return result, _shard_info(shard, spec, config.device, threads, start)
+
+
+def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, **train_kwargs):
+    """Train a population in-process (``n_jobs=None``) or as joblib shards.
+
+    ``config.device`` is resolved where each run trains: here without
+    ``n_jobs``, on its worker for a shard. With ``data_parallel`` (and an
+    initialised process group, see :func:`skpmlp.data_parallel`) every
+    step's rows are split over the ranks instead.
+
+    ``train_kwargs`` go to :func:`~._engine.train_population`. Their
+    ``epoch_callback`` (a :class:`~skpmlp._execution._progress.SearchProgress`, or None when
+    quiet) reports an in-process run's epochs; with shards, its ``verbose``
+    and ``name`` set up one bar for all of them instead
+    (:class:`~skpmlp._execution._shard_progress.ShardedProgress`).
+
+    Returns
+    -------
+    result : TrainResult
+        In population order.
+    shards : list of dict
+        One entry per fused run (see :func:`train_shard`); a data-parallel
+        run's also has ``world_size`` and ``rows_per_rank``.
+    """
+    dp = current_data_parallel() if data_parallel else None
+    checkpoint, resume = train_kwargs.pop("checkpoint", None), train_kwargs.pop("resume", None)
+    if dp is not None:
+        if checkpoint is not None:
+            raise ValueError(
+                "checkpoint is not supported in a torch.distributed data-parallel fit (every "
+                "rank holds a share of each step). Use checkpoint=None, or fit inside "
+                "skpmlp.data_parallel(False)."
+            )
+        return _train_data_parallel(dp, spec, config, X, y, folds, n_jobs=n_jobs, **train_kwargs)
+    # a checkpoint's call goes on as it began (in-process or sharded),
+    # whatever n_jobs is now
+    sharded = is_sharded_state(resume) if resume is not None else n_jobs is not None
+    if not sharded:
+        config = dataclasses.replace(config, device=resolve_device(config.device))
+        start = time.perf_counter()
+        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
+                                  resume=resume, **train_kwargs)
+        return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
+    parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
+    call = ShardedCall(parts, config, checkpoint, resume)
+    shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
+    epoch_callback = train_kwargs.get("epoch_callback")
+
+    def tasks(reporters, first):
+        return (
+            delayed(train_shard)(
+                spec.subset(call.parts[i]), config, X, y, folds, shard=i,
+                n_shards=len(call.parts),
+                # a shard queued past the fit's deadline trains nothing; the
+                # first one always trains, so a fit has a model
+                always_start=first and i == 0, epoch_callback=reporters[i],
+                **call.task_kwargs(i), **shard_kwargs,
+            )
+            for i in call.pending()
+        )
+
+    if epoch_callback is None:
+        _train_rounds(call, tasks, lambda t: Parallel(n_jobs=n_jobs)(t), [None] * len(call.parts))
+    else:
+        sizes = [len(part) * len(folds) * config.max_iter for part in call.parts]
+        _train_with_progress(call, tasks, n_jobs, sizes, config.max_iter, epoch_callback)
+    outputs = call.outputs()
+    result = merge_results([(part, r) for part, (r, _) in zip(call.parts, outputs)],
+                           spec.n_models)
+    return result, [info for _, info in outputs]
+
+
+def _train_rounds(call, tasks, run, reporters):
+    """Run rounds of the ``call``'s unfinished shards' ``tasks`` (through
+    ``run``) until every shard finished: with halving, a round ends at the
+    next rung (see :mod:`skpmlp._execution._rungs`)."""
+    first = True
+    while call.pending():
+        call.take(run(tasks(reporters, first)))
+        first = False
+
+
+def _train_with_progress(call, tasks, n_jobs, sizes, max_iter, epoch_callback):
+    """:func:`_train_rounds` with one progress bar for every shard (see
+    :mod:`skpmlp._execution._shard_progress`), fed by the shards as they train and as they
+    finish."""
+    progress = ShardedProgress(
+        sizes, max_iter, getattr(epoch_callback, "verbose", 1),
+        name=getattr(epoch_callback, "name", "fused run"),
+    )
+
+    def run(round_tasks):
+        try:  # the shards' results as they finish, where the backend can
+            parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        except ValueError:  # e.g. joblib's multiprocessing backend
+            parallel = Parallel(n_jobs=n_jobs)
+        outputs = []
+        for result, info in parallel(round_tasks):
+            outputs.append((result, info))
+            if not isinstance(result, PausedTraining):
+                progress.finish(info["shard"], info)
+        return outputs
+
+    try:
+        _train_rounds(call, tasks, run, [progress.reporter(i) for i in range(len(sizes))])
+    finally:
+        progress.close()
+
+
+def _train_data_parallel(dp, spec, config, X, y, folds, *, n_jobs, **train_kwargs):
+    """The population trained once by every rank of ``dp``, each on its
+    share of every step's rows: one ``shards_`` entry, the same on every
+    rank but for ``host`` and ``pid`` (this rank's)."""
+    if n_jobs is not None:
+        raise ValueError(
+            f"n_jobs={n_jobs!r} shards the models over joblib workers, but this fit runs in a "
+            f"torch.distributed process group of {dp.world_size} ranks, which split the rows "
+            f"instead. Use n_jobs=None, or fit inside skpmlp.data_parallel(False) to shard models."
+        )
+    start = time.perf_counter()
+    result = train_data_parallel(dp, spec, config, X, y, folds, **train_kwargs)
+    device = dp.device(resolve_device(config.device))
+    info = _shard_info(0, spec, device, torch.get_num_threads(), start)
+    info.update(world_size=dp.world_size, rows_per_rank=dp.rows_per_rank)
+    return result, [info]

@@ -1,0 +1,88 @@
+"""The one way the search layer trains a population: the search, its refits and a single model.
+
+:func:`train_models` trains a population on its folds in this process or as
+joblib shards (:mod:`skpmlp._execution._shards`), within a memory budget and a deadline,
+reporting its progress: what :class:`Execution` says, built once per fit. A
+standalone model's ``fit`` is a population of one, trained the same way.
+"""
+
+from dataclasses import dataclass
+
+from .._engine import prepare_kernel
+from .._persistence._checkpoint import call_key
+from ._shards import train_search
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where and within what a fit trains, and what it reports.
+
+    Parameters
+    ----------
+    n_jobs : int or None, default=None
+        Shards as joblib tasks (None: one in-process run).
+    max_memory : float or None, default=None
+        Bytes a fused run may use on its device.
+    deadline : float or None, default=None
+        Wall-clock time after which training ends at an epoch's end.
+    progress : ProgressSettings or None, default=None
+        What the runs report (None: nothing).
+    name : str, default="fused run"
+        What a run is called in the progress reports ("refit run").
+    data_parallel : bool, default=True
+        Split every step's rows over the ranks of an initialised
+        ``torch.distributed`` process group (as :func:`skpmlp.data_parallel`
+        says). A standalone model's ``fit`` trains alone in its process.
+    checkpoint : SearchCheckpoint or None, default=None
+        Where every training call of the fit keeps its state (see
+        :mod:`skpmlp._persistence._checkpoint`): a call that finished in a previous fit
+        returns its saved result, an unfinished one goes on from its state.
+    """
+
+    n_jobs: int = None
+    max_memory: float = None
+    deadline: float = None
+    progress: object = None
+    name: str = "fused run"
+    data_parallel: bool = True
+    checkpoint: object = None
+
+
+def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, refill_source=None):
+    """Train the models of ``spec`` on every fold as ``execution`` says.
+
+    Every fold with evaluation rows is monitored (early stopping, pruning,
+    validation scores); ``config.device`` is resolved where each run trains.
+
+    Returns
+    -------
+    result : TrainResult
+    shards : list of dict
+        Where and how long each fused run trained (``shards_``).
+    """
+    section = None
+    if execution.checkpoint is not None:
+        section = execution.checkpoint.section(call_key(execution.name, spec, config, folds))
+        if section.finished:  # trained in a previous fit: nothing to train again
+            return section.result()
+    verbose = execution.progress is not None and execution.progress.verbose
+    if verbose:
+        # a first-use compile of the native kernel takes seconds: say so
+        prepare_kernel(config, verbose=True)
+    progress = None if execution.progress is None else execution.progress.callback(execution.name)
+    resumed = {} if section is None else {"checkpoint": section, "resume": section.state}
+    try:
+        result, shards = train_search(
+            spec, config, X, y, folds, n_jobs=execution.n_jobs, epoch_callback=progress,
+            max_memory=execution.max_memory, deadline=execution.deadline,
+            sample_weight=sample_weight,
+            refill_source=refill_source, data_parallel=execution.data_parallel, **resumed,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if section is not None and result.halted is None:
+        # halted (Ctrl-C, max_time): the engine saved where it stopped, and
+        # the next fit goes on from there
+        section.finish(result, shards)
+    return result, shards
