@@ -3,7 +3,7 @@
 Saves a few fitted estimators (a lone classifier and regressor, a search
 with cross-validation, a search whose best estimator is an ensemble, a
 compressed file), then loads ``--files`` mutations of them (see
-``tests/file_mutations.py``: flipped, inserted, deleted bytes, truncation,
+``tests/persistence/file_mutations.py``: flipped, inserted, deleted bytes, truncation,
 grown ``.npy`` headers up to 10^12 elements, edited JSON documents, flipped
 weights, members dropped or renamed). Each load runs under a 10 s alarm
 (a hang) with :mod:`tracemalloc` measuring its peak allocation (numpy
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "persistence"))
 
 from file_mutations import RAW_MUTATIONS, REBUILT_MUTATIONS  # noqa: E402
 

@@ -116,7 +116,7 @@ def holdout_variants(search, task, X_train, y_train, X_test, y_test):
     trained on the training part (no refit), and a refit is that model's
     configuration trained alone on all the training rows for its
     ``n_iter_`` epochs, as ``holdout_refit=True`` does (tested equal in
-    tests/test_selection.py). The validation rows are the search's own
+    tests/selection/test_selection.py). The validation rows are the search's own
     (they depend only on the seed and y)."""
     classifier = task == "classification"
     labels = np.unique(y_train, return_inverse=True)[1] if classifier else np.zeros(len(y_train), dtype=int)

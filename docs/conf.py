@@ -1,7 +1,7 @@
 """Sphinx configuration of the skpmlp documentation.
 
 Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html``
-(``pip install -e ".[docs]"``); ``tests/test_docs.py`` runs the same build.
+(``pip install -e ".[docs]"``); ``tests/docs/test_docs.py`` runs the same build.
 """
 
 import re

@@ -2,7 +2,7 @@
 
 Every other skpmlp module takes such names from here, so a change in
 scikit-learn's internals is mended in this file alone
-(``tests/test_compat.py`` checks that no other module imports a private
+(``tests/core/test_compat.py`` checks that no other module imports a private
 scikit-learn module or name, or touches the private attributes below).
 """
 

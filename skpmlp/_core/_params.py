@@ -7,7 +7,7 @@ come the estimators' ``_parameter_constraints``, the optimizer defaults,
 the searchable parameters and their value checks, the names an exported
 model carries, and the Parameters sections of the docstrings. The
 ``__init__`` signatures stay explicit (scikit-learn's ``get_params`` reads
-them); ``tests/test_params.py`` checks each one against the table.
+them); ``tests/core/test_params.py`` checks each one against the table.
 
 Adding a parameter: a row here, a line in each signature that has it, and
 wherever the engine must act on it (see ``docs/design.md``).

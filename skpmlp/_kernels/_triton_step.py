@@ -5,7 +5,7 @@ Importing this module imports triton: the engine imports it only when a
 run trains on it (:mod:`skpmlp._engine._triton`). Like ``mlp_step.cpp``,
 whose design it follows, it knows nothing of populations, folds or
 scikit-learn: buffers and offsets in, buffers out; the torch engine is the
-reference it is tested against (``tests/test_triton.py``).
+reference it is tested against (``tests/kernels/test_triton.py``).
 
 Layout (T is float32 or float64; every tile is padded to a power of two of
 at least 16, the smallest ``tl.dot`` operand):

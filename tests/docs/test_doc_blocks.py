@@ -42,7 +42,7 @@ import skpmlp
 import skpmlp.io
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, SingleMLPClassifier
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", ROOT / "docs" / "index.rst",
              *sorted((ROOT / "docs" / "user_guide").glob("*.rst"))]
 DATASETS = ["breast_cancer", "generated"]
@@ -420,9 +420,9 @@ CHECKS = {
 #: Blocks that cannot run in the test suite, and why.
 FRAGMENTS = {
     "gpus-dask": "connects to an existing Dask cluster at 'tcp://scheduler-host:8786' "
-                 "(tests/test_distributed.py runs a real local one)",
+                 "(tests/execution/test_distributed.py runs a real local one)",
     "gpus-torchrun": "a script for torchrun that initialises an NCCL process group on GPUs "
-                     "and reads load_my_data() (tests/test_distributed.py runs gloo ranks)",
+                     "and reads load_my_data() (tests/execution/test_distributed.py runs gloo ranks)",
 }
 
 #: Blocks that need a device the machine may not have.

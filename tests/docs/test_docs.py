@@ -11,7 +11,7 @@ import pytest
 for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib"):
     pytest.importorskip(module, reason=f'the docs build needs {module}: pip install -e ".[docs]"')
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # build outputs of an in-tree build; a copy without them runs every example afresh
 OUTPUTS = shutil.ignore_patterns("_build", "auto_examples", "generated", "sg_execution_times.rst")
 

@@ -232,7 +232,7 @@ def test_bad_kernel_arguments_raise_before_the_call(spoil, error, match):
 def test_argument_checks_hold_under_python_O():
     """The checks are exceptions, not asserts: ``python -O`` keeps them."""
     code = (
-        "import sys; sys.path.insert(0, 'tests')\n"
+        "import sys; sys.path[:0] = ['tests/kernels', 'tests']\n"
         "from test_kernel_build import _epoch_call, _run\n"
         "from skpmlp import _kernels\n"
         "meta, hyper, batches, buffers = _epoch_call()\n"
@@ -272,7 +272,7 @@ def test_every_file_the_build_reads_is_installed():
     from pathlib import Path
 
     setup = configparser.ConfigParser()
-    setup.read(Path(__file__).parents[1] / "setup.cfg")
+    setup.read(Path(__file__).parents[2] / "setup.cfg")
     patterns = setup["options.package_data"]["skpmlp._kernels"].replace(",", " ").split()
     for path in _build.SOURCES + _build.HEADERS:
         assert any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns), path.name

@@ -1,7 +1,7 @@
 """The kernel built for aarch64 (NEON: 16-byte vectors, 32 registers), run
 under emulation, agrees with the host's kernel in float64.
 
-The kernel sources and a small driver (tests/native/epoch_driver.cpp) are
+The kernel sources and a small driver (tests/kernels/native/epoch_driver.cpp) are
 cross-compiled with ``aarch64-linux-gnu-g++`` into a static program that
 ``qemu-aarch64`` runs on the host's CPU. The host writes one problem's
 inputs (tables, batches, parameters, optimizer state), the program runs

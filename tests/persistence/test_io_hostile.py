@@ -3,7 +3,7 @@
 The cases of issue #28 one by one (truncated, wrong magic or version, a
 header claiming 10^12 elements, dtypes or shapes that disagree, NaN weights
 in a fitted model, files that are not skpmlp's), then property-based tests:
-hypothesis mutates valid files (``tests/file_mutations.py``) and every
+hypothesis mutates valid files (``tests/persistence/file_mutations.py``) and every
 mutation must end in InvalidFileError or a model that predicts (the same
 model, for damage zip's CRC cannot see). ``benchmarks/fuzz_io.py`` runs
 the same mutations on 10,000 files and measures their memory.

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: A package named ``pandas`` that fails to import, first on the path: in
 #: the script's process and in every worker process it starts (joblib's loky

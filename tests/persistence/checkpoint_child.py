@@ -1,6 +1,6 @@
 """A search with a checkpoint in a process of its own, for the tests that kill it.
 
-``python tests/checkpoint_child.py CONFIG.json`` reads ``params`` (the
+``python tests/persistence/checkpoint_child.py CONFIG.json`` reads ``params`` (the
 estimator's; ``hidden_layer_sizes`` as lists), ``backend`` ("native" or
 "torch"), ``data`` (:func:`sklearn.datasets.make_classification`'s
 arguments) and ``out`` (where :func:`fitted_arrays` go, as .npz) from
