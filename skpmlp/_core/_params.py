@@ -792,7 +792,9 @@ _ROWS = (
         writes. With ``n_jobs`` each shard keeps its own state in a file
         next to it (with a Dask cluster, in a directory the workers share).
         Not with ``warm_start=True`` (which continues the fitted state in
-        memory), ``refill`` or a ``torch.distributed`` data-parallel fit.
+        memory) or a ``torch.distributed`` data-parallel fit. An adaptive
+        search (``refill``) is saved too: the models drawn so far, their
+        seats and the refill source's random stream included.
         The user guide's "Checkpoints" page has the details.""",
     ),
     Param(

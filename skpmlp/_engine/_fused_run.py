@@ -16,6 +16,10 @@ sets it apart from a plain loop is where it may stop:
 Ctrl-C is held back while an epoch (or a rung's cut) changes the state
 (:func:`~._interrupts.deferred_interrupts`) and seen at its end, so an
 interrupted run always holds whole epochs.
+
+An adaptive run (``config.refill``) is this loop with a hook,
+:class:`~._refill.Refills`, which refills the seats that stopped models
+free; everything above holds for it too.
 """
 
 import contextlib
@@ -28,6 +32,7 @@ from ._build import run_data
 from ._epoch import close_epoch, epoch_values, past
 from ._interrupts import deferred_interrupts
 from ._native import choose_trainer
+from ._refill import Refills
 from ._run_state import (
     kept_state,
     planner_state,
@@ -46,11 +51,15 @@ from ._threads import torch_threads
 class _Live:
     """A run's objects while it is on its device."""
 
-    def __init__(self, trainer, data, rates, status, curves, kept):
+    def __init__(self, trainer, data, rates, status, curves, kept, refills):
         self.trainer, self.data, self.rates = trainer, data, rates
         self.status, self.curves, self.kept = status, curves, kept
+        #: the adaptive run's hook (:class:`~._refill.Refills`), or None
+        self.refills = refills
         #: the replicas an epoch ending at a rung finished, retired with the cut
         self.finished = None
+        #: the last epoch's monitored values (a perturbing refill ranks by them)
+        self.score = None
 
 
 class FusedRun:
@@ -116,13 +125,23 @@ class FusedRun:
         trainer.data_parallel = options.data_parallel
         if trainer.backend == "native":
             trainer.n_threads = torch.get_num_threads()
+        refills = None
+        if config.refill and state is None:  # renumbers the replicas for its capacity
+            refills = Refills.fresh(trainer, self.spec, config, self.K, options.refill_source)
+        elif config.refill:
+            refills = Refills.restored(trainer, config, self.K, options.refill_source,
+                                       state["refills"])
         data = run_data(config, self.X, self.y, self.folds, options.sample_weight, options.monitor,
                         dtype=trainer.net.dtype, device=trainer.net.device)
         rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
                               data.fold_sizes)
-        status = ReplicaStatus(self.K, self.M, config, rates if rates.scheduled else None)
+        # refills may bring scheduled rates the first population lacks
+        watched = rates if rates.scheduled or refills is not None else None
+        status = ReplicaStatus(self.K, self.width(refills), config, watched)
+        if refills is not None and state is None:
+            refills.start(status)
         curves, kept = _Curves(options.monitor), {}
-        live = _Live(trainer, data, rates, status, curves, kept)
+        live = _Live(trainer, data, rates, status, curves, kept, refills)
         if state is not None:
             restore_planner(data.planner, state["planner"])
             rates.current[:] = state["rates"]["current"]
@@ -130,10 +149,16 @@ class FusedRun:
             restore_status(status, state["status"])
             curves.restore(state["curves"])
             live.kept = restore_kept(state["kept"])
+            live.score = None if state["score"] is None else np.array(state["score"], float)
             finished = state["pending_finished"]
             live.finished = None if finished is None else np.array(finished, dtype=bool)
         self._live, self._saved = live, None
         return live
+
+    def width(self, refills):
+        """Models per fold in the replica numbering: the run's, or an
+        adaptive run's capacity."""
+        return self.M if refills is None else refills.capacity
 
     def host_state(self):
         """Everything the run needs to go on from its last whole epoch, as
@@ -141,13 +166,16 @@ class FusedRun:
         if self._live is None:
             return self._saved
         live = self._live
+        n_replicas = self.K * self.width(live.refills)
         return {
             "epoch": self.epoch, "elapsed": self.elapsed,
             "trainer": live.trainer.host_state(), "planner": planner_state(live.data.planner),
             "rates": {"current": live.rates.current.copy(), "born": live.rates.born.copy()},
-            "status": status_state(live.status), "curves": live.curves.state(self.K * self.M),
+            "status": status_state(live.status), "curves": live.curves.state(n_replicas),
             "kept": kept_state(live.kept),
             "pending_finished": None if live.finished is None else live.finished.copy(),
+            "score": None if live.score is None else live.score.copy(),
+            "refills": None if live.refills is None else live.refills.state(),
         }
 
     def suspend(self):
@@ -226,11 +254,18 @@ class FusedRun:
         except KeyboardInterrupt:
             restore_planner(data.planner, order)
             raise
-        loss, score = epoch_values(trainer, data, self.K * self.M, self.options.monitor, dp)
+        n_replicas = self.K * self.width(live.refills)
+        loss, score = epoch_values(trainer, data, n_replicas, self.options.monitor, dp)
         live.curves.record(loss, score, status.active)
+        if live.refills is not None:
+            live.refills.count_free(status)
+        live.score = score
         finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
                                self.options.epoch_callback)
         self.epoch += 1
+        if status.rung is not None and live.refills is not None:
+            # the call's only run: its own models decide the rung
+            finished = finished | status.cut_alone(config.halving_factor, config.min_survivors)
         if status.rung is None:
             self._retire(live, finished)
         else:  # retired with the rung's cut
@@ -255,15 +290,29 @@ class FusedRun:
         self._retire(live, finished)
 
     def _retire(self, live, finished):
-        """Retire the ``finished`` replicas; then whether the run is over
-        (no replica active, the deadline, ``max_iter``)."""
-        status, trainer = live.status, live.trainer
-        if finished.any():
-            status.retire(finished)
-            _retire_slots(trainer, finished, status.active, live.kept, self.config)
+        """Retire the ``finished`` replicas (an adaptive run then refills
+        the seats they freed); then whether the run is over (no replica
+        active, the deadline, ``max_iter``)."""
+        status, trainer, options = live.status, live.trainer, self.options
+        if live.refills is None:
+            if finished.any():
+                status.retire(finished)
+                _retire_slots(trainer, finished, status.active, live.kept, self.config)
+            out_of_time = None  # read below, only where it decides
+        else:
+            # one reading of the clock: a model placed now trains an epoch
+            out_of_time = past(options.deadline, options.data_parallel)
+            if finished.any():
+                status.retire(finished)
+                trainer.freeze(finished[trainer.net.slot_models])
+            compacts = live.refills.after_retire(self.epoch - 1, status, live.rates, live.score,
+                                                 live.kept, out_of_time)
+            if compacts and finished.any():
+                _compact(trainer, status.active, live.kept, self.config)
         if not status.active.any():
             self.finished = True
-        elif past(self.options.deadline, self.options.data_parallel):
+        elif (past(options.deadline, options.data_parallel) if out_of_time is None
+              else out_of_time):
             self.halted = "max_time"
         elif self.epoch >= self.config.max_iter:
             self.finished = True
@@ -276,13 +325,20 @@ class FusedRun:
         if live.trainer.net.device.type == "cuda":
             torch.cuda.synchronize(live.trainer.net.device)
         self._live = None
+        if live.refills is not None:
+            return live.refills.result(kept, live.status, live.curves, self.halted, self.elapsed)
         return _result(kept, live.status, live.curves, self.K, self.M, self.halted, self.elapsed)
 
 
 def _retire_slots(trainer, finished, active, kept, config):
-    """Freeze the slots of the ``finished`` replicas; once enough slots are
-    frozen, save their weights into ``kept`` and compact them away."""
+    """Freeze the slots of the ``finished`` replicas, then :func:`_compact`."""
     trainer.freeze(finished[trainer.net.slot_models])
+    _compact(trainer, active, kept, config)
+
+
+def _compact(trainer, active, kept, config):
+    """Once enough slots are frozen, save their weights into ``kept`` and
+    compact them away."""
     if active.any() and trainer.frozen.mean() >= config.compact_fraction:
         kept.update(trainer.kept_weights(trainer.frozen))
         trainer.compact()

@@ -37,22 +37,26 @@ population, then refills in order); its replica on fold k is
 ``k * capacity + j``, ``capacity`` bounding the models a run can train, so
 that the stopping rule's per-model arrays (:class:`~._stopping.ReplicaStatus`)
 keep their fold-major layout.
+
+An adaptive run is a :class:`~._fused_run.FusedRun` like any other, with
+:class:`Refills` as its hook: the same epoch loop (Ctrl-C held back to an
+epoch's end, the deadline, suspension to host arrays and checkpoints), the
+hook counting free seats, refilling them after the epoch's retirements and
+holding back compaction while it refills. It is always its call's only run
+(``n_jobs``, a searched batch size and memory chunks are refused with
+``refill``), so it decides its halving rungs on its own models.
 """
 
 import dataclasses
 import math
-import time
 
 import numpy as np
-import torch
 
-from ._build import run_data
-from ._epoch import close_epoch, epoch_values, past
 from ._init import population_initial_weights
-from ._schedules import LearningRates
+from ._run_state import spec_from_state, spec_state
 from ._slots import Newcomer
 from ._spec import PopulationSpec, TrainResult
-from ._stopping import ReplicaStatus, fold_mean
+from ._stopping import fold_mean
 
 #: Draws of a configuration tried per free seat before ``"sample"`` leaves
 #: the remaining free seats empty for this epoch.
@@ -88,6 +92,22 @@ class RefillSource:
         """The configuration of a copy of the model recorded as ``row``,
         its continuous hyperparameters perturbed; architecture and
         activation unchanged. Returns ``(spec, row)`` as :meth:`sample`."""
+        raise NotImplementedError
+
+    def state(self):
+        """Its random stream as host data (a checkpoint holds it)."""
+        raise NotImplementedError
+
+    def restore(self, state):
+        """Go on drawing from :meth:`state`."""
+        raise NotImplementedError
+
+    def row_state(self, row):
+        """A record as host data (dicts, lists, numbers, strings)."""
+        raise NotImplementedError
+
+    def row_from_state(self, state):
+        """The record saved by :meth:`row_state`."""
         raise NotImplementedError
 
 
@@ -164,6 +184,50 @@ class Seats:
             net.groups[g].activation_of(int(s - net.group_offsets[g]))
             for g, s in zip(self.seat_group, self.seat_slots[:, 0])
         ]
+
+    _LISTS = ("start_iter", "parent", "seat")
+    _ARRAYS = ("seat_model", "seat_slots", "seat_group")
+
+    def state(self):
+        """Everything but the trainer, as host data (see :mod:`._run_state`)."""
+        bits = self._rng.bit_generator.state
+        return {
+            "capacity": int(self.capacity), "n_models": int(self.n_models),
+            "rejected": int(self.rejected), "spec": spec_state(self.all_specs()),
+            "rows": [self.source.row_state(row) for row in self.rows],
+            **{name: np.asarray(getattr(self, name), dtype=np.int64) for name in self._LISTS},
+            **{name: np.asarray(getattr(self, name), dtype=np.int64).copy()
+               for name in self._ARRAYS},
+            "seat_activation": list(self.seat_activation),
+            # PCG64's 128-bit words, as decimal strings
+            "rng": {"state": str(bits["state"]["state"]), "inc": str(bits["state"]["inc"]),
+                    "has_uint32": int(bits["has_uint32"]), "uinteger": int(bits["uinteger"])},
+        }
+
+    @classmethod
+    def restored(cls, trainer, config, n_folds, source, state):
+        """The seats of :meth:`state`, around a trainer restored with them
+        (its replicas already laid out for the capacity)."""
+        seats = cls.__new__(cls)
+        seats.trainer, seats.config, seats.source, seats.K = trainer, config, source, n_folds
+        seats.capacity, seats.n_models = int(state["capacity"]), int(state["n_models"])
+        seats.rejected = int(state["rejected"])
+        seats.specs = [spec_from_state(state["spec"])]
+        seats.rows = [source.row_from_state(row) for row in state["rows"]]
+        for name in cls._LISTS:
+            setattr(seats, name, [int(v) for v in state[name]])
+        for name in cls._ARRAYS:
+            setattr(seats, name, np.array(state[name], dtype=np.int64))
+        seats.M = len(seats.seat_model)
+        seats.seat_activation = [str(a) for a in state["seat_activation"]]
+        seats._rng = np.random.default_rng()
+        rng = state["rng"]
+        seats._rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int(rng["state"]), "inc": int(rng["inc"])},
+            "has_uint32": int(rng["has_uint32"]), "uinteger": int(rng["uinteger"]),
+        }
+        return seats
 
     # ------------------------------------------------------------- seats
     def free_seats(self, active):
@@ -268,82 +332,82 @@ class Seats:
         return newcomer
 
 
-# ----------------------------------------------------------------- the run
-def run_adaptive(trainer, spec, config, X, y, folds, options):
-    """The epoch loop of an adaptive fused run (see the module docstring):
-    its new models come from ``options.refill_source``.
+# ----------------------------------------------------------------- the hook
+class Refills:
+    """The hook that makes a :class:`~._fused_run.FusedRun` adaptive.
 
-    Returns
-    -------
-    TrainResult
-        One entry per model trained (first population, then refills in
-        order); curves start at each model's own first epoch. ``extra``
-        holds ``spec`` (every model's :class:`PopulationSpec`), ``rows`` (the
-        source's records), ``start_iter``, ``parent``, ``seat`` (the seat
-        each model trained in, 0 to ``n_models - 1``), ``occupancy`` (active
-        seats per epoch run), ``n_seats`` and ``rejected`` (draws that fit
-        no free seat).
+    The run calls it where an adaptive run differs from a plain one:
+    :meth:`start` (only the first population trains), :meth:`count_free`
+    (occupancy, before the epoch's retirements), :meth:`after_retire` (the
+    free seats take new models; compaction waits until refilling is over),
+    :meth:`state` and :meth:`result`.
+
+    Parameters
+    ----------
+    seats : Seats
     """
-    start_time = time.perf_counter()
-    K, monitor, deadline = len(folds), options.monitor, options.deadline
-    seats = Seats(trainer, spec, config, K, options.refill_source)
-    C = seats.capacity
-    data = run_data(config, X, y, folds, options.sample_weight, monitor, dtype=trainer.net.dtype,
-                    device=trainer.net.device)
-    rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
-                          data.fold_sizes)
-    status = ReplicaStatus(K, C, config, rates)
-    status.active[:] = False
-    status.active[(np.arange(K)[:, None] * C + np.arange(seats.M)[None, :]).ravel()] = True
-    loss_rows, score_rows, occupancy = [], [], []
-    kept, halted, refilling = {}, None, True
-    for epoch in range(config.max_iter):
-        try:
-            trainer.run_epoch(data.X, data.y, data.planner.next_epoch())
-        except KeyboardInterrupt:
-            if epoch == 0:
-                raise
-            halted = "interrupted"
-            break
-        occupancy.append(len(seats.free_seats(status.active)))
-        loss, score = epoch_values(trainer, data, K * C, monitor)
-        n = seats.n_models
 
-        def view(values):
-            return np.where(status.active, values, np.nan).reshape(K, C)[:, :n].copy()
+    def __init__(self, seats):
+        self.seats = seats
+        self.refilling = True
+        self.free_counts = []  # free seats per epoch run
 
-        loss_rows.append(view(loss))
-        if monitor:
-            score_rows.append(view(score))
-        finished = close_epoch(epoch, trainer, status, rates, config, loss, score,
-                               options.epoch_callback)
-        if status.rung is not None:  # the call's only run: its own models decide
-            finished = finished | status.cut_alone(config.halving_factor, config.min_survivors)
-        if finished.any():
-            status.retire(finished)
-            trainer.freeze(finished[trainer.net.slot_models])
-        # one reading of the clock: a model placed now trains at least one epoch
-        out_of_time = past(deadline)
-        if refilling:
-            if not out_of_time:
-                _refill_free_seats(seats, status, rates, epoch, score, kept)
-            refilling = seats.can_refill(epoch)
-        elif (finished.any() and status.active.any()
-              and trainer.frozen.mean() >= config.compact_fraction):
-            kept.update(trainer.kept_weights(trainer.frozen))
-            trainer.compact()
-        if not status.active.any():
-            break
-        if out_of_time:
-            halted = "max_time"
-            break
-    kept.update(trainer.kept_weights())
-    if trainer.net.device.type == "cuda":
-        torch.cuda.synchronize(trainer.net.device)
-    occupancy = 1.0 - np.asarray(occupancy, dtype=float) / seats.M
-    return _result(seats, kept, status, loss_rows, score_rows, occupancy, halted,
-                   time.perf_counter() - start_time)
+    @classmethod
+    def fresh(cls, trainer, spec, config, n_folds, source):
+        """The hook of a run starting now (the trainer's replicas are
+        renumbered for the capacity)."""
+        return cls(Seats(trainer, spec, config, n_folds, source))
 
+    @classmethod
+    def restored(cls, trainer, config, n_folds, source, state):
+        """The hook saved by :meth:`state`, source included."""
+        source.restore(state["source"])
+        hook = cls(Seats.restored(trainer, config, n_folds, source, state["seats"]))
+        hook.refilling = bool(state["refilling"])
+        hook.free_counts = [int(n) for n in state["free_counts"]]
+        return hook
+
+    def state(self):
+        """The hook as host data: its seats, its source's stream, its counts."""
+        return {"seats": self.seats.state(), "source": self.seats.source.state(),
+                "refilling": bool(self.refilling),
+                "free_counts": np.asarray(self.free_counts, dtype=np.int64)}
+
+    @property
+    def capacity(self):
+        """Models per fold in the replica numbering."""
+        return self.seats.capacity
+
+    def start(self, status):
+        """Only the first population's replicas train at first."""
+        K, C, M = self.seats.K, self.capacity, self.seats.M
+        status.active[:] = False
+        status.active[(np.arange(K)[:, None] * C + np.arange(M)[None, :]).ravel()] = True
+
+    def count_free(self, status):
+        """Record the seats without a training model (the epoch just run)."""
+        self.free_counts.append(len(self.seats.free_seats(status.active)))
+
+    def after_retire(self, epoch, status, rates, score, kept, out_of_time):
+        """After ``epoch``'s retirements: refill the free seats, unless out
+        of time; whether the run may compact (refilling is over)."""
+        if not self.refilling:
+            return True
+        if not out_of_time:
+            _refill_free_seats(self.seats, status, rates, epoch, score, kept)
+        self.refilling = self.seats.can_refill(epoch)
+        return False
+
+    def result(self, kept, status, curves, halted, train_time):
+        """The :class:`TrainResult` of every model the run trained (see
+        :func:`_result`)."""
+        K, C = self.seats.K, self.capacity
+        loss, score = curves.arrays(K * C)
+        per_epoch = lambda a: [a[:, e].reshape(K, C) for e in range(a.shape[1])]  # noqa: E731
+        occupancy = 1.0 - np.asarray(self.free_counts, dtype=float) / self.seats.M
+        return _result(self.seats, kept, status, per_epoch(loss),
+                       per_epoch(score) if score is not None else [], occupancy, halted,
+                       train_time)
 
 
 def _refill_free_seats(seats, status, rates, epoch, score, kept):

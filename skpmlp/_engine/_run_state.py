@@ -15,13 +15,15 @@ restored network has the groups, slots and padding of the one saved, so
 the fused ops that follow run on the same shapes in the same order.
 """
 
+import dataclasses
+
 import numpy as np
 import torch
 
 from ._halving import Rung
 from ._layout import Group
 from ._network import FusedNetwork
-from ._spec import TrainResult
+from ._spec import OptimizerSettings, PopulationSpec, TrainResult
 
 
 def network_state(net):
@@ -148,4 +150,35 @@ def restore_result(state):
         intercepts=[[[np.array(a) for a in model] for model in fold]
                     for fold in state["intercepts"]],
         train_time=float(state["train_time"]), halted=state["halted"], **arrays,
+    )
+
+
+def spec_state(spec):
+    """A :class:`~._spec.PopulationSpec` without weights (an adaptive run's
+    models: fresh or copied weights live in the network) as host data."""
+    assert spec.initial_weights is None and spec.fold_initial_weights is None
+    return {
+        "hidden_layer_sizes": [list(arch) for arch in spec.hidden_layer_sizes],
+        "activations": list(spec.activations),
+        "learning_rates": np.asarray(spec.learning_rates, dtype=float).copy(),
+        "alphas": np.asarray(spec.alphas, dtype=float).copy(),
+        "init_seeds": [[int(v) for v in seed] for seed in spec.init_seeds],
+        "optimizers": None if spec.optimizers is None else [
+            dataclasses.asdict(settings) for settings in spec.optimizers],
+        "batch_sizes": None if spec.batch_sizes is None else np.asarray(spec.batch_sizes).copy(),
+    }
+
+
+def spec_from_state(state):
+    """The :class:`~._spec.PopulationSpec` saved by :func:`spec_state`."""
+    optimizers = state["optimizers"]
+    return PopulationSpec(
+        hidden_layer_sizes=[tuple(int(w) for w in arch) for arch in state["hidden_layer_sizes"]],
+        activations=[str(a) for a in state["activations"]],
+        learning_rates=np.array(state["learning_rates"], dtype=float),
+        alphas=np.array(state["alphas"], dtype=float),
+        init_seeds=[tuple(int(v) for v in seed) for seed in state["init_seeds"]],
+        optimizers=None if optimizers is None else [OptimizerSettings(**o) for o in optimizers],
+        batch_sizes=None if state["batch_sizes"] is None else np.array(
+            state["batch_sizes"], dtype=np.int64),
     )

@@ -3,7 +3,7 @@
 :func:`train_population` is the engine's one entry. It plans the call's
 runs once (:func:`~._runs.plan_runs`: solver family, batch size, memory
 chunk) and trains them without recursion: a minibatch run epoch by epoch
-(:class:`~._fused_run.FusedRun`, or the adaptive loop of :mod:`._refill`),
+(:class:`~._fused_run.FusedRun`, adaptive ones with the hook of :mod:`._refill`),
 an L-BFGS run round by round (:class:`~._lbfgs_task.LbfgsTask`).
 
 Without halving each run trains to its end, one after another. With
@@ -27,7 +27,6 @@ per-model bookkeeping (loss curves, stopping rules, divergence) happens once
 per epoch.
 """
 
-import contextlib
 import dataclasses
 import gc
 import warnings
@@ -43,12 +42,9 @@ from ._halving import decide
 from ._init import population_initial_weights
 from ._lbfgs_task import LbfgsTask
 from ._memory import is_out_of_memory
-from ._native import choose_trainer
-from ._refill import run_adaptive
 from ._run_state import restore_result, result_state
 from ._runs import RunOptions, plan_runs, restore_runs
 from ._spec import TrainResult
-from ._threads import torch_threads
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,8 +265,6 @@ class _Call:
         sub = self.spec.subset(run.models)
         if run.solver == "lbfgs":
             return LbfgsTask(run, sub, self.X, self.y, self.folds, state)
-        if run.config.refill:
-            return _AdaptiveTask(run, sub, self.X, self.y, self.folds)
         return FusedRun(run, sub, self.X, self.y, self.folds, state)
 
     def _decision(self, entry, epoch):
@@ -351,44 +345,6 @@ def _out_of_memory_error(run, error):
         f"population as smaller chunks, or use fewer models, a smaller batch_size or "
         f"dtype='float32'."
     )
-
-
-class _AdaptiveTask:
-    """An adaptive run (refill): trained to its end in one go (see
-    :mod:`._refill`); it can neither wait at a rung of other runs nor be
-    saved in a checkpoint."""
-
-    rung = None
-
-    def __init__(self, run, spec, X, y, folds):
-        self.run, self.spec, self.X, self.y, self.folds = run, spec, X, y, folds
-        self.halted, self._result = None, None
-
-    @property
-    def started(self):
-        """Whether it trained (to its end, or until it halted)."""
-        return self._result is not None
-
-    def advance(self, decision, tick):
-        config, options = self.run.config, self.run.options
-        trainer = choose_trainer(self.spec, config)(self.spec, config, self.X.shape[1],
-                                                    len(self.folds))
-        glue = contextlib.nullcontext()
-        if trainer.backend == "native":
-            # the kernel's epochs on its own threads, the ops around them on one
-            trainer.n_threads = torch.get_num_threads()
-            glue = torch_threads(1)
-        with glue:
-            self._result = run_adaptive(trainer, self.spec, config, self.X, self.y, self.folds,
-                                        options)
-        self.halted = self._result.halted
-        return "halted" if self.halted is not None else "finished"
-
-    def result(self):
-        return self._result
-
-    def host_state(self):
-        raise NotImplementedError("an adaptive run cannot be saved in a checkpoint")
 
 
 def _release_device_memory(device):

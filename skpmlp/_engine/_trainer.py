@@ -8,6 +8,8 @@ freeze, compact). The loop itself, with the stopping rule and halving,
 lives in ``_train`` and ``_stopping``.
 """
 
+import dataclasses
+
 import numpy as np
 import torch
 
@@ -16,6 +18,7 @@ from ._losses import monitor_function, training_loss
 from ._optim import make_optimizer, n_state_buffers
 from ._run_state import network_from_state, network_state, tensor_state, to_device
 from ._slots import read_slot, write_slot
+from ._spec import OptimizerSettings
 
 
 class PopulationTrainer:
@@ -34,9 +37,8 @@ class PopulationTrainer:
     n_folds : int, default=1
     state : dict, optional
         What :meth:`host_state` gave: the trainer goes on from there (its
-        network, optimizer and frozen slots), instead of from the initial
-        weights. Only for runs without refills, whose replicas keep their
-        settings.
+        network, optimizer, frozen slots and every replica's settings, those
+        of refilled slots included), instead of from the initial weights.
 
     Attributes
     ----------
@@ -67,6 +69,8 @@ class PopulationTrainer:
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
         self.initial_learning_rates = self._replica_lr.copy()
+        if state is not None:  # a refilled run's replicas are not the spec's
+            self._load_settings(state["settings"])
         if state is None:
             net = build_network(replicas, config, n_features, folds=self._replica_fold)
         else:
@@ -91,7 +95,34 @@ class PopulationTrainer:
             "step_counts": tensor_state(self.optimizer.step_counts),
             "replica_lr": self._replica_lr.copy(),
             "step_offset": self._replica_step_offset.copy(),
+            "settings": self._settings_state(),
         }
+
+    def _settings_state(self):
+        """Every replica's fixed settings (a refill changes them): its L2
+        penalty, initial learning rate and optimizer, the optimizers as a
+        table of distinct settings and one index per replica."""
+        table = sorted(set(self._replica_optimizer))
+        position = {settings: i for i, settings in enumerate(table)}
+        return {
+            "alpha": self._replica_alpha.copy(),
+            "initial_lr": np.asarray(self.initial_learning_rates, dtype=float).copy(),
+            "optimizers": [dataclasses.asdict(settings) for settings in table],
+            "optimizer_of": np.array([position[o] for o in self._replica_optimizer],
+                                     dtype=np.int64),
+        }
+
+    def _load_settings(self, state):
+        """Every replica's settings from :meth:`_settings_state`."""
+        table = [OptimizerSettings(**fields) for fields in state["optimizers"]]
+        self._replica_optimizer = [table[i] for i in state["optimizer_of"]]
+        self._replica_alpha = np.array(state["alpha"], dtype=float)
+        self.initial_learning_rates = np.array(state["initial_lr"], dtype=float)
+        self._replica_lr = self.initial_learning_rates.copy()  # _load puts the current back
+        self._replica_sgd = np.array([o.solver == "sgd" for o in self._replica_optimizer])
+        self._replica_step_offset = np.zeros(len(self._replica_alpha))
+        self._replica_fold = np.repeat(np.arange(self.n_folds),
+                                       len(self._replica_alpha) // self.n_folds)
 
     def _load(self, state):
         """Everything of :meth:`host_state` but the network (built already)."""

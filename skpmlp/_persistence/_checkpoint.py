@@ -61,8 +61,8 @@ def open_checkpoint(estimator, **data):
     Raises
     ------
     ValueError
-        For settings a checkpoint cannot keep (``warm_start=True``,
-        ``refill``), or a file written by another search.
+        For settings a checkpoint cannot keep (``warm_start=True``), or
+        a file written by another search.
     InvalidFileError
         If the file is not a checkpoint, or is damaged.
     """
@@ -73,12 +73,6 @@ def open_checkpoint(estimator, **data):
             "checkpoint with warm_start=True is not supported: a warm start continues the "
             "fitted state in memory, a checkpoint the state of an unfinished fit in its file. "
             "Use one or the other."
-        )
-    if getattr(estimator, "refill", None) is not None:
-        raise ValueError(
-            f"checkpoint with refill={estimator.refill!r} is not supported: an adaptive run "
-            f"draws its models as it trains and cannot be saved between epochs. Set "
-            f"refill=None or checkpoint=None."
         )
     return SearchCheckpoint.open(estimator, data)
 

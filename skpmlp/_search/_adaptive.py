@@ -74,6 +74,34 @@ class SpaceRefills:
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
 
+    def state(self):
+        """Its random stream and draw count, as host data (a checkpoint's)."""
+        _, keys, position, has_gauss, gauss = self._rng.get_state()
+        return {"keys": np.asarray(keys, dtype=np.uint32).copy(), "position": int(position),
+                "has_gauss": int(has_gauss), "gauss": float(gauss), "draws": int(self._draws)}
+
+    def restore(self, state):
+        """Go on drawing from :meth:`state`."""
+        self._rng.set_state(("MT19937", np.asarray(state["keys"], dtype=np.uint32),
+                             int(state["position"]), int(state["has_gauss"]),
+                             float(state["gauss"])))
+        self._draws = int(state["draws"])
+
+    @staticmethod
+    def row_state(row):
+        """A row, ``(params, names left unset)``, as host data."""
+        params, unset = row
+        return {"params": {name: list(value) if isinstance(value, tuple) else value
+                           for name, value in params.items()},
+                "unset": sorted(unset)}
+
+    @staticmethod
+    def row_from_state(state):
+        """The row saved by :meth:`row_state` (tuples, such as layer sizes, back)."""
+        params = {name: tuple(value) if isinstance(value, list) else value
+                  for name, value in state["params"].items()}
+        return params, frozenset(state["unset"])
+
     def _spec(self, row):
         """The engine's spec of one new model; its initial weights have a
         seed of their own (the draw's index), so two refills of the same

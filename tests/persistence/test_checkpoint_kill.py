@@ -65,15 +65,20 @@ def _wait_for(condition, child, timeout=120):
     raise TimeoutError
 
 
-def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tmp_path):
+#: The same search, adaptive: the slots halving frees take perturbed survivors.
+ADAPTIVE = dict(SEARCH, refill="perturb")
+
+
+@pytest.mark.parametrize("search", [SEARCH, ADAPTIVE], ids=["halving", "refill"])
+def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tmp_path, search):
     rng = np.random.default_rng(0)
     path = str(tmp_path / "search.ckpt")
-    config = dict(params=dict(SEARCH, checkpoint=path, checkpoint_every=1e-3), backend="native",
+    config = dict(params=dict(search, checkpoint=path, checkpoint_every=1e-3), backend="native",
                   data=DATA, out=str(tmp_path / "out.npz"))
     config_path = str(tmp_path / "config.json")
     with open(config_path, "w") as handle:
         json.dump(config, handle)
-    reference = fitted_arrays(_fit(SEARCH))
+    reference = fitted_arrays(_fit(search))
     stamps, mid_write = [], 0
     # after a few checkpoints (some epochs in), then in a write, then anywhere
     for mode in ("epochs", "write", "anywhere"):
@@ -94,7 +99,7 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tm
         assert child.returncode == -signal.SIGKILL, "the search ended before the kill"
         stamps.append(_stamp(path))
     assert mid_write >= 1 and len(set(stamps)) == 3  # each run got further
-    resumed = fitted_arrays(_fit(dict(SEARCH, checkpoint=path)))
+    resumed = fitted_arrays(_fit(dict(search, checkpoint=path)))
     assert not _temporaries(path)  # the killed writes' leftovers removed
     assert resumed.keys() == reference.keys()
     for name in reference:

@@ -179,10 +179,10 @@ def test_no_refill_once_out_of_time(data, monkeypatch, epochs, refilled):
     """The clock, read once at the end of each epoch, runs out after
     ``epochs`` epochs: the rung at the end of the 3rd frees seats, which
     are refilled only if time is left (and then train one epoch)."""
-    import skpmlp._engine._refill as refill_module
+    import skpmlp._engine._fused_run as fused_run
 
     ticks = iter(range(1000))
-    monkeypatch.setattr(refill_module, "past", lambda deadline: next(ticks) >= epochs - 1)
+    monkeypatch.setattr(fused_run, "past", lambda deadline, dp=None: next(ticks) >= epochs - 1)
     result, population = _run(data, "sample", "native")
     assert result.halted == "max_time" and (population.n_models > 16) == refilled
     assert (result.n_iter[:, 0] >= 1).all() and result.loss_curves.shape[2] == epochs
