@@ -73,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
-from skpmlp._engine import _lbfgs  # noqa: E402
+from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
 
 GRID = {
     "hidden_layer_sizes": [(16,), (64,), (64, 32)],

@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 from skpmlp._engine import OptimizerSettings, TrainConfig
-from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._native import NativeTrainer
-from skpmlp._engine._trainer import PopulationTrainer
+from skpmlp._engine._backends._native import NativeTrainer
+from skpmlp._engine._backends._torch import PopulationTrainer
+from skpmlp._engine._minibatch._batches import BatchPlanner
 
 # the population of step.py, beside this script
 sys.path.insert(0, str(Path(__file__).resolve().parent))

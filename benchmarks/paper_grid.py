@@ -46,9 +46,9 @@ from _baselines import M3Population, PaddedPopulation, SequentialModel  # noqa: 
 from _harness import PeakMemory, machine_limits, seconds_per_call  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig  # noqa: E402
-from skpmlp._engine._batches import BatchPlanner  # noqa: E402
-from skpmlp._engine._native import choose_trainer  # noqa: E402
-from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
+from skpmlp._engine._backends import choose_trainer  # noqa: E402
+from skpmlp._engine._backends._torch import PopulationTrainer  # noqa: E402
+from skpmlp._engine._minibatch._batches import BatchPlanner  # noqa: E402
 
 SAMPLES = (100, 1000, 10000)
 FEATURES = (5, 10, 50, 100)

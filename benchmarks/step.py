@@ -64,10 +64,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import gpu_fma_peak, machine_limits, synchronize  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
-from skpmlp._engine._batches import BatchPlanner  # noqa: E402
-from skpmlp._engine._native import NativeTrainer  # noqa: E402
-from skpmlp._engine._trainer import PopulationTrainer  # noqa: E402
-from skpmlp._engine._triton import TritonTrainer  # noqa: E402
+from skpmlp._engine._backends._native import NativeTrainer  # noqa: E402
+from skpmlp._engine._backends._torch import PopulationTrainer  # noqa: E402
+from skpmlp._engine._backends._triton import TritonTrainer  # noqa: E402
+from skpmlp._engine._minibatch._batches import BatchPlanner  # noqa: E402
 from skpmlp._kernels import build_info, executable_targets, kernel_available  # noqa: E402
 
 ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]

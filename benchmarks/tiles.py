@@ -37,8 +37,8 @@ from skpmlp._kernels import _build
 _build._FLAGS = _build._FLAGS + {defines!r}
 from skpmlp import _kernels
 from skpmlp._engine import TrainConfig
-from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._native import NativeTrainer
+from skpmlp._engine._minibatch._batches import BatchPlanner
+from skpmlp._engine._backends._native import NativeTrainer
 from step import BATCH, N_CLASSES, N_FEATURES, N_ROWS, population, step_flops
 assert _kernels.kernel_available(), _kernels.build_info()["error"]
 assert _kernels.build_info()["built_for"] == os.environ["SKPMLP_KERNEL_TARGET"], _kernels.build_info()

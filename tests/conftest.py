@@ -38,8 +38,8 @@ def iris():
 def wrap_run_epoch(monkeypatch):
     """``wrap_run_epoch(wrap)``: replace the epoch of both trainers, the
     torch one and the native kernel's, by ``wrap(original_run_epoch)``."""
-    from skpmlp._engine._native import NativeTrainer
-    from skpmlp._engine._trainer import PopulationTrainer
+    from skpmlp._engine._backends._native import NativeTrainer
+    from skpmlp._engine._backends._torch import PopulationTrainer
 
     def patch(wrap):
         for trainer in (PopulationTrainer, NativeTrainer):

@@ -19,6 +19,7 @@ from ._activations import (
     TORCH_MODULES,
     canonical_activation,
 )
+from ._backends import prepare_kernel
 from ._chunks import merge_results, split_models
 from ._device import check_device, local_device, resolve_device
 from ._distributed import (
@@ -29,7 +30,6 @@ from ._distributed import (
 )
 from ._halving import Rung, decide
 from ._losses import MONITOR_SCORES, negated_loss, training_loss
-from ._native import prepare_kernel
 from ._predict import mlp_forward, population_outputs
 from ._run_state import restore_result, result_state
 from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._batches import BatchPlanner
 from ._init import population_initial_weights
 from ._layout import plan_groups
+from ._minibatch._batches import BatchPlanner
 from ._network import FusedNetwork
 
 #: torch dtypes by the names a :class:`TrainConfig` gives.

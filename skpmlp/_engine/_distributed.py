@@ -287,7 +287,7 @@ class DataParallel:
 
     # -------------------------------------------------------------- rows
     def shard_plan(self, plan):
-        """This rank's share of an :class:`~._batches.EpochPlan`: its
+        """This rank's share of an :class:`~skpmlp._engine._minibatch._batches.EpochPlan`: its
         contiguous slice of every step's batch columns. Weights stay
         normalised over the global batch; the counts, weight sums and
         stepping flags stay global."""

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ._host_memory import host_available_bytes
-from ._optim import n_state_buffers
+from ._minibatch._optim import n_state_buffers
 
 #: Share of the free device memory a fit plans to use; the rest is headroom
 #: for the allocator's fragmentation and for other tensors.

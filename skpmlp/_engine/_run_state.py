@@ -79,7 +79,7 @@ _STATUS_ARRAYS = ("active", "converged", "diverged", "pruned", "n_iter")
 
 
 def status_state(status):
-    """A :class:`~._stopping.ReplicaStatus` as host arrays: its flags,
+    """A :class:`~skpmlp._engine._minibatch._stopping.ReplicaStatus` as host arrays: its flags,
     epochs, the stopping rule's bests and counters and a pending rung."""
     state = {name: getattr(status, name).copy() for name in _STATUS_ARRAYS}
     state.update(best=status.rule.best.copy(), count=status.rule.count.copy(), rung=None)

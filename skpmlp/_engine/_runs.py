@@ -57,7 +57,7 @@ class RunOptions:
         L-BFGS models and adaptive runs (``config.refill``) are not supported.
     refill_source : RefillSource, optional
         Needed with ``config.refill``: the new models of freed slots (see
-        :mod:`._refill`). An adaptive run is one fused run, never chunked,
+        :mod:`skpmlp._engine._minibatch._refill`). An adaptive run is one fused run, never chunked,
         and its result holds every model it trained.
     checkpoint : object, optional
         Where the call's state goes (see ``skpmlp._persistence._checkpoint``): an object

@@ -19,7 +19,7 @@ class OptimizerSettings:
     ----------
     solver : {"adam", "sgd", "lbfgs"}
         ``"lbfgs"`` models train full-batch by their own L-BFGS
-        (:mod:`._lbfgs`), apart from the minibatch ones; the other fields
+        (:mod:`skpmlp._engine._lbfgs._fused`), apart from the minibatch ones; the other fields
         do not apply to them.
     momentum : float
         SGD momentum (unused by Adam).
@@ -28,7 +28,7 @@ class OptimizerSettings:
     beta_1, beta_2, epsilon : float
         Adam's coefficients (unused by SGD).
     learning_rate : {"constant", "invscaling", "adaptive"}
-        SGD's schedule (:mod:`._schedules`); Adam ignores it.
+        SGD's schedule (:mod:`skpmlp._engine._minibatch._schedules`); Adam ignores it.
     power_t : float
         The invscaling exponent.
     amsgrad : bool
@@ -231,7 +231,7 @@ class TrainConfig(OptimizerSettings):
         What a slot freed by halving or a stopping rule trains next: nothing
         (None), a new configuration drawn from the search space, or a
         perturbed copy of a surviving model (population-based training); see
-        :mod:`._refill`. The run then needs a refill source.
+        :mod:`skpmlp._engine._minibatch._refill`. The run then needs a refill source.
     max_models : int or None
         With ``refill``, how many models may train in all (first population
         included); None: no cap.

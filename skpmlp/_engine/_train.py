@@ -3,8 +3,9 @@
 :func:`train_population` is the engine's one entry. It plans the call's
 runs once (:func:`~._runs.plan_runs`: solver family, batch size, memory
 chunk) and trains them without recursion: a minibatch run epoch by epoch
-(:class:`~._fused_run.FusedRun`, adaptive ones with the hook of :mod:`._refill`),
-an L-BFGS run round by round (:class:`~._lbfgs_task.LbfgsTask`).
+(:class:`~skpmlp._engine._minibatch._run.FusedRun`, adaptive ones with the
+hook of :mod:`skpmlp._engine._minibatch._refill`),
+an L-BFGS run round by round (:class:`~skpmlp._engine._lbfgs._task.LbfgsTask`).
 
 Without halving each run trains to its end, one after another. With
 ``pruning="halving"`` every run stops at each rung, its state suspended to
@@ -36,12 +37,12 @@ import torch
 
 from ._chunks import merge_results
 from ._device import resolve_device
-from ._epoch import past
-from ._fused_run import FusedRun
 from ._halving import decide
 from ._init import population_initial_weights
-from ._lbfgs_task import LbfgsTask
+from ._lbfgs._task import LbfgsTask
 from ._memory import is_out_of_memory
+from ._minibatch._epoch import past
+from ._minibatch._run import FusedRun
 from ._run_state import restore_result, result_state
 from ._runs import RunOptions, plan_runs, restore_runs
 from ._spec import TrainResult

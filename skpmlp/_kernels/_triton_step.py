@@ -2,7 +2,7 @@
 one program per model (GPU; CPU only through Triton's interpreter).
 
 Importing this module imports triton: the engine imports it only when a
-run trains on it (:mod:`skpmlp._engine._triton`). Like ``mlp_step.cpp``,
+run trains on it (:mod:`skpmlp._engine._backends._triton`). Like ``mlp_step.cpp``,
 whose design it follows, it knows nothing of populations, folds or
 scikit-learn: buffers and offsets in, buffers out; the torch engine is the
 reference it is tested against (``tests/kernels/test_triton.py``).

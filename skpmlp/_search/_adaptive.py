@@ -1,7 +1,7 @@
 """Adaptive searches: what refills a freed slot, and the rows they add.
 
 With ``refill`` (``"sample"`` or ``"perturb"``) the engine keeps the fused
-network full (see ``skpmlp/_engine/_refill.py``); this module is the search
+network full (see ``skpmlp/_engine/_minibatch/_refill.py``); this module is the search
 layer's side of it:
 
 - :class:`SpaceRefills` is the engine's refill source: it draws new
@@ -50,7 +50,7 @@ def varied(space, name):
 
 class SpaceRefills:
     """The refill source of an adaptive search (the engine's
-    :class:`~skpmlp._engine._refill.RefillSource`).
+    :class:`~skpmlp._engine._minibatch._refill.RefillSource`).
 
     Parameters
     ----------

@@ -127,9 +127,9 @@ def test_a_search_varies_shows_and_exports_amsgrad():
 def test_an_amsgrad_refill_grows_the_optimizer_state():
     """A newcomer with amsgrad in a network of SGD models gets zero state
     buffers of its own (the third one included) and its slot trains again."""
-    from skpmlp._engine._native import NativeTrainer
-    from skpmlp._engine._slots import Newcomer
-    from skpmlp._engine._trainer import PopulationTrainer
+    from skpmlp._engine._backends._native import NativeTrainer
+    from skpmlp._engine._backends._torch import PopulationTrainer
+    from skpmlp._engine._minibatch._slots import Newcomer
 
     X, _ = _data()
     sgd = [OptimizerSettings("sgd")] * len(MODELS)

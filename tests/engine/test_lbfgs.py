@@ -16,17 +16,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
-from skpmlp._engine import (
-    OptimizerSettings,
-    PopulationSpec,
-    TrainConfig,
-    _lbfgs,
-    _lbfgs_native,
-    train_population,
-)
+from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, train_population
 from skpmlp._engine._build import build_network
 from skpmlp._engine._init import population_initial_weights
-from skpmlp._engine._linesearch import LineSearches
+from skpmlp._engine._lbfgs import _fused as _lbfgs
+from skpmlp._engine._lbfgs import _native as _lbfgs_native
+from skpmlp._engine._lbfgs._linesearch import LineSearches
 from skpmlp._estimators._single import SingleMLPClassifier
 
 BACKENDS = ["torch", *NATIVE_BACKENDS]

@@ -9,8 +9,8 @@ import torch
 
 from skpmlp import ParallelMLPClassifier
 from skpmlp._engine import _memory, _train
-from skpmlp._engine._fused_run import FusedRun
 from skpmlp._engine._memory import plan_chunks
+from skpmlp._engine._minibatch._run import FusedRun
 
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),

@@ -261,7 +261,8 @@ def test_a_search_out_of_time_at_a_rung_still_applies_the_rungs_cut(iris, monkey
                                                                     wrap_run_epoch):
     """The clock runs out at the end of epoch 2, the first rung: the models
     that rung stops are reported pruned, as in the uninterrupted search."""
-    from skpmlp._engine import _fused_run, _train
+    from skpmlp._engine import _train
+    from skpmlp._engine._minibatch import _run as _fused_run
 
     X, y = iris
     params = dict(HALVING, max_iter=10, dtype="float64", refit=False, cv=None)

@@ -19,10 +19,11 @@ from skpmlp import (
 )
 from skpmlp._core._attributes import MLP_ATTRIBUTES
 from skpmlp._engine import TrainConfig
-from skpmlp._engine._batches import BatchPlanner
+from skpmlp._engine._backends import choose_trainer
+from skpmlp._engine._backends._native import NativeTrainer
+from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._engine._losses import half_poisson_deviance
-from skpmlp._engine._native import NativeTrainer, choose_trainer
-from skpmlp._engine._trainer import PopulationTrainer
+from skpmlp._engine._minibatch._batches import BatchPlanner
 from skpmlp._search._space import build_population
 
 SEARCH = dict(hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),

@@ -22,8 +22,9 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
-from skpmlp._engine import ACTIVATION_NAMES, _trainer
-from skpmlp._engine._fused_run import FusedRun
+from skpmlp._engine import ACTIVATION_NAMES
+from skpmlp._engine._backends import _torch as _trainer
+from skpmlp._engine._minibatch._run import FusedRun
 
 PARALLEL = [ParallelMLPClassifier, ParallelMLPRegressor]
 SINGLE = [SingleMLPClassifier, SingleMLPRegressor]

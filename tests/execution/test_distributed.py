@@ -124,7 +124,7 @@ def _different_data(rank):
 def _raises_mid_run(rank, die=False):
     """Rank 1's trainer raises at its 5th step (or its process ends there,
     with ``die``)."""
-    from skpmlp._engine._trainer import PopulationTrainer
+    from skpmlp._engine._backends._torch import PopulationTrainer
 
     if rank == 1:
         original, calls = PopulationTrainer.train_step, []
@@ -298,8 +298,8 @@ def test_data_parallel_checks_its_arguments(kwargs, message):
 
 @pytest.mark.parametrize("world_size, batch", [(2, 15), (3, 7), (4, 16)])
 def test_the_ranks_shares_make_up_the_global_batch(world_size, batch):
-    from skpmlp._engine._batches import BatchPlanner
     from skpmlp._engine._distributed import DataParallel
+    from skpmlp._engine._minibatch._batches import BatchPlanner
 
     weight = np.random.default_rng(0).uniform(0.5, 2, 40)
     planner = BatchPlanner([np.arange(30), np.arange(10, 40)], batch, seed=3, sample_weight=weight,

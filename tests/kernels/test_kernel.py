@@ -14,9 +14,10 @@ import torch
 from kernel_widths import KERNEL_TARGETS
 
 from skpmlp import _kernels
-from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, _native, train_population
-from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._trainer import PopulationTrainer
+from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population
+from skpmlp._engine._backends import _native
+from skpmlp._engine._backends._torch import PopulationTrainer
+from skpmlp._engine._minibatch._batches import BatchPlanner
 
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
 

@@ -27,8 +27,8 @@ from test_kernel import data, population
 
 from skpmlp import _kernels
 from skpmlp._engine import TrainConfig
-from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._native import NativeTrainer, epoch_batches
+from skpmlp._engine._backends._native import NativeTrainer, epoch_batches
+from skpmlp._engine._minibatch._batches import BatchPlanner
 
 CROSS_COMPILER, EMULATOR = "aarch64-linux-gnu-g++", "qemu-aarch64"
 DRIVER = Path(__file__).with_name("native") / "epoch_driver.cpp"

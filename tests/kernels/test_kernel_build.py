@@ -12,8 +12,9 @@ import torch
 from test_kernel import _one_step, data, population
 
 from skpmlp import _kernels
-from skpmlp._engine import TrainConfig, _native, train_population
-from skpmlp._engine._trainer import PopulationTrainer
+from skpmlp._engine import TrainConfig, train_population
+from skpmlp._engine._backends import _choice, _native
+from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._kernels import _build
 
 needs_kernel = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
@@ -34,16 +35,16 @@ def fresh(monkeypatch, tmp_path):
 def test_backend_choice_and_fallback(monkeypatch):
     spec = population()
     cpu = TrainConfig(task="classification", n_outputs=3)
-    assert _native.choose_trainer(spec, cpu).backend == "native"
+    assert _choice.choose_trainer(spec, cpu).backend == "native"
     torch_only = dataclasses.replace(cpu, backend="torch")
-    assert _native.choose_trainer(spec, torch_only) is PopulationTrainer
+    assert _choice.choose_trainer(spec, torch_only) is PopulationTrainer
     gpu = dataclasses.replace(cpu, device="cuda", backend="native")
     with pytest.raises(ValueError, match="CPU only"):
-        _native.choose_trainer(spec, gpu)
+        _choice.choose_trainer(spec, gpu)
     monkeypatch.setattr(_kernels, "kernel_available", lambda verbose=False: False)
-    assert _native.choose_trainer(spec, cpu) is PopulationTrainer
+    assert _choice.choose_trainer(spec, cpu) is PopulationTrainer
     with pytest.raises(ValueError, match="could not be built"):
-        _native.choose_trainer(spec, dataclasses.replace(cpu, backend="native"))
+        _choice.choose_trainer(spec, dataclasses.replace(cpu, backend="native"))
 
 
 def test_no_compiler_warns_once_and_trains_on_torch(monkeypatch, fresh):
@@ -256,11 +257,11 @@ def test_auto_trains_wide_hidden_layers_on_torch():
     auto = TrainConfig(task="classification", n_outputs=3)
     if not _kernels.kernel_available():
         pytest.skip("no native kernel")
-    assert _native.choose_trainer(spec([(64,), (128, 64), (512,)]), auto) is _native.NativeTrainer
+    assert _choice.choose_trainer(spec([(64,), (128, 64), (512,)]), auto) is _native.NativeTrainer
     wide = spec([(512, 512), (16,)])
-    assert "256+" in _native.torch_is_faster(wide)
-    assert _native.choose_trainer(wide, auto) is PopulationTrainer
-    assert _native.choose_trainer(wide, dataclasses.replace(auto, backend="native")) is _native.NativeTrainer
+    assert "256+" in _choice.torch_is_faster(wide)
+    assert _choice.choose_trainer(wide, auto) is PopulationTrainer
+    assert _choice.choose_trainer(wide, dataclasses.replace(auto, backend="native")) is _native.NativeTrainer
 
 
 def test_every_file_the_build_reads_is_installed():

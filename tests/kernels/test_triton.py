@@ -26,12 +26,11 @@ from skpmlp._engine import (
     PopulationSpec,
     TrainConfig,
     _memory,
-    _native,
-    _triton,
     train_population,
 )
-from skpmlp._engine._batches import BatchPlanner
-from skpmlp._engine._trainer import PopulationTrainer
+from skpmlp._engine._backends import _choice, _triton
+from skpmlp._engine._backends._torch import PopulationTrainer
+from skpmlp._engine._minibatch._batches import BatchPlanner
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -327,32 +326,32 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     cuda = config("classification", device="cuda")
     monkeypatch.setattr(_triton, "triton_installed", lambda: True)
     monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9))
-    assert _native.choose_trainer(spec, cuda) is _triton.TritonTrainer
-    assert _native.choose_trainer(spec, dataclasses.replace(cuda, backend="torch")) is PopulationTrainer
+    assert _choice.choose_trainer(spec, cuda) is _triton.TritonTrainer
+    assert _choice.choose_trainer(spec, dataclasses.replace(cuda, backend="torch")) is PopulationTrainer
     wide = population([(129,)], ["relu"])
-    assert _native.choose_trainer(wide, cuda) is PopulationTrainer  # too wide for the tiles
+    assert _choice.choose_trainer(wide, cuda) is PopulationTrainer  # too wide for the tiles
     with pytest.raises(ValueError, match="wider than 128"):
-        _native.choose_trainer(wide, dataclasses.replace(cuda, backend="triton"))
+        _choice.choose_trainer(wide, dataclasses.replace(cuda, backend="triton"))
     # Adam and SGD only: a population with an amsgrad model trains on torch
     amsgrad = dataclasses.replace(
         spec, optimizers=[dataclasses.replace(o, amsgrad=True) for o in spec.optimizers_of(cuda)]
     )
-    assert _native.choose_trainer(amsgrad, cuda) is PopulationTrainer
+    assert _choice.choose_trainer(amsgrad, cuda) is PopulationTrainer
     with pytest.raises(ValueError, match="amsgrad"):
-        _native.choose_trainer(amsgrad, dataclasses.replace(cuda, backend="triton"))
+        _choice.choose_trainer(amsgrad, dataclasses.replace(cuda, backend="triton"))
     poisson = dataclasses.replace(config("regression", device="cuda"), loss="poisson")
-    assert _native.choose_trainer(spec, poisson) is PopulationTrainer
+    assert _choice.choose_trainer(spec, poisson) is PopulationTrainer
     with pytest.raises(ValueError, match="CPU only"):  # the native kernel stays CPU only
-        _native.choose_trainer(spec, dataclasses.replace(cuda, backend="native"))
+        _choice.choose_trainer(spec, dataclasses.replace(cuda, backend="native"))
     monkeypatch.setattr(_triton, "triton_version", lambda: (3, 4))  # no float64 tl.dot before 3.5
-    assert _native.choose_trainer(spec, cuda) is PopulationTrainer
-    assert _native.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is _triton.TritonTrainer
+    assert _choice.choose_trainer(spec, cuda) is PopulationTrainer
+    assert _choice.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is _triton.TritonTrainer
     monkeypatch.setattr(_triton, "triton_version", lambda: (3, 1))
-    assert _native.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is PopulationTrainer
+    assert _choice.choose_trainer(spec, dataclasses.replace(cuda, dtype="float32")) is PopulationTrainer
     monkeypatch.setattr(_triton, "triton_installed", lambda: False)
-    assert _native.choose_trainer(spec, cuda) is PopulationTrainer
+    assert _choice.choose_trainer(spec, cuda) is PopulationTrainer
     with pytest.raises(ValueError, match="triton is not installed"):
-        _native.choose_trainer(spec, dataclasses.replace(cuda, backend="triton"))
+        _choice.choose_trainer(spec, dataclasses.replace(cuda, backend="triton"))
 
 
 def test_cpu_runs_ask_for_triton_explicitly(monkeypatch):
@@ -360,23 +359,23 @@ def test_cpu_runs_ask_for_triton_explicitly(monkeypatch):
     needs the interpreter."""
     spec = population([(5,)], ["relu"])
     cpu = config("classification", device="cpu")
-    assert _native.choose_trainer(spec, cpu) is not _triton.TritonTrainer
+    assert _choice.choose_trainer(spec, cpu) is not _triton.TritonTrainer
     monkeypatch.setattr(_triton, "triton_installed", lambda: True)
     monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9))
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     with pytest.raises(ValueError, match="interpreter"):
-        _native.choose_trainer(spec, dataclasses.replace(cpu, backend="triton"))
+        _choice.choose_trainer(spec, dataclasses.replace(cpu, backend="triton"))
 
 
 @pytest.mark.parametrize("installed", [True, False])
 def test_verbose_says_which_gpu_path(monkeypatch, capsys, installed):
     monkeypatch.setattr(_triton, "triton_installed", lambda: installed)
     monkeypatch.setattr(_triton, "triton_version", lambda: (3, 9) if installed else (0, 0))
-    _native.prepare_kernel(config("classification", device="cuda"), verbose=True)
+    _choice.prepare_kernel(config("classification", device="cuda"), verbose=True)
     err = capsys.readouterr().err
     expected = "with the Triton kernels" if installed else "with torch: triton is not installed"
     assert f"training on cuda {expected}" in err
-    _native.prepare_kernel(config("classification", device="cuda", backend="torch"), verbose=True)
+    _choice.prepare_kernel(config("classification", device="cuda", backend="torch"), verbose=True)
     assert "with torch (backend='torch')" in capsys.readouterr().err
 
 

@@ -198,7 +198,7 @@ def test_a_sharded_search_killed_resumes_to_the_same_result(iris, tmp_path, kill
 
 
 def test_a_finished_checkpoint_trains_nothing_again(iris, tmp_path, monkeypatch):
-    from skpmlp._engine._fused_run import FusedRun
+    from skpmlp._engine._minibatch._run import FusedRun
 
     path = tmp_path / "done.ckpt"
     first = _fit(HALVING, iris, path)

@@ -114,7 +114,7 @@ def ctrl_c_in_epoch(monkeypatch):
     too it lands inside the epoch: in the kernel, or at the latest before
     the epoch's bookkeeping. Returns a list that holds, once sent, whether
     the epoch was still running then."""
-    from skpmlp._engine._native import NativeTrainer
+    from skpmlp._engine._backends._native import NativeTrainer
 
     # Python's own SIGINT handler, as in a terminal: a process started in
     # the background by a non-interactive shell (``cmd &``) ignores SIGINT,

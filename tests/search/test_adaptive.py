@@ -179,7 +179,7 @@ def test_no_refill_once_out_of_time(data, monkeypatch, epochs, refilled):
     """The clock, read once at the end of each epoch, runs out after
     ``epochs`` epochs: the rung at the end of the 3rd frees seats, which
     are refilled only if time is left (and then train one epoch)."""
-    import skpmlp._engine._fused_run as fused_run
+    import skpmlp._engine._minibatch._run as fused_run
 
     ticks = iter(range(1000))
     monkeypatch.setattr(fused_run, "past", lambda deadline, dp=None: next(ticks) >= epochs - 1)

@@ -9,8 +9,8 @@ from sklearn.neural_network import MLPClassifier
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
 from skpmlp._engine import TrainConfig
+from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._engine._init import population_initial_weights
-from skpmlp._engine._trainer import PopulationTrainer
 from skpmlp._search._space import build_population
 from skpmlp.model_selection import fused_cross_validate
 

@@ -19,7 +19,7 @@ and ``maxfun``), done for a whole population at once on the fused network:
   in ``(m, n_parameters)`` buffers; the two-loop recursion runs for every
   model at once with per-model ``rho`` and ``H0 = s'y / y'y``, as
   L-BFGS-B's compact form gives for unbounded problems. The line search is
-  L-BFGS-B's own (Moré-Thuente, :mod:`._linesearch`), one per model: every
+  L-BFGS-B's own (Moré-Thuente, :mod:`skpmlp._engine._lbfgs._linesearch`), one per model: every
   model tries its own step, accepts its own, and starts its next iteration
   in the same round, so models never wait for each other.
 * **scipy's stopping rules per model.** A model stops when its largest
@@ -36,18 +36,24 @@ trial point where a model's loss is not finite halves that model's step
 instead of feeding NaN to the line search.
 
 This is the torch path (any device) and the reference. On the CPU with the
-native kernel, :mod:`._lbfgs_native` runs the same algorithm with no
+native kernel, :mod:`skpmlp._engine._lbfgs._native` runs the same algorithm with no
 framework op: each model on its own, in ``skpmlp/_kernels/lbfgs.cpp``.
 """
 
 import numpy as np
 import torch
 
-from .. import _kernels
-from ._build import as_tensor, build_network, targets_tensor
-from ._kernel_tables import kernel_tables
-from ._lbfgs_native import NativeLbfgsRun
-from ._lbfgs_rules import (
+from ... import _kernels
+from .._backends._kernel_tables import kernel_tables
+from .._backends._native import _LOSS_OF_TASK, native_supported
+from .._build import as_tensor, build_network, targets_tensor
+from .._losses import LOSSES, training_loss
+from .._run_state import tensor_state, to_device
+from .._spec import OptimizerSettings, TrainResult
+from ._linesearch import STATE_FIELDS as SEARCH_FIELDS
+from ._linesearch import STPMAX, LineSearches
+from ._native import NativeLbfgsRun
+from ._rules import (
     ABNORMAL,
     CONVERGED,
     DIVERGED,
@@ -59,12 +65,6 @@ from ._lbfgs_rules import (
     MAX_LINE_SEARCH,
     RUNNING,
 )
-from ._linesearch import STATE_FIELDS as SEARCH_FIELDS
-from ._linesearch import STPMAX, LineSearches
-from ._losses import LOSSES, training_loss
-from ._native import _LOSS_OF_TASK, native_supported
-from ._run_state import tensor_state, to_device
-from ._spec import OptimizerSettings, TrainResult
 
 
 def param_slots(net):

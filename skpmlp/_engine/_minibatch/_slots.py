@@ -4,8 +4,8 @@ A group's layer views (:meth:`~._network.FusedNetwork.layer_views`) hold
 every slot's padded weights and biases, interleaved ``W0, b0, W1, b1, ...``;
 these helpers move one model's unpadded tensors in and out of a slot, for
 the parameters and for any buffer laid out as them (optimizer state, best
-weights). Refills (:mod:`._refill`) use them through
-:meth:`~._trainer.PopulationTrainer.replace_slots`.
+weights). Refills (:mod:`skpmlp._engine._minibatch._refill`) use them through
+:meth:`~skpmlp._engine._backends._torch.PopulationTrainer.replace_slots`.
 """
 
 import dataclasses

@@ -35,10 +35,11 @@ slots are compacted away as in a plain run.
 Model numbering: model ``j`` is the j-th model to train (the first
 population, then refills in order); its replica on fold k is
 ``k * capacity + j``, ``capacity`` bounding the models a run can train, so
-that the stopping rule's per-model arrays (:class:`~._stopping.ReplicaStatus`)
-keep their fold-major layout.
+that the stopping rule's per-model arrays
+(:class:`~skpmlp._engine._minibatch._stopping.ReplicaStatus`) keep their
+fold-major layout.
 
-An adaptive run is a :class:`~._fused_run.FusedRun` like any other, with
+An adaptive run is a :class:`~skpmlp._engine._minibatch._run.FusedRun` like any other, with
 :class:`Refills` as its hook: the same epoch loop (Ctrl-C held back to an
 epoch's end, the deadline, suspension to host arrays and checkpoints), the
 hook counting free seats, refilling them after the epoch's retirements and
@@ -52,10 +53,10 @@ import math
 
 import numpy as np
 
-from ._init import population_initial_weights
-from ._run_state import spec_from_state, spec_state
+from .._init import population_initial_weights
+from .._run_state import spec_from_state, spec_state
+from .._spec import PopulationSpec, TrainResult
 from ._slots import Newcomer
-from ._spec import PopulationSpec, TrainResult
 from ._stopping import fold_mean
 
 #: Draws of a configuration tried per free seat before ``"sample"`` leaves
@@ -138,8 +139,8 @@ class Seats:
     model trained: which model a freed seat takes next.
 
     The slots themselves change only through the trainer's public API
-    (:meth:`~._trainer.PopulationTrainer.reserve`,
-    :meth:`~._trainer.PopulationTrainer.replace_slots`).
+    (:meth:`~skpmlp._engine._backends._torch.PopulationTrainer.reserve`,
+    :meth:`~skpmlp._engine._backends._torch.PopulationTrainer.replace_slots`).
 
     Parameters
     ----------
@@ -306,8 +307,8 @@ class Seats:
 
     def _seat(self, seat, spec, row, epoch, *, parent=None):
         """Record model ``spec`` (one model) as the next model, in ``seat``
-        after ``epoch``: its :class:`~._slots.Newcomer`, with fresh weights
-        or ``parent``'s copied."""
+        after ``epoch``: its :class:`~skpmlp._engine._minibatch._slots.Newcomer`,
+        with fresh weights or ``parent``'s copied."""
         net, C, j = self.trainer.net, self.capacity, self.n_models
         arch, activation = spec.hidden_layer_sizes[0], spec.activations[0]
         assert self.fits(seat, arch, activation)
@@ -334,7 +335,7 @@ class Seats:
 
 # ----------------------------------------------------------------- the hook
 class Refills:
-    """The hook that makes a :class:`~._fused_run.FusedRun` adaptive.
+    """The hook that makes a :class:`~skpmlp._engine._minibatch._run.FusedRun` adaptive.
 
     The run calls it where an adaptive run differs from a plain one:
     :meth:`start` (only the first population trains), :meth:`count_free`

@@ -1,8 +1,8 @@
 """L-BFGS-B's settings and stop reasons, shared by the torch and the native L-BFGS.
 
-:mod:`._lbfgs` (the torch path and reference) and :mod:`._lbfgs_native`
-(the kernel's) run the same algorithm with the same constants; both take
-them from here, so neither imports the other for them.
+:mod:`skpmlp._engine._lbfgs._fused` (the torch path and reference) and
+:mod:`skpmlp._engine._lbfgs._native` (the kernel's) run the same algorithm
+with the same constants; both take them from here, so neither imports the other for them.
 """
 
 import numpy as np

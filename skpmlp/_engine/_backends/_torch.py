@@ -13,12 +13,12 @@ import dataclasses
 import numpy as np
 import torch
 
-from ._build import DTYPES, build_network
-from ._losses import monitor_function, training_loss
-from ._optim import make_optimizer, n_state_buffers
-from ._run_state import network_from_state, network_state, tensor_state, to_device
-from ._slots import read_slot, write_slot
-from ._spec import OptimizerSettings
+from .._build import DTYPES, build_network
+from .._losses import monitor_function, training_loss
+from .._minibatch._optim import make_optimizer, n_state_buffers
+from .._minibatch._slots import read_slot, write_slot
+from .._run_state import network_from_state, network_state, tensor_state, to_device
+from .._spec import OptimizerSettings
 
 
 class PopulationTrainer:
@@ -196,9 +196,10 @@ class PopulationTrainer:
 
     def reserve(self, capacity):
         """Make room for ``capacity`` models per fold (refills, see
-        :mod:`._refill`): replica ``k * n_models + i`` becomes ``k * capacity
-        + i``, and every per-replica setting grows to ``n_folds * capacity``
-        replicas, the new ones idle until :meth:`replace_slots` places them."""
+        :mod:`skpmlp._engine._minibatch._refill`): replica
+        ``k * n_models + i`` becomes ``k * capacity + i``, and every
+        per-replica setting grows to ``n_folds * capacity`` replicas, the
+        new ones idle until :meth:`replace_slots` places them."""
         K = self.n_folds
         M = len(self._replica_lr) // K
         old = np.arange(K * M)
@@ -229,7 +230,7 @@ class PopulationTrainer:
         self._slots_changed()
 
     def replace_slots(self, newcomers):
-        """Give slots to new models: each :class:`~._slots.Newcomer` takes
+        """Give slots to new models: each :class:`~skpmlp._engine._minibatch._slots.Newcomer` takes
         its slots (one per fold) with its settings and fresh weights and
         optimizer state, or a copy of its parents' (whose optimizer steps it
         inherits). Nothing of another slot changes."""

@@ -1,6 +1,6 @@
 """The fused L-BFGS on the native kernels: each model run to its end in cache.
 
-The same algorithm as :class:`~._lbfgs.LbfgsRun` (scipy's L-BFGS-B per
+The same algorithm as :class:`~skpmlp._engine._lbfgs._fused.LbfgsRun` (scipy's L-BFGS-B per
 model: Moré-Thuente line search, two-loop direction, scipy's stopping
 rules), with no framework op and no round over the whole population:
 ``lbfgs.cpp`` takes each model in turn on each thread and runs it on its
@@ -25,9 +25,9 @@ loops in a fixed order.
 import numpy as np
 import torch
 
-from .. import _kernels
-from ._lbfgs_rules import FTOL, MAX_LINE_SEARCH, RUNNING
-from ._run_state import tensor_state, to_device
+from ... import _kernels
+from .._run_state import tensor_state, to_device
+from ._rules import FTOL, MAX_LINE_SEARCH, RUNNING
 
 
 def _packed_sizes(meta):
@@ -58,7 +58,7 @@ class NativeLbfgsRun:
     Attributes
     ----------
     n_iter, n_fun, reason, curves, f :
-        As :class:`~._lbfgs.LbfgsRun`.
+        As :class:`~skpmlp._engine._lbfgs._fused.LbfgsRun`.
     """
 
     def __init__(self, net, evaluate, *, tol, max_iter, max_fun):

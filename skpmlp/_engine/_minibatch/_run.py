@@ -2,7 +2,7 @@
 
 A :class:`FusedRun` is a run of the flat plan (:mod:`._runs`) with its
 epoch loop: an epoch of fused steps (the trainer), the epoch's losses and
-scores, the stopping rules and schedules (:func:`~._epoch.close_epoch`),
+scores, the stopping rules and schedules (:func:`~skpmlp._engine._minibatch._epoch.close_epoch`),
 retiring finished replicas (freeze, then compaction), the deadline. What
 sets it apart from a plain loop is where it may stop:
 
@@ -18,7 +18,7 @@ Ctrl-C is held back while an epoch (or a rung's cut) changes the state
 interrupted run always holds whole epochs.
 
 An adaptive run (``config.refill``) is this loop with a hook,
-:class:`~._refill.Refills`, which refills the seats that stopped models
+:class:`~skpmlp._engine._minibatch._refill.Refills`, which refills the seats that stopped models
 free; everything above holds for it too.
 """
 
@@ -28,12 +28,10 @@ import time
 import numpy as np
 import torch
 
-from ._build import run_data
-from ._epoch import close_epoch, epoch_values, past
-from ._interrupts import deferred_interrupts
-from ._native import choose_trainer
-from ._refill import Refills
-from ._run_state import (
+from .._backends import choose_trainer
+from .._build import run_data
+from .._interrupts import deferred_interrupts
+from .._run_state import (
     kept_state,
     planner_state,
     restore_kept,
@@ -42,10 +40,12 @@ from ._run_state import (
     saved_rung,
     status_state,
 )
+from .._spec import TrainResult
+from .._threads import torch_threads
+from ._epoch import close_epoch, epoch_values, past
+from ._refill import Refills
 from ._schedules import LearningRates
-from ._spec import TrainResult
 from ._stopping import ReplicaStatus
-from ._threads import torch_threads
 
 
 class _Live:
@@ -54,7 +54,7 @@ class _Live:
     def __init__(self, trainer, data, rates, status, curves, kept, refills):
         self.trainer, self.data, self.rates = trainer, data, rates
         self.status, self.curves, self.kept = status, curves, kept
-        #: the adaptive run's hook (:class:`~._refill.Refills`), or None
+        #: the adaptive run's hook (:class:`~skpmlp._engine._minibatch._refill.Refills`), or None
         self.refills = refills
         #: the replicas an epoch ending at a rung finished, retired with the cut
         self.finished = None

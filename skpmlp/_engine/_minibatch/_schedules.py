@@ -1,7 +1,7 @@
 """Learning-rate schedules of SGD models, as scikit-learn's MLP runs them.
 
 Host side and numpy only, once per epoch, one value per replica (fold-major,
-as :mod:`._stopping`):
+as :mod:`skpmlp._engine._minibatch._stopping`):
 
 - ``"constant"``: the initial rate throughout;
 - ``"invscaling"``: after each epoch, ``learning_rate_init / (t + 1) **

@@ -4,8 +4,8 @@ its slots' settings; shared by the native trainers and the Triton one."""
 
 import numpy as np
 
-from .. import _kernels
-from ._activations import ACTIVATION_CODES
+from ... import _kernels
+from .._activations import ACTIVATION_CODES
 
 #: The kernel's solver code of (solver, amsgrad): Adam, SGD, Adam with amsgrad.
 _SOLVER_CODES = {("adam", False): 0, ("sgd", False): 1, ("sgd", True): 1, ("adam", True): 2}

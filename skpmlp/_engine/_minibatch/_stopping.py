@@ -14,7 +14,7 @@ decision comes back as :meth:`ReplicaStatus.cut`.
 
 import numpy as np
 
-from ._halving import Rung, halve
+from .._halving import Rung, halve
 
 
 class StoppingRule:
@@ -194,7 +194,7 @@ class ReplicaStatus:
 
     def admit(self, models):
         """Start the replicas of ``models`` (model indices) afresh: a refill
-        put them in freed slots (see :mod:`._refill`); they train from the
+        put them in freed slots (see :mod:`skpmlp._engine._minibatch._refill`); they train from the
         next epoch on, with a stopping rule of their own."""
         K, M = self.n_folds, self.n_models
         replicas = (np.arange(K)[:, None] * M + np.asarray(models)[None, :]).ravel()

@@ -1,9 +1,9 @@
 """An L-BFGS run of a training call, round by round, that can stop and go on.
 
-:class:`LbfgsTask` drives a fused L-BFGS (:func:`~._lbfgs.open_lbfgs`: the
-torch :class:`~._lbfgs.LbfgsRun` or the kernel's
-:class:`~._lbfgs_native.NativeLbfgsRun`) with the interface of a minibatch
-:class:`~._fused_run.FusedRun`: ``advance``, ``host_state``, ``result``.
+:class:`LbfgsTask` drives a fused L-BFGS (:func:`~skpmlp._engine._lbfgs._fused.open_lbfgs`: the
+torch :class:`~skpmlp._engine._lbfgs._fused.LbfgsRun` or the kernel's
+:class:`~skpmlp._engine._lbfgs._native.NativeLbfgsRun`) with the interface of a minibatch
+:class:`~skpmlp._engine._minibatch._run.FusedRun`: ``advance``, ``host_state``, ``result``.
 Its state between two rounds (every model's iterate, gradient, direction,
 curvature pairs, line search and counters) leaves the device as host arrays
 for a checkpoint, and a run restored from them goes on bit for bit. A
@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
-from . import _lbfgs
-from ._epoch import past
-from ._interrupts import deferred_interrupts
-from ._lbfgs_rules import NATIVE_EVALS_PER_CALL
+from .._interrupts import deferred_interrupts
+from .._minibatch._epoch import past
+from . import _fused as _lbfgs
+from ._rules import NATIVE_EVALS_PER_CALL
 
 
 class LbfgsTask:

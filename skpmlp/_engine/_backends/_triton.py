@@ -7,7 +7,7 @@ every step of its fold's batches (forward, loss gradient, backward, L2 and
 the optimizer update) in one program, reading and writing the same flat
 parameter and optimizer-state buffers as the torch path. Everything around
 the epoch (monitoring, early stopping, halving, compaction, export) is the
-torch trainer's, as for the native CPU kernel (:mod:`._native`).
+torch trainer's, as for the native CPU kernel (:mod:`skpmlp._engine._backends._native`).
 
 A launch holds the models of one width class: their widest hidden layer
 padded to a power of two (16, 32, ... :data:`MAX_WIDTH`), so that the
@@ -32,9 +32,9 @@ from importlib.util import find_spec
 import numpy as np
 import torch
 
-from .._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
+from ..._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
 from ._kernel_tables import kernel_tables
-from ._trainer import PopulationTrainer
+from ._torch import PopulationTrainer
 
 #: Widest padded hidden layer the kernels take: a 256-wide weight tile
 #: alone asks for more shared memory than any GPU has per program (272 KB
@@ -335,7 +335,7 @@ class TritonTrainer(PopulationTrainer):
     def _launch(self, launch, args, n_programs, n_models):
         """Run ``launch``'s kernel on ``n_programs`` programs over its first
         ``n_models`` models (0: compile and load it, train nothing)."""
-        from .._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
+        from ..._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
 
         tiles = {name: launch[name] for name in ("H", "C_PAD", "BB", "num_warps", "num_stages")}
         if launch["kernel"] == "one_hidden":
