@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.metrics import get_scorer_names
 
 from .._engine import ACTIVATION_NAMES, OptimizerSettings
+from .._kernels import SOLVERS
 from . import _checks
 from ._compat import HasMethods, Interval, Options, StrOptions
 
@@ -197,7 +198,8 @@ _ROWS = (
         squared error only.""",
     ),
     Param(
-        "solver", _OPTIMIZER.solver, _options("adam", "sgd", "lbfgs"), '{"adam", "sgd", "lbfgs"}',
+        "solver", _OPTIMIZER.solver, _options(*SOLVERS),
+        "{" + ", ".join(f'"{name}"' for name in SOLVERS) + "}",
         role="optimizer",
         doc="""\
         ``"lbfgs"`` is full-batch L-BFGS as scikit-learn's MLP (scipy's

@@ -9,6 +9,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._kernels import SOLVERS
+
 
 def resolve_seed(random_state):
     """An int seed: ``random_state`` itself if an int, else one drawn from it."""
@@ -37,4 +39,11 @@ def uses_early_stopping(estimator):
     minibatch solver (scikit-learn's MLP ignores it for ``"lbfgs"``). A
     searched ``solver`` counts as minibatch (:func:`check_solvers` refuses
     lbfgs models in a search that early-stops or prunes)."""
-    return bool(estimator.early_stopping) and one_value(estimator.solver) != "lbfgs"
+    return bool(estimator.early_stopping) and not full_batch(estimator)
+
+
+def full_batch(estimator):
+    """Whether ``estimator``'s one solver trains full-batch (L-BFGS); a
+    searched ``solver`` counts as minibatch."""
+    solver = one_value(estimator.solver)
+    return solver is not None and SOLVERS[solver].family == "lbfgs"

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import torch
 
+from .._kernels import SOLVERS
 from ._memory import data_bytes, held_bytes, memory_budget, model_bytes, plan_chunks
 
 
@@ -142,7 +143,8 @@ def plan_runs(spec, config, X, folds, options):
         (``config.refill``) that would not be one run.
     """
     dp = options.data_parallel
-    lbfgs = np.array([o.solver == "lbfgs" for o in spec.optimizers_of(config)], dtype=bool)
+    lbfgs = np.array([SOLVERS[o.solver].family == "lbfgs" for o in spec.optimizers_of(config)],
+                     dtype=bool)
     if lbfgs.any() and dp is not None:
         raise ValueError(
             "solver='lbfgs' trains full-batch and cannot split its rows over the ranks of a "

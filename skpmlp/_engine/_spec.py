@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from .._kernels import SOLVERS
+
 
 @dataclass(frozen=True, order=True)
 class OptimizerSettings:
@@ -47,7 +49,7 @@ class OptimizerSettings:
     amsgrad: bool = False
 
     def __post_init__(self):
-        assert self.solver in ("adam", "sgd", "lbfgs")
+        assert self.solver in SOLVERS
         assert self.learning_rate in ("constant", "invscaling", "adaptive")
 
 

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core._attributes import MLP_ATTRIBUTES, PER_MODEL_ATTRIBUTES, continued_attributes
 from .._core._compat import _fit_context
 from .._core._data import SparseInputMixin
-from .._core._values import one_value
+from .._core._values import full_batch
 from .._search._run import search
 from .._search._scorers import fitted_scorers
 from .._selection._choice import Selection, check_ensemble, ensemble_kind
@@ -199,7 +199,7 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         if isinstance(self.scoring, (list, tuple, set, dict)):
             self._check_refit(self.scoring)
         check_ensemble(self, self.cv)
-        if one_value(self.solver) == "lbfgs" and self.pruning is not None:
+        if full_batch(self) and self.pruning is not None:
             raise ValueError(
                 f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
                 f"validation scores epoch after epoch, and solver='lbfgs' trains full-batch "
@@ -272,7 +272,7 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         not_converged = int(np.sum(~result.converged & ~result.diverged & ~result.pruned))
         if not not_converged or result.halted is not None:
             return
-        lone_minibatch = run.plan.lone and one_value(self.solver) != "lbfgs"
+        lone_minibatch = run.plan.lone and not full_batch(self)
         warnings.warn(
             # a lone model is scikit-learn's MLP: its words
             f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) reached and the "

@@ -8,6 +8,7 @@ import numpy as np
 from joblib.logger import short_format_time
 
 from .._core._values import one_value
+from .._kernels import SOLVERS
 
 
 def _tqdm():
@@ -213,13 +214,14 @@ class ProgressSettings:
     @classmethod
     def of(cls, estimator, lone):
         """The settings of ``estimator``'s fit (``lone``: it is one model)."""
-        solver = one_value(estimator.solver)
+        solver = SOLVERS.get(one_value(estimator.solver))  # None: searched
         return cls(
             verbose=estimator.verbose, max_iter=estimator.max_iter,
-            mlp_lines=lone and solver in ("adam", "sgd"), tol=estimator.tol,
-            n_iter_no_change=estimator.n_iter_no_change,
+            mlp_lines=lone and solver is not None and solver.family == "minibatch",
+            tol=estimator.tol, n_iter_no_change=estimator.n_iter_no_change,
             early_stopping=bool(estimator.early_stopping),
-            adaptive=solver == "sgd" and one_value(estimator.learning_rate) == "adaptive",
+            adaptive=(solver is not None and solver.velocity
+                      and one_value(estimator.learning_rate) == "adaptive"),
         )
 
     def callback(self, name):

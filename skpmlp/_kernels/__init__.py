@@ -16,6 +16,7 @@ from ._build import (
     load_library,
 )
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
+from ._solvers import SOLVERS, Solver, kernel_code, n_state_buffers
 from ._step import forward_models, kernel_available, lanes, run_models
 from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
@@ -28,16 +29,20 @@ __all__ = [
     "MAX_DEPTH",
     "META_FIELDS",
     "META_WIDTH",
+    "SOLVERS",
     "STATE_FIELDS",
     "STATE_WIDTH",
+    "Solver",
     "build_info",
     "cache_dir",
     "executable_targets",
     "forward_models",
     "kernel_available",
+    "kernel_code",
     "kernel_target",
     "lanes",
     "lbfgs_step",
     "load_library",
+    "n_state_buffers",
     "run_models",
 ]

@@ -12,6 +12,7 @@ import torch
 
 from ._build import build_info, load_library
 from ._checks import check_batches, check_tables, check_tensors, host_array
+from ._solvers import AMSGRAD_CODES, KERNEL_CODES, MOMENT_CODES
 from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
@@ -118,19 +119,19 @@ def host_tables(batches, n_steps, K):
 
 
 def _check_optimizer_state(meta, hyper, buffers):
-    """The optimizer state buffers the models' solvers update (0 Adam, 1
-    SGD, 2 Adam with amsgrad) are there."""
+    """The optimizer state buffers the models' solvers update (their codes:
+    :mod:`._solvers`) are there."""
     solver = meta[:, META_FIELDS["solver"]]
-    adam = (solver == 0) | (solver == 2)
-    momentum = (solver == 1) & (hyper[:, HYPER_FIELDS["momentum"]] != 0)
+    adam = np.isin(solver, list(MOMENT_CODES))
+    momentum = ~adam & (hyper[:, HYPER_FIELDS["momentum"]] != 0)
     if (adam.any() or momentum.any()) and buffers.get("state1") is None:
         raise ValueError("Adam and SGD with momentum need the first optimizer state buffer")
     if adam.any() and buffers.get("state2") is None:
         raise ValueError("Adam needs the second optimizer state buffer")
-    if (solver == 2).any() and buffers.get("state3") is None:
+    if np.isin(solver, list(AMSGRAD_CODES)).any() and buffers.get("state3") is None:
         raise ValueError("Adam with amsgrad needs the third optimizer state buffer")
-    if ((solver < 0) | (solver > 2)).any():
-        raise ValueError("a model's solver code lies outside [0, 2]")
+    if not np.isin(solver, list(KERNEL_CODES)).all():
+        raise ValueError(f"a model's solver code is none of the kernels' {sorted(KERNEL_CODES)}")
 
 
 def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1):

@@ -12,8 +12,9 @@ from numbers import Integral
 import numpy as np
 
 from .._core._params import OPTIMIZER_DEFAULTS
-from .._core._values import one_value, uses_early_stopping
+from .._core._values import full_batch, one_value, uses_early_stopping
 from .._engine import OptimizerSettings, TrainConfig, check_device
+from .._kernels import SOLVERS
 from ._population import resolve_batch_size
 
 
@@ -35,9 +36,10 @@ def check_solvers(estimator, population):
     if not monitored:
         return
     solvers = set(population.column("solver"))
-    own_lbfgs = one_value(estimator.solver) == "lbfgs"
-    mixed = "lbfgs" in solvers and (len(solvers) > 1 or not own_lbfgs)
-    if mixed or (own_lbfgs and solvers != {"lbfgs"}):
+    families = {SOLVERS[solver].family for solver in solvers}
+    own_lbfgs = full_batch(estimator)
+    mixed = "lbfgs" in families and (len(families) > 1 or not own_lbfgs)
+    if mixed or (own_lbfgs and families != {"lbfgs"}):
         raise ValueError(
             f"The searched solvers {sorted(solvers)} mix 'lbfgs' with minibatch solvers while "
             f"early_stopping={estimator.early_stopping!r} and pruning="

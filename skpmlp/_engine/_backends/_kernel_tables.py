@@ -7,9 +7,6 @@ import numpy as np
 from ... import _kernels
 from .._activations import ACTIVATION_CODES
 
-#: The kernel's solver code of (solver, amsgrad): Adam, SGD, Adam with amsgrad.
-_SOLVER_CODES = {("adam", False): 0, ("sgd", False): 1, ("sgd", True): 1, ("adam", True): 2}
-
 
 def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
                   slot_step_offset=None):
@@ -42,7 +39,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     if slot_step_offset is not None:
         hyper[:, h["step_offset"]] = slot_step_offset[slots]
     settings = [slot_optimizer[s] for s in slots]
-    meta[:, fields["solver"]] = [_SOLVER_CODES[o.solver, o.amsgrad] for o in settings]
+    meta[:, fields["solver"]] = [_kernels.kernel_code(o.solver, o.amsgrad) for o in settings]
     meta[:, fields["nesterov"]] = [int(o.nesterovs_momentum) for o in settings]
     hyper[:, h["beta_1"]] = [o.beta_1 for o in settings]
     hyper[:, h["beta_2"]] = [o.beta_2 for o in settings]

@@ -13,9 +13,10 @@ import dataclasses
 import numpy as np
 import torch
 
+from ..._kernels import SOLVERS, n_state_buffers
 from .._build import DTYPES, build_network
 from .._losses import monitor_function, training_loss
-from .._minibatch._optim import make_optimizer, n_state_buffers
+from .._minibatch._optim import make_optimizer
 from .._minibatch._slots import read_slot, write_slot
 from .._run_state import network_from_state, network_state, tensor_state, to_device
 from .._spec import OptimizerSettings
@@ -65,7 +66,7 @@ class PopulationTrainer:
         self._replica_lr = np.asarray(replicas.learning_rates, float)
         self._replica_alpha = np.asarray(replicas.alphas, float)
         self._replica_optimizer = replicas.optimizers_of(config)
-        self._replica_sgd = np.array([o.solver == "sgd" for o in self._replica_optimizer])
+        self._replica_sgd = _velocity(self._replica_optimizer)
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
         self.initial_learning_rates = self._replica_lr.copy()
@@ -119,7 +120,7 @@ class PopulationTrainer:
         self._replica_alpha = np.array(state["alpha"], dtype=float)
         self.initial_learning_rates = np.array(state["initial_lr"], dtype=float)
         self._replica_lr = self.initial_learning_rates.copy()  # _load puts the current back
-        self._replica_sgd = np.array([o.solver == "sgd" for o in self._replica_optimizer])
+        self._replica_sgd = _velocity(self._replica_optimizer)
         self._replica_step_offset = np.zeros(len(self._replica_alpha))
         self._replica_fold = np.repeat(np.arange(self.n_folds),
                                        len(self._replica_alpha) // self.n_folds)
@@ -280,7 +281,7 @@ class PopulationTrainer:
             p_lr = self._replica_lr[parent]
             for i, state in enumerate(states):
                 values = read_slot(state[p_gi], p_pos, n.arch)
-                if i == 0 and n.optimizer.solver == "sgd" and p_lr != n.learning_rate:
+                if i == 0 and SOLVERS[n.optimizer.solver].velocity and p_lr != n.learning_rate:
                     # the velocity convention of set_learning_rates
                     values = [v * (p_lr / n.learning_rate) for v in values]
                 write_slot(state[gi], pos, values, n.arch, group)
@@ -292,7 +293,7 @@ class PopulationTrainer:
         net.archs[r] = tuple(n.arch)
         self._replica_lr[r], self._replica_alpha[r] = n.learning_rate, n.alpha
         self._replica_optimizer[r] = n.optimizer
-        self._replica_sgd[r] = n.optimizer.solver == "sgd"
+        self._replica_sgd[r] = SOLVERS[n.optimizer.solver].velocity
         self._replica_step_offset[r] = step_offset
         self.initial_learning_rates[r] = n.learning_rate
         self.alphas[slot] = n.alpha
@@ -445,3 +446,9 @@ class PopulationTrainer:
         if self.best_flat is not None:
             self.best_flat = carry(self.best_flat)
         self._bind(net)
+
+
+def _velocity(settings):
+    """Which replicas keep a momentum buffer as a velocity (see
+    :meth:`PopulationTrainer.set_learning_rates`)."""
+    return np.array([SOLVERS[o.solver].velocity for o in settings], dtype=bool)

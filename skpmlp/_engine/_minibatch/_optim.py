@@ -20,6 +20,8 @@ learning rate).
 
 import torch
 
+from ..._kernels import SOLVERS, n_state_buffers
+
 
 class FusedOptimizer:
     """Adam and SGD (momentum, Nesterov) with coupled L2 as scikit-learn's
@@ -96,9 +98,10 @@ class FusedOptimizer:
             steps = self.step_counts[fold] - step_offset if step_offset else self.step_counts[fold]
             # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
             decay = alpha / weight_sums[fold] if alpha else 0.0
-            if settings.solver == "adam":
+            solver = SOLVERS[settings.solver]
+            if solver.moments:
                 p, g, m, v, *v_max = views  # v_max: amsgrad's running maximum
-                torch._fused_adam_(
+                getattr(torch, solver.torch_update)(
                     p, g, m, v, v_max[0] if v_max else [], [steps] * len(p),
                     lr=lr, beta1=settings.beta_1, beta2=settings.beta_2, weight_decay=decay,
                     eps=settings.epsilon, amsgrad=settings.amsgrad, maximize=False,
@@ -107,21 +110,12 @@ class FusedOptimizer:
                 p, g, buf = views
                 # zero-initialised buffers: momentum * 0 + g = g, as torch's
                 # first step
-                torch._fused_sgd_(
+                getattr(torch, solver.torch_update)(
                     p, g, buf if settings.momentum else [],
                     weight_decay=decay, momentum=settings.momentum, lr=lr, dampening=0.0,
                     nesterov=settings.nesterovs_momentum and settings.momentum > 0, maximize=False,
                     is_first_step=False,
                 )
-
-
-def n_state_buffers(settings):
-    """State buffers (laid out as the parameters) that models with these
-    :class:`~._spec.OptimizerSettings` need together: two if any of them is
-    Adam (its moments), three with amsgrad (the second moment's running
-    maximum), else one (SGD's momentum buffer)."""
-    adam = [s for s in settings if s.solver == "adam"]
-    return 3 if any(s.amsgrad for s in adam) else 2 if adam else 1
 
 
 def make_optimizer(settings, params, grads, n_folds):

@@ -17,6 +17,8 @@ scikit-learn.
 
 import numpy as np
 
+from ..._kernels import SOLVERS
+
 #: scikit-learn's floor below which an adaptive rate stops dividing
 ADAPTIVE_FLOOR = 1e-6
 
@@ -37,7 +39,7 @@ class LearningRates:
         self.initial = np.asarray(initial, dtype=float)
         self.current = self.initial.copy()
         n_folds = len(fold_rows)
-        sgd = np.array([s.solver == "sgd" for s in settings])
+        sgd = _scheduled(settings)
         schedule = np.array([s.learning_rate for s in settings])
         self.power_t = np.array([s.power_t for s in settings], dtype=float)
         self.invscaling = sgd & (schedule == "invscaling")
@@ -75,8 +77,14 @@ class LearningRates:
         self.initial[replicas] = initial
         self.current[replicas] = initial
         self.born[replicas] = epoch + 1
-        sgd = np.array([s.solver == "sgd" for s in settings], dtype=bool)
+        sgd = _scheduled(settings)
         schedule = np.array([s.learning_rate for s in settings])
         self.power_t[replicas] = [s.power_t for s in settings]
         self.invscaling[replicas] = sgd & (schedule == "invscaling")
         self.adaptive[replicas] = sgd & (schedule == "adaptive")
+
+
+def _scheduled(settings):
+    """Which replicas' solvers follow ``learning_rate`` schedules (SGD's,
+    as scikit-learn's MLP)."""
+    return np.array([SOLVERS[s.solver].velocity for s in settings], dtype=bool)
