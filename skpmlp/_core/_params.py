@@ -204,21 +204,25 @@ _ROWS = (
         doc="""\
         ``"lbfgs"`` is full-batch L-BFGS as scikit-learn's MLP (scipy's
         L-BFGS-B): ``max_iter`` counts iterations, ``tol`` is the gradient
-        tolerance, ``early_stopping`` is ignored.""",
+        tolerance, ``early_stopping`` is ignored. ``"adamw"`` (not in
+        scikit-learn) is ``torch.optim.AdamW``: ``alpha`` is its decoupled
+        weight decay (every step multiplies the weights, not the biases, by
+        ``1 - lr * alpha``) and the loss has no L2 term.""",
         search_doc="""\
-        Optimizer of every model: Adam, SGD with momentum as scikit-learn's
-        MLP, or full-batch L-BFGS as scikit-learn's ``solver="lbfgs"``
-        (scipy's L-BFGS-B), every model with its own curvature history and
-        line search inside one fused run. scikit-learn recommends lbfgs for
-        small data sets. With lbfgs, ``max_iter`` counts iterations, ``tol``
-        is the gradient tolerance, ``max_fun`` bounds the loss evaluations,
-        and ``batch_size``, ``learning_rate_init``, ``momentum``,
-        ``n_iter_no_change``, ``early_stopping`` (ignored, as scikit-learn
-        does) and ``monitor`` do not apply; ``pruning`` is refused. A list
-        such as ``["sgd", "adam"]`` searches the solver per model, in the
-        same fused run (lbfgs models train apart in the same call; mixing
-        them with minibatch models is refused with ``early_stopping`` or
-        ``pruning``).""",
+        Optimizer of every model: Adam, SGD with momentum as scikit-learn's MLP,
+        AdamW (``torch.optim.AdamW``: ``alpha`` is its decoupled weight decay of
+        the weights, the loss has no L2 term), or full-batch L-BFGS as
+        scikit-learn's ``solver="lbfgs"`` (scipy's L-BFGS-B), every model with
+        its own curvature history and line search inside one fused run.
+        scikit-learn recommends lbfgs for small data sets. With lbfgs,
+        ``max_iter`` counts iterations, ``tol`` is the gradient tolerance,
+        ``max_fun`` bounds the loss evaluations, and ``batch_size``,
+        ``learning_rate_init``, ``momentum``, ``n_iter_no_change``,
+        ``early_stopping`` (ignored, as scikit-learn does) and ``monitor`` do
+        not apply; ``pruning`` is refused. A list such as ``["sgd", "adam"]``
+        searches the solver per model, in the same fused run (lbfgs models train
+        apart in the same call; mixing them with minibatch models is refused
+        with ``early_stopping`` or ``pruning``).""",
     ),
     Param(
         "learning_rate_init", (0.001, 0.003, 0.01),

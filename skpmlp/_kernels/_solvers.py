@@ -60,6 +60,8 @@ SOLVERS = {
         Solver("adam", "minibatch", moments=True, torch_update="_fused_adam_", code=0,
                amsgrad_code=2),
         Solver("sgd", "minibatch", velocity=True, torch_update="_fused_sgd_", code=1),
+        Solver("adamw", "minibatch", moments=True, decoupled=True,
+               torch_update="_fused_adamw_", code=3, amsgrad_code=4),
         Solver("lbfgs", "lbfgs"),
     )
 }

@@ -29,7 +29,7 @@
 //       layer l weight (k, j) sits at w_off[l] + k * ld[l] + j, its bias j
 //       at b_off[l] + j. state1 is Adam's first moment or SGD's momentum
 //       buffer, state2 Adam's second moment, state3 AMSGrad's running
-//       maximum of it (solver 2: Adam with amsgrad; may be null otherwise).
+//       maximum of it (amsgrad codes only; may be null otherwise).
 //   meta    (n_models, META) int64      see the M_* indices below
 //   hyper   (n_models, HYPER) double    see the H_* indices below
 //   loss_sums (n_slots)                 += each step's batch loss x counts
@@ -480,6 +480,10 @@ struct Layer {
     long w_off, b_off, ld;
 };
 
+// The update codes of the meta table's solver column: skpmlp/_kernels/_solvers.py's
+// table (tests/kernels/test_kernel_build.py checks these match it).
+enum Update { ADAM = 0, SGD = 1, ADAM_AMSGRAD = 2, ADAMW = 3, ADAMW_AMSGRAD = 4 };
+
 struct Model {
     int slot, depth, act, fold, solver, nesterov;
     Layer layers[MAX_DEPTH + 1];
@@ -701,8 +705,9 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
     return loss;
 }
 
-// torch's fused Adam / SGD update of one tensor of n_rows x n_cols values
-// (row stride ld in the flat buffers, dense in g), coupled weight decay wd.
+// torch's fused Adam / AdamW / SGD update of one tensor of n_rows x n_cols values
+// (row stride ld in the flat buffers, dense in g), weight decay wd: coupled
+// (added to the gradient), or AdamW's decoupled one (p *= 1 - lr * wd first).
 template <class T>
 void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n_rows, int n_cols, const T* g,
                    double wd, double t) {
@@ -712,9 +717,10 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
     }
     T* p = P.params + off;
     T* s1 = P.state1 + off;
-    if (m.solver == 0 || m.solver == 2) {  // Adam; 2: with amsgrad
+    if (m.solver != SGD) {  // Adam or AdamW, with or without amsgrad
         T* s2 = P.state2 + off;
-        const bool amsgrad = m.solver == 2;
+        const bool amsgrad = m.solver == ADAM_AMSGRAD || m.solver == ADAMW_AMSGRAD;
+        const bool decoupled = m.solver == ADAMW || m.solver == ADAMW_AMSGRAD;
         T* s3 = amsgrad ? P.state3 + off : nullptr;
         const T b1 = T(m.beta1), b2 = T(m.beta2), lr = T(m.lr), eps = T(m.eps), decay = T(wd);
         const T bias1 = T(1) - T(std::pow(double(T(m.beta1)), t));
@@ -728,7 +734,8 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
             T* m3 = amsgrad ? s3 + r * ld : nullptr;
             const T* gr = g + long(r) * n_cols;
             for (int c = 0; c < n_cols; ++c) {
-                const T grad = gr[c] + decay * pr[c];
+                if (decoupled) pr[c] *= T(1) - lr * decay;  // as torch's fused AdamW
+                const T grad = decoupled ? gr[c] : gr[c] + decay * pr[c];
                 m1[c] += (grad - m1[c]) * (T(1) - b1);  // lerp, as torch
                 m2[c] = b2 * m2[c] + (T(1) - b2) * grad * grad;
                 // amsgrad: the running maximum of the second moment, as torch
@@ -759,7 +766,10 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
 template <class T>
 void update_model(const Model& m, const Problem<T>& P, const T* grads, const std::vector<long>& g_off,
                   double weight_sum, double t) {
-    const double wd = m.alpha != 0 ? m.alpha / weight_sum : 0.0;
+    // scikit-learn's L2 gradient alpha * W / (sum of the batch's weights), or
+    // AdamW's decoupled decay alpha
+    const bool decoupled = m.solver == ADAMW || m.solver == ADAMW_AMSGRAD;
+    const double wd = m.alpha == 0 ? 0.0 : decoupled ? m.alpha : m.alpha / weight_sum;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
         update_tensor<T>(m, P, L.w_off, L.ld, L.n_in, L.n_out, grads + g_off[2 * l], wd, t);

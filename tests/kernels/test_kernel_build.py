@@ -5,6 +5,7 @@ a library fails, and the checks of the kernels' arguments."""
 import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -277,3 +278,19 @@ def test_every_file_the_build_reads_is_installed():
     patterns = setup["options.package_data"]["skpmlp._kernels"].replace(",", " ").split()
     for path in _build.SOURCES + _build.HEADERS:
         assert any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns), path.name
+
+
+def test_the_cpp_update_codes_are_the_solver_tables():
+    """mlp_step.cpp names the update codes of skpmlp/_kernels/_solvers.py."""
+    import re
+
+    from skpmlp._kernels import kernel_code
+
+    source = (Path(_kernels.__file__).parent / "mlp_step.cpp").read_text()
+    body = re.search(r"enum Update \{([^}]*)\}", source).group(1)
+    cpp = {name.strip(): int(code) for name, code in
+           (item.split("=") for item in body.split(","))}
+    expected = {"ADAM": kernel_code("adam"), "SGD": kernel_code("sgd"),
+                "ADAM_AMSGRAD": kernel_code("adam", True), "ADAMW": kernel_code("adamw"),
+                "ADAMW_AMSGRAD": kernel_code("adamw", True)}
+    assert cpp == expected

@@ -150,7 +150,9 @@ class PopulationTrainer:
             for g in range(len(net.groups))
         ]
         self.slot_fold_t = to(self.slot_fold, torch.int64)
-        self.alphas = to(self._replica_alpha[net.slot_models], net.dtype)
+        # the L2 term of the loss (none where the weights decay decoupled)
+        coupled = ~np.array([SOLVERS[o.solver].decoupled for o in self._replica_optimizer])
+        self.alphas = to((self._replica_alpha * coupled)[net.slot_models], net.dtype)
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
         self._slots_changed()
@@ -296,7 +298,7 @@ class PopulationTrainer:
         self._replica_sgd[r] = SOLVERS[n.optimizer.solver].velocity
         self._replica_step_offset[r] = step_offset
         self.initial_learning_rates[r] = n.learning_rate
-        self.alphas[slot] = n.alpha
+        self.alphas[slot] = 0.0 if SOLVERS[n.optimizer.solver].decoupled else n.alpha
         self.frozen[slot] = False
 
     def _position(self, slot):

@@ -32,6 +32,7 @@ from importlib.util import find_spec
 import numpy as np
 import torch
 
+from ..._kernels import kernel_code
 from ..._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
@@ -50,6 +51,10 @@ PROGRAMS_PER_SM = 8
 max_programs = None
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
+
+#: The kernels' update codes the Triton kernels implement (the table:
+#: skpmlp/_kernels/_solvers.py): Adam and SGD.
+TRITON_UPDATES = frozenset({kernel_code("adam"), kernel_code("sgd")})
 
 
 def triton_installed():
@@ -103,8 +108,12 @@ def triton_unsupported(config, spec=None):
         return f"loss={config.loss!r} (the kernels have squared error only)"
     if config.n_outputs > MAX_OUTPUTS:
         return f"more than {MAX_OUTPUTS} outputs"
-    if any(o.amsgrad for o in ([config] if spec is None else spec.optimizers_of(config))):
-        return "amsgrad=True (the kernels have Adam and SGD only)"
+    settings = [config.optimizer_settings()] if spec is None else spec.optimizers_of(config)
+    for o in settings:
+        code = kernel_code(o.solver, o.amsgrad)
+        if code is not None and code not in TRITON_UPDATES:  # None: L-BFGS, trained apart
+            variant = " with amsgrad=True" if o.amsgrad else ""
+            return f"solver={o.solver!r}{variant} (the kernels have Adam and SGD only)"
     if spec is not None:
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"

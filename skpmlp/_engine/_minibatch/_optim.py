@@ -96,9 +96,10 @@ class FusedOptimizer:
             if not stepping[fold]:
                 continue
             steps = self.step_counts[fold] - step_offset if step_offset else self.step_counts[fold]
-            # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
-            decay = alpha / weight_sums[fold] if alpha else 0.0
             solver = SOLVERS[settings.solver]
+            # scikit-learn's L2 gradient: alpha * W / (sum of the batch's
+            # weights); AdamW's decoupled decay: W *= 1 - lr * alpha
+            decay = alpha if solver.decoupled else alpha / weight_sums[fold] if alpha else 0.0
             if solver.moments:
                 p, g, m, v, *v_max = views  # v_max: amsgrad's running maximum
                 getattr(torch, solver.torch_update)(
