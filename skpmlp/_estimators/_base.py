@@ -24,7 +24,8 @@ from .._core._data import SparseInputMixin
 from .._core._values import full_batch
 from .._search._run import search
 from .._search._scorers import fitted_scorers
-from .._selection._choice import Selection, check_ensemble, ensemble_kind
+from .._selection._choice import Selection
+from .._selection._kinds import ENSEMBLE_KINDS, checked_ensemble_kind
 from .._selection._refit import DATA_ATTRIBUTES, fitted_cv, fold_ensemble, refit, single_model
 from ._changed_defaults import warn_default_ensemble
 
@@ -198,7 +199,8 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         """Refuse, before anything trains, settings no search can honour."""
         if isinstance(self.scoring, (list, tuple, set, dict)):
             self._check_refit(self.scoring)
-        check_ensemble(self, self.cv)
+        if self.ensemble != "auto":  # "auto" is decided by the folds, once known
+            ENSEMBLE_KINDS[self.ensemble].check(self, self.cv)
         if full_batch(self) and self.pruning is not None:
             raise ValueError(
                 f"pruning={self.pruning!r} needs a minibatch solver: it ranks models on their "
@@ -231,18 +233,17 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         return fitted
 
     def _ensemble_kind(self, cv):
-        """The ensemble a fit with ``cv`` (``"auto"`` resolved: None for a
-        holdout) builds, ``"best"``, ``"folds"`` or ``"greedy"``: asked by
-        the search plan once the folds are known (a greedy ensemble keeps
-        every model's held-out predictions).
+        """The :class:`~skpmlp._selection._kinds.EnsembleKind` a fit with
+        ``cv`` (``"auto"`` resolved: None for a holdout) builds: asked by the
+        search plan once the folds are known (whether it keeps every
+        model's held-out predictions).
 
         Raises
         ------
         ValueError
             For an ensemble the folds cannot give.
         """
-        check_ensemble(self, cv)
-        return ensemble_kind(self, cv)
+        return checked_ensemble_kind(self, cv)
 
     def _check_refit(self, scorers):
         """GridSearchCV's rule (and message) for multi-metric scoring:

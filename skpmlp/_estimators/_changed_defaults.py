@@ -9,7 +9,7 @@ pin. Each warning here says in which release it goes away; the change log
 import warnings
 
 from .._search._splits import AUTO_CV_MAX_SAMPLES
-from .._selection._choice import ensemble_kind
+from .._selection._kinds import ensemble_kind
 
 #: The release that changed the defaults warned of here.
 CHANGED_IN = "0.2"
@@ -36,7 +36,7 @@ def warn_default_ensemble(estimator, cv, *, n_samples):
     defaults = estimator.cv == "auto" and estimator.ensemble == "auto"
     if not (defaults and estimator.refit and cv is not None):
         return
-    if ensemble_kind(estimator, cv) != "greedy":
+    if ensemble_kind(estimator, cv).name != "greedy":
         return
     name = type(estimator).__name__
     ensemble = estimator._ensemble_class.__name__

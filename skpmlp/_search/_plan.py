@@ -284,7 +284,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         return_train_score=bool(getattr(estimator, "return_train_score", False)),
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
         cv=splits.cv,
-        keep_predictions=bool(estimator.refit) and ensemble == "greedy",
+        keep_predictions=bool(estimator.refit) and ensemble.held_out_predictions,
     )
 
 

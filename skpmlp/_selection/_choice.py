@@ -4,9 +4,10 @@ A :class:`Selection` holds the estimator's choice settings (``refit``,
 ``selection``, ``tie_breaker``, ``ensemble``, ``ensemble_size``) as values,
 and orders the rows of a :class:`~skpmlp._search._run.SearchRun`: by held-out loss or
 by the scorer's rank, as GridSearchCV's ``best_index_`` with a callable
-``refit``. :meth:`Selection.members` gives the ensemble's :class:`Members`:
-the top rows (``ensemble="best"``, ``"folds"``) or a greedy ensemble
-(:mod:`skpmlp._selection._greedy`).
+``refit``. :meth:`Selection.members` gives the ensemble's :class:`Members`,
+as its kind picks them (:mod:`skpmlp._selection._kinds`): the top rows
+(:meth:`Selection.top_members`) or a greedy ensemble (:meth:`Selection.greedy`,
+on :mod:`skpmlp._selection._greedy`).
 """
 
 import warnings
@@ -15,7 +16,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ._greedy import GREEDY_STEPS, greedy_counts, held_out_criterion, pooled_predictions
+from ._greedy import greedy_counts, held_out_criterion, pooled_predictions
+from ._kinds import ENSEMBLE_KINDS, EnsembleKind, ensemble_kind
 
 
 def select_members(ranks, size, *, best, usable, pruned=None):
@@ -64,63 +66,6 @@ def select_members(ranks, size, *, best, usable, pruned=None):
     return np.array([best, *others], dtype=int)
 
 
-def check_ensemble(estimator, cv):
-    """Refuse, before anything trains, an ensemble the folds cannot give.
-
-    Parameters
-    ----------
-    estimator : BaseParallelMLP
-    cv : object
-        The fit's ``cv`` (``"auto"`` resolved, or as given).
-
-    Raises
-    ------
-    ValueError
-        For ``ensemble="folds"`` (with ``refit``) without k folds.
-    """
-    if not estimator.refit or estimator.ensemble != "folds" or cv is not None:
-        return
-    chosen = ""
-    if isinstance(estimator.cv, str):
-        chosen = (" cv='auto' chose the holdout for this data (more rows than it gives "
-                  "k folds, a class or group too small for them, or one configuration).")
-    raise ValueError(
-        f"ensemble='folds' averages the best configuration's k fold models, so it needs k "
-        f"folds (cv=5, a splitter, ...); this fit has a holdout (cv=None): one model per "
-        f"configuration.{chosen} Pass cv=5, or ensemble='best' or 'greedy'."
-    )
-
-
-def ensemble_kind(estimator, cv):
-    """The ensemble a fit builds: ``estimator.ensemble`` with ``"auto"``
-    resolved.
-
-    Parameters
-    ----------
-    estimator : BaseParallelMLP
-    cv : object
-        The fit's ``cv`` with ``"auto"`` resolved: None for a holdout.
-
-    Returns
-    -------
-    kind : {"best", "folds", "greedy"}
-        ``"auto"`` is ``"greedy"`` with k folds: a Caruana ensemble on
-        out-of-fold predictions, whose members predict through their fold
-        models (no refit), scored highest of skpmlp's choices on unseen
-        test rows in the selection benchmark and never more than 0.01
-        below a default MLP there. It is ``"best"`` with a holdout (an
-        ensemble selected on one validation split overfits it, and each
-        member would be refitted), with a callable ``refit`` (the callable
-        names the model) and with ``warm_start`` (a warm fit goes on from
-        one model's ``coefs_``).
-    """
-    if estimator.ensemble != "auto":
-        return estimator.ensemble
-    if cv is None or callable(estimator.refit) or estimator.warm_start:
-        return "best"
-    return "greedy"
-
-
 @dataclass(frozen=True)
 class Members:
     """An ensemble's members, as rows of ``cv_results_``.
@@ -158,17 +103,17 @@ class Selection:
         (``scoring=None``), else "score" (the scorer the user asked for).
     tie_breaker : {"loss"} or None
     ensemble_size : int
-        Resolved: None is 1, or :data:`~skpmlp._selection._greedy.GREEDY_STEPS` for a greedy
-        ensemble.
-    ensemble : {"best", "folds", "greedy"}, default="best"
-        Resolved (:func:`ensemble_kind`).
+        Resolved: None is the kind's default (1, or
+        :data:`~skpmlp._selection._greedy.GREEDY_STEPS` for a greedy ensemble).
+    kind : EnsembleKind, default=Best()
+        The ensemble, ``"auto"`` resolved (:func:`~skpmlp._selection._kinds.ensemble_kind`).
     """
 
     refit: object
     criterion: str
     tie_breaker: object
     ensemble_size: int
-    ensemble: str = "best"
+    kind: EnsembleKind = ENSEMBLE_KINDS["best"]
 
     @classmethod
     def of(cls, estimator, cv):
@@ -177,11 +122,11 @@ class Selection:
         criterion = estimator.selection
         if criterion == "auto":
             criterion = "loss" if estimator.scoring is None else "score"
-        ensemble = ensemble_kind(estimator, cv)
+        kind = ensemble_kind(estimator, cv)
         size = estimator.ensemble_size
         if size is None:
-            size = GREEDY_STEPS if ensemble == "greedy" else 1
-        return cls(estimator.refit, criterion, estimator.tie_breaker, size, ensemble)
+            size = kind.default_size
+        return cls(estimator.refit, criterion, estimator.tie_breaker, size, kind)
 
     def ranking_metric(self, run):
         """The ``*_test_<metric>`` columns that rank models: ``score`` with one
@@ -240,34 +185,28 @@ class Selection:
         return positions
 
     def members(self, run, best_index):
-        """The :class:`Members` of ``best_estimator_``.
+        """The :class:`Members` of ``best_estimator_``: what the kind of
+        ensemble picks (:meth:`~skpmlp._selection._kinds.EnsembleKind.members`)."""
+        return self.kind.members(self, run, best_index)
 
-        ``ensemble="greedy"``: :meth:`greedy` (where the search has
-        held-out predictions; a lone model trained on every row has none
-        and is its own ensemble). Otherwise ``best_index`` and, with
-        ``ensemble_size > 1``, the next models as :meth:`order` ranks them
-        (see :func:`select_members`), equally weighted;
-        through their fold models with ``ensemble="folds"``.
+    def top_members(self, run, best_index, size, through_folds):
+        """``best_index`` and, for ``size > 1``, the next models as
+        :meth:`order` ranks them (see :func:`select_members`), equally
+        weighted.
 
         Raises
         ------
         ValueError
-            For an ensemble of several models ranked by a score with
-            multi-metric scoring and a callable ``refit``: no metric ranks
-            the models.
+            For several members ranked by a score with multi-metric scoring
+            and a callable ``refit``: no metric ranks the models.
         """
-        through_folds = self.ensemble == "folds" or (
-            self.ensemble == "greedy" and run.plan.cv is not None)
-        if self.ensemble == "greedy" and run.held_out:
-            return self.greedy(run, best_index, through_folds)
         metric = self.ranking_metric(run)
         if metric is None:  # a callable refit with several metrics: no ranking
-            if self.ensemble_size > 1 and self.ensemble != "greedy":
+            if size > 1:
                 raise self._no_metric()
             return Members([best_index], np.ones(1), through_folds)
         means = run.cv_results[f"mean_test_{metric}"]
         usable = ~run.failed & (np.isfinite(means) if run.plan.held_out else True)
-        size = 1 if self.ensemble == "greedy" else self.ensemble_size
         rows = select_members(
             self.order(run, metric), size, best=best_index, usable=usable,
             pruned=run.cv_results.get("pruned"),
