@@ -32,6 +32,7 @@ from ._halving import Rung, decide
 from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._predict import mlp_forward, population_outputs
 from ._run_state import restore_result, result_state
+from ._runs import RunOptions
 from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
 from ._threads import torch_threads
 from ._train import PausedTraining, train_population
@@ -43,6 +44,7 @@ __all__ = [
     "MONITOR_SCORES",
     "OptimizerSettings",
     "PopulationSpec",
+    "RunOptions",
     "TrainConfig",
     "TORCH_MODULES",
     "TrainResult",

@@ -310,9 +310,10 @@ class DataParallel:
             )
 
 
-def train_data_parallel(dp, spec, config, X, y, folds, *, sample_weight=None, **train_kwargs):
+def train_data_parallel(dp, spec, config, X, y, folds, options):
     """:func:`~._train.train_population` with the rows split over the ranks
-    of ``dp``; every rank returns the same :class:`~._spec.TrainResult`.
+    of ``dp`` (``options``: the call's :class:`~._runs.RunOptions`); every
+    rank returns the same :class:`~._spec.TrainResult`.
 
     ``config.device`` is resolved here (plain ``"cuda"``: the rank's own
     GPU). Every rank must pass the same data, folds, models and config:
@@ -322,10 +323,8 @@ def train_data_parallel(dp, spec, config, X, y, folds, *, sample_weight=None, **
     config = dataclasses.replace(config, device=dp.device(resolve_device(config.device)))
     with dp.session(config.device):
         dp.check_same(
-            X=digest(X), y=digest(y), sample_weight=digest(sample_weight), folds=digest(folds),
+            X=digest(X), y=digest(y), sample_weight=digest(options.sample_weight),
+            folds=digest(folds),
             models=digest(spec), config=digest(dataclasses.replace(config, device=None)),
         )
-        return train_population(
-            spec, config, X, y, folds, sample_weight=sample_weight, data_parallel=dp,
-            **train_kwargs
-        )
+        return train_population(spec, config, X, y, folds, options=options, data_parallel=dp)

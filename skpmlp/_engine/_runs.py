@@ -10,12 +10,29 @@ construction.
 
 import dataclasses
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional, Protocol
 
 import numpy as np
 import torch
 
 from .._kernels import SOLVERS
 from ._memory import data_bytes, held_bytes, memory_budget, model_bytes, plan_chunks
+from ._spec import TrainConfig
+
+if TYPE_CHECKING:  # annotations only: both import the training call
+    from ._distributed import DataParallel
+    from ._minibatch._refill import RefillSource
+
+
+class Checkpoint(Protocol):
+    """Where a training call's state goes (``skpmlp._persistence._checkpoint``)."""
+
+    def due(self) -> bool:
+        """Whether a checkpoint is due (asked after every epoch or round)."""
+
+    def save(self, state: dict) -> None:
+        """Keep ``state``, what ``train_population(..., resume=state)`` goes on from."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,13 +88,13 @@ class RunOptions:
 
     sample_weight: np.ndarray = None
     monitor: bool = True
-    epoch_callback: object = None
+    epoch_callback: Optional[Callable] = None
     max_memory: float = None
     deadline: float = None
     always_start: bool = True
-    data_parallel: object = None
-    refill_source: object = None
-    checkpoint: object = None
+    data_parallel: Optional["DataParallel"] = None
+    refill_source: Optional["RefillSource"] = None
+    checkpoint: Optional[Checkpoint] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +116,7 @@ class Run:
     """
 
     models: np.ndarray
-    config: object
+    config: TrainConfig
     solver: str
     options: RunOptions
 

@@ -327,7 +327,7 @@ class TrainResult:
         Whether each replica was stopped by successive halving.
     train_time : float
         Wall time of the fused training, in seconds.
-    halted : {None, "interrupted", "max_time"}
+    halted : {None, "interrupted", "terminated", "max_time"}
         Why training ended before every model finished, if it did.
     extra : dict
         Diagnostics (e.g. where the parts of a split run were trained).

@@ -67,7 +67,8 @@ class PausedTraining:
     rungs: list
 
 
-def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, **options):
+def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, options=None,
+                     **fields):
     """Train every model of ``spec`` on every fold as fused networks.
 
     A population whose estimated needs exceed ``max_memory`` or 80% of the
@@ -96,11 +97,14 @@ def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, **op
         Halving decided outside the call (a shard of a search): ``{(family,
         epoch): models pruned}`` (indices into ``spec``). The call then
         returns a :class:`PausedTraining` at a rung not decided yet.
-    **options :
-        The fields of :class:`~._runs.RunOptions` (``sample_weight``,
-        ``monitor``, ``epoch_callback``, ``max_memory``, ``deadline``,
-        ``always_start``, ``data_parallel``, ``refill_source``,
-        ``checkpoint``): what every run of the call gets.
+    options : RunOptions, optional
+        What every run of the call gets (:class:`~._runs.RunOptions`:
+        ``sample_weight``, ``monitor``, ``epoch_callback``, ``max_memory``,
+        ``deadline``, ``always_start``, ``data_parallel``,
+        ``refill_source``, ``checkpoint``).
+    **fields :
+        Fields of :class:`~._runs.RunOptions` set on ``options`` (or on
+        the defaults).
 
     Returns
     -------
@@ -109,7 +113,7 @@ def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, **op
         after at least one epoch (one before that propagates).
     """
     config = dataclasses.replace(config, device=resolve_device(config.device))
-    options = RunOptions(**options)
+    options = dataclasses.replace(RunOptions() if options is None else options, **fields)
     if resume is None:
         runs = plan_runs(spec, config, X, folds, options)
     else:

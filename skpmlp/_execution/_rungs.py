@@ -79,18 +79,19 @@ class ShardedCall:
         """Shards not finished."""
         return [i for i, done in enumerate(self.done) if done is None]
 
-    def task_kwargs(self, shard):
-        """What the engine call of ``shard`` gets this round: its state to
-        go on from, the decisions so far (in its own indices) and, with a
-        checkpoint, its own file."""
-        kwargs = {"resume": self.states[shard]}
+    def task_settings(self, shard):
+        """What the engine call of ``shard`` gets this round, as
+        :class:`~skpmlp._execution._shards.ShardTask` fields: ``resume``, its
+        state to go on from; ``rungs``, the decisions so far (in its own
+        indices); ``checkpoint``, its own file."""
+        settings = {"resume": self.states[shard]}
         if self.config.pruning is not None:
             part = self.parts[shard]
-            kwargs["rungs"] = {key: np.flatnonzero(np.isin(part, pruned))
-                               for key, pruned in self.cuts.items()}
+            settings["rungs"] = {key: np.flatnonzero(np.isin(part, pruned))
+                                 for key, pruned in self.cuts.items()}
         if self.checkpoint is not None:
-            kwargs["checkpoint"] = self.checkpoint.shard(shard, self.parts[shard])
-        return kwargs
+            settings["checkpoint"] = self.checkpoint.shard(shard, self.parts[shard])
+        return settings
 
     def take(self, outputs):
         """Take a round's ``[(output, info)]`` (a :class:`TrainResult` or a

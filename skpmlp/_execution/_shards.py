@@ -16,7 +16,9 @@ while they train (:mod:`skpmlp._execution._shard_progress`).
 import dataclasses
 import os
 import socket
+import threading
 import time
+from typing import Optional
 
 import torch
 from joblib import effective_n_jobs
@@ -24,6 +26,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._engine import (
     PausedTraining,
+    RunOptions,
     current_data_parallel,
     merge_results,
     resolve_device,
@@ -32,6 +35,7 @@ from .._engine import (
     train_data_parallel,
     train_population,
 )
+from .._persistence._checkpoint import ShardCheckpoint
 from ._rungs import ShardedCall, is_sharded_state
 from ._shard_progress import ShardedProgress
 
@@ -76,14 +80,45 @@ def _shard_info(shard, spec, device, threads, start):
     }
 
 
-def train_shard(spec, config, X, y, folds, *, shard, n_shards, checkpoint=None, resume=None,
-                **train_kwargs):
-    """Train one shard where this task runs; numpy in, numpy out.
+@dataclasses.dataclass(frozen=True)
+class ShardTask:
+    """What one round of one shard gets, besides its models and data.
+
+    Attributes
+    ----------
+    shard, n_shards : int
+        Its index, and how many shards share the machine's cores.
+    options : RunOptions
+        The engine call's options (its progress reporter, whether it must
+        train even past the deadline).
+    resume : dict or None
+        The state it returned at the last rung.
+    rungs : dict or None
+        The halving decisions taken so far, in its own indices.
+    checkpoint : ShardCheckpoint or None
+        Its own file next to the search's.
+    client : (str, int)
+        Host name and process id of the process that started the search:
+        a worker on the same host ends itself when that process is gone.
+    """
+
+    shard: int
+    n_shards: int
+    options: RunOptions
+    resume: dict = None
+    rungs: dict = None
+    checkpoint: Optional[ShardCheckpoint] = None
+    client: tuple = dataclasses.field(default_factory=lambda: (socket.gethostname(), os.getpid()))
+
+
+def train_shard(spec, config, X, y, folds, task):
+    """Train one shard where this task runs (a :class:`ShardTask`); numpy
+    in, numpy out.
 
     Its device is ``config.device`` resolved here, on the worker (see
-    :func:`shard_device`). With a ``checkpoint`` (the shard's
+    :func:`shard_device`). With a checkpoint (the shard's
     :class:`~skpmlp._persistence._checkpoint.ShardCheckpoint`) it goes on from the state its
-    file holds, which is never older than ``resume`` (the state it
+    file holds, which is never older than ``task.resume`` (the state it
     returned at the last rung).
 
     Returns
@@ -96,31 +131,95 @@ def train_shard(spec, config, X, y, folds, *, shard, n_shards, checkpoint=None, 
     """
     # private copies: never hand torch a read-only memmap or shared buffer
     X, y = X.copy(), y.copy()
-    config = dataclasses.replace(config, device=shard_device(config.device, shard))
+    config = dataclasses.replace(config, device=shard_device(config.device, task.shard))
     start = time.perf_counter()
-    with torch_threads(shard_threads(n_shards)):
+    _ends_with(task.client)
+    with torch_threads(shard_threads(task.n_shards)):
         threads = torch.get_num_threads()
-        if checkpoint is not None:
-            saved = checkpoint.load()
+        resume = task.resume
+        if task.checkpoint is not None:
+            saved = task.checkpoint.load()
             resume = resume if saved is None else saved
-        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
-                                  resume=resume, **train_kwargs)
-    return result, _shard_info(shard, spec, config.device, threads, start)
+        result = train_population(spec, config, X, y, folds, options=task.options,
+                                  checkpoint=task.checkpoint, resume=resume, rungs=task.rungs)
+    return result, _shard_info(task.shard, spec, config.device, threads, start)
 
 
-def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, **train_kwargs):
-    """Train a population in-process (``n_jobs=None``) or as joblib shards.
+#: Seconds between two checks of a worker that its client still runs.
+CLIENT_CHECK_SECONDS = 0.5
+
+
+def _ends_with(client):
+    """In a process the client started (a loky worker, a local Dask
+    cluster's worker: the client is among its ancestors, on this host), a
+    thread that ends this process once the client is gone, so a search
+    killed even with SIGKILL leaves no worker training, or idling, for
+    nobody. Started once per process; in the client itself, or in a worker
+    someone else started (a Dask cluster of its own), nothing."""
+    host, pid = client
+    if (pid == os.getpid() or host != socket.gethostname() or pid in _WATCHED
+            or not _descends_from(pid)):
+        return
+    _WATCHED.add(pid)
+
+    def watch():
+        while _alive(pid):
+            time.sleep(CLIENT_CHECK_SECONDS)
+        os._exit(1)  # nothing this process does is wanted any more
+
+    threading.Thread(target=watch, name="skpmlp-client-watch", daemon=True).start()
+
+
+#: Clients this process watches already.
+_WATCHED = set()
+
+
+def _descends_from(pid):
+    """Whether process ``pid`` is an ancestor of this one (from /proc; False
+    without it)."""
+    current = os.getpid()
+    try:
+        while current > 1:
+            with open(f"/proc/{current}/stat") as stat:
+                current = int(stat.read().rsplit(")", 1)[1].split()[1])
+            if current == pid:
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def _alive(pid):
+    """Whether process ``pid`` runs (a zombie, dead but not reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process of that number: ours is gone
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # no procfs (macOS): kill(pid, 0) is all there is
+        return True
+
+
+def train_search(spec, config, X, y, folds, options, execution, checkpoint=None):
+    """Train a population in-process (``execution.n_jobs=None``) or as joblib shards.
 
     ``config.device`` is resolved where each run trains: here without
-    ``n_jobs``, on its worker for a shard. With ``data_parallel`` (and an
-    initialised process group, see :func:`skpmlp.data_parallel`) every
-    step's rows are split over the ranks instead.
+    ``n_jobs``, on its worker for a shard. With ``execution.data_parallel``
+    (and an initialised process group, see :func:`skpmlp.data_parallel`)
+    every step's rows are split over the ranks instead.
 
-    ``train_kwargs`` go to :func:`~._engine.train_population`. Their
-    ``epoch_callback`` (a :class:`~skpmlp._execution._progress.SearchProgress`, or None when
-    quiet) reports an in-process run's epochs; with shards, its ``verbose``
-    and ``name`` set up one bar for all of them instead
+    ``options`` (a :class:`~skpmlp._engine.RunOptions`) go to
+    :func:`~skpmlp._engine.train_population`. Its ``epoch_callback`` (a
+    :class:`~skpmlp._execution._progress.SearchProgress`, or None when quiet)
+    reports an in-process run's epochs; with shards, its ``verbose`` and
+    ``name`` set up one bar for all of them instead
     (:class:`~skpmlp._execution._shard_progress.ShardedProgress`).
+    ``checkpoint``: the call's checkpoint section (its ``state`` is where
+    the call goes on from).
 
     Returns
     -------
@@ -130,8 +229,8 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
         One entry per fused run (see :func:`train_shard`); a data-parallel
         run's also has ``world_size`` and ``rows_per_rank``.
     """
-    dp = current_data_parallel() if data_parallel else None
-    checkpoint, resume = train_kwargs.pop("checkpoint", None), train_kwargs.pop("resume", None)
+    n_jobs, resume = execution.n_jobs, None if checkpoint is None else checkpoint.state
+    dp = current_data_parallel() if execution.data_parallel else None
     if dp is not None:
         if checkpoint is not None:
             raise ValueError(
@@ -139,39 +238,40 @@ def train_search(spec, config, X, y, folds, *, n_jobs=None, data_parallel=True, 
                 "rank holds a share of each step). Use checkpoint=None, or fit inside "
                 "skpmlp.data_parallel(False)."
             )
-        return _train_data_parallel(dp, spec, config, X, y, folds, n_jobs=n_jobs, **train_kwargs)
+        return _train_data_parallel(dp, spec, config, X, y, folds, options, n_jobs=n_jobs)
     # a checkpoint's call goes on as it began (in-process or sharded),
     # whatever n_jobs is now
     sharded = is_sharded_state(resume) if resume is not None else n_jobs is not None
     if not sharded:
         config = dataclasses.replace(config, device=resolve_device(config.device))
         start = time.perf_counter()
-        result = train_population(spec, config, X, y, folds, checkpoint=checkpoint,
-                                  resume=resume, **train_kwargs)
+        result = train_population(spec, config, X, y, folds, options=options,
+                                  checkpoint=checkpoint, resume=resume)
         return result, [_shard_info(0, spec, config.device, torch.get_num_threads(), start)]
     parts = split_models(spec, effective_n_jobs(n_jobs), X.shape[1], config.n_outputs)
     call = ShardedCall(parts, config, checkpoint, resume)
-    shard_kwargs = {name: v for name, v in train_kwargs.items() if name != "epoch_callback"}
-    epoch_callback = train_kwargs.get("epoch_callback")
 
     def tasks(reporters, first):
         return (
             delayed(train_shard)(
-                spec.subset(call.parts[i]), config, X, y, folds, shard=i,
-                n_shards=len(call.parts),
-                # a shard queued past the fit's deadline trains nothing; the
-                # first one always trains, so a fit has a model
-                always_start=first and i == 0, epoch_callback=reporters[i],
-                **call.task_kwargs(i), **shard_kwargs,
+                spec.subset(call.parts[i]), config, X, y, folds,
+                ShardTask(
+                    i, len(call.parts),
+                    # a shard queued past the fit's deadline trains nothing;
+                    # the first one always trains, so a fit has a model
+                    dataclasses.replace(options, always_start=first and i == 0,
+                                        epoch_callback=reporters[i]),
+                    **call.task_settings(i),
+                ),
             )
             for i in call.pending()
         )
 
-    if epoch_callback is None:
+    if options.epoch_callback is None:
         _train_rounds(call, tasks, lambda t: Parallel(n_jobs=n_jobs)(t), [None] * len(call.parts))
     else:
         sizes = [len(part) * len(folds) * config.max_iter for part in call.parts]
-        _train_with_progress(call, tasks, n_jobs, sizes, config.max_iter, epoch_callback)
+        _train_with_progress(call, tasks, n_jobs, sizes, config.max_iter, options.epoch_callback)
     outputs = call.outputs()
     result = merge_results([(part, r) for part, (r, _) in zip(call.parts, outputs)],
                            spec.n_models)
@@ -215,7 +315,7 @@ def _train_with_progress(call, tasks, n_jobs, sizes, max_iter, epoch_callback):
         progress.close()
 
 
-def _train_data_parallel(dp, spec, config, X, y, folds, *, n_jobs, **train_kwargs):
+def _train_data_parallel(dp, spec, config, X, y, folds, options, *, n_jobs):
     """The population trained once by every rank of ``dp``, each on its
     share of every step's rows: one ``shards_`` entry, the same on every
     rank but for ``host`` and ``pid`` (this rank's)."""
@@ -226,7 +326,7 @@ def _train_data_parallel(dp, spec, config, X, y, folds, *, n_jobs, **train_kwarg
             f"instead. Use n_jobs=None, or fit inside skpmlp.data_parallel(False) to shard models."
         )
     start = time.perf_counter()
-    result = train_data_parallel(dp, spec, config, X, y, folds, **train_kwargs)
+    result = train_data_parallel(dp, spec, config, X, y, folds, options)
     device = dp.device(resolve_device(config.device))
     info = _shard_info(0, spec, device, torch.get_num_threads(), start)
     info.update(world_size=dp.world_size, rows_per_rank=dp.rows_per_rank)

@@ -6,10 +6,17 @@ reporting its progress: what :class:`Execution` says, built once per fit. A
 standalone model's ``fit`` is a population of one, trained the same way.
 """
 
+import contextlib
+import os
+import signal
+import sys
 from dataclasses import dataclass
+from typing import Optional
 
-from .._engine import prepare_kernel
-from .._persistence._checkpoint import call_key
+from .._engine import RunOptions, prepare_kernel
+from .._engine._interrupts import Terminated, sigterm_is_ours
+from .._persistence._checkpoint import SearchCheckpoint, call_key
+from ._progress import ProgressSettings
 from ._shards import train_search
 
 
@@ -42,10 +49,10 @@ class Execution:
     n_jobs: int = None
     max_memory: float = None
     deadline: float = None
-    progress: object = None
+    progress: Optional[ProgressSettings] = None
     name: str = "fused run"
     data_parallel: bool = True
-    checkpoint: object = None
+    checkpoint: Optional[SearchCheckpoint] = None
 
 
 def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, refill_source=None):
@@ -70,19 +77,60 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
         # a first-use compile of the native kernel takes seconds: say so
         prepare_kernel(config, verbose=True)
     progress = None if execution.progress is None else execution.progress.callback(execution.name)
-    resumed = {} if section is None else {"checkpoint": section, "resume": section.state}
-    try:
-        result, shards = train_search(
-            spec, config, X, y, folds, n_jobs=execution.n_jobs, epoch_callback=progress,
-            max_memory=execution.max_memory, deadline=execution.deadline,
-            sample_weight=sample_weight,
-            refill_source=refill_source, data_parallel=execution.data_parallel, **resumed,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    options = RunOptions(sample_weight=sample_weight, epoch_callback=progress,
+                         max_memory=execution.max_memory, deadline=execution.deadline,
+                         refill_source=refill_source)
+    with terminable(execution.checkpoint):
+        try:
+            result, shards = train_search(spec, config, X, y, folds, options, execution, section)
+        finally:
+            if progress is not None:
+                progress.close()
+        if result.halted == "terminated":  # the engine saved where it stopped
+            raise Terminated
     if section is not None and result.halted is None:
         # halted (Ctrl-C, max_time): the engine saved where it stopped, and
         # the next fit goes on from there
         section.finish(result, shards)
     return result, shards
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+_raise_terminated.skpmlp = True  # a handler of ours: training defers it to an epoch's end
+
+
+@contextlib.contextmanager
+def terminable(checkpoint):
+    """A block of training that a SIGTERM ends the way a scheduler expects.
+
+    Inside an epoch (or an L-BFGS round) the engine holds SIGTERM back to
+    the epoch's end, halts (``"terminated"``) and saves its checkpoint;
+    elsewhere (waiting for shards, between runs) it raises
+    :class:`~skpmlp._engine._interrupts.Terminated` at once, which stops the
+    joblib workers. Either way the block then says on stderr where the
+    work is and ends the process with SIGTERM's own status (143 from a
+    shell), as the default disposition would have, one epoch later.
+
+    Outside the main thread, or where the application has its own SIGTERM
+    handler, the block leaves SIGTERM alone.
+    """
+    if not sigterm_is_ours():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        where = (f"its checkpoint {checkpoint.path!r} holds every epoch that ended: fit again "
+                 f"with it to go on" if checkpoint is not None else
+                 "no checkpoint was set (checkpoint=path keeps it): its epochs are lost")
+        print(f"skpmlp: SIGTERM: training stopped at the end of an epoch; {where}.",
+              file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # where SIGTERM is blocked: the exception goes on
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -7,8 +7,12 @@ offsets, are checked here before a call, with real exceptions: an
 corrupt memory.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
+
+from ._tables import HYPER_WIDTH, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 
 def check_tensors(tensors, dtype):
@@ -49,24 +53,38 @@ def check_batches(batches, n_outputs, classification):
     return n_steps, K, F, bp
 
 
-def check_tables(
-    meta,
-    hyper,
-    fields,
-    *,
-    meta_width,
-    hyper_width,
-    max_depth,
-    n_params,
-    n_slots,
-    n_folds,
-    n_features,
-    n_outputs,
-):
+@dataclass(frozen=True)
+class Bounds:
+    """What the ``meta`` table's offsets and indices must stay within.
+
+    Attributes
+    ----------
+    n_params : int
+        Length of the flat parameter buffer (weights and biases).
+    n_slots : int or None
+        Slots of the per-slot buffers (None: not read by the call).
+    n_folds : int or None
+        Folds of the batches (None: not read by the call).
+    n_features, n_outputs : int
+        The layer sizes every model must start and end with.
+    """
+
+    n_params: int
+    n_slots: int
+    n_folds: int
+    n_features: int
+    n_outputs: int
+
+
+def check_tables(meta, hyper, bounds):
     """``meta`` / ``hyper`` rows that describe models lying inside the
     buffers: depth in range, layer sizes chaining from ``n_features`` to
     ``n_outputs``, every weight and bias range inside ``n_params``, slot
-    and fold indices in range. Returns both as C-contiguous arrays."""
+    and fold indices in range (:class:`Bounds`); the layout is
+    :mod:`._tables`'. Returns both as C-contiguous arrays."""
+    fields, max_depth = META_FIELDS, MAX_DEPTH
+    meta_width, hyper_width = META_WIDTH, HYPER_WIDTH
+    n_params, n_features, n_outputs = bounds.n_params, bounds.n_features, bounds.n_outputs
     meta = np.ascontiguousarray(meta, dtype=np.int64)
     hyper = np.ascontiguousarray(hyper, dtype=np.float64)
     if meta.ndim != 2 or meta.shape[1] != meta_width:
@@ -76,7 +94,7 @@ def check_tables(
     depth = meta[:, fields["depth"]]
     if ((depth < 0) | (depth > max_depth)).any():
         raise ValueError(f"model depths must lie in [0, {max_depth}]")
-    for column, bound in (("slot", n_slots), ("fold", n_folds)):
+    for column, bound in (("slot", bounds.n_slots), ("fold", bounds.n_folds)):
         if bound is None:  # not read by this call
             continue
         values = meta[:, fields[column]]

@@ -143,6 +143,59 @@ def _check_packed(meta, packed, buffers):
         raise ValueError("a model's packed vectors lie outside x")
 
 
+def _check_written(*arrays):
+    """Every ``(array, dtype, shape, name)``: a writeable C-contiguous numpy
+    array of that dtype and shape (the kernel writes into it)."""
+    for array, dtype, shape, name in arrays:
+        if (
+            not isinstance(array, np.ndarray)
+            or array.dtype != dtype
+            or not array.flags.c_contiguous
+            or not array.flags.writeable
+        ):
+            raise TypeError(
+                f"{name} must be a writeable C-contiguous {np.dtype(dtype).name} array"
+            )
+        if array.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, not {array.shape}")
+
+
+#: The flat and packed buffers the kernel reads and writes, in its argument order.
+_BUFFERS = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
+
+
+def _checked_arguments(rows, tables, batches, buffers, written, n_outputs, loss, max_iter):
+    """:func:`lbfgs_step`'s arguments checked against each other (``tables``:
+    its ``meta`` and ``hyper``; ``written``: its ``state``, ``packed`` and
+    ``curves``): ``(rows, meta, hyper, host tables, (K, F, B_pad))``, as the
+    kernel takes them."""
+    (meta, hyper), (state, packed, curves) = tables, written
+    params = buffers["params"]
+    if params.dtype not in _ENTRY:
+        raise TypeError(f"the native L-BFGS kernel runs float32 or float64, not {params.dtype}")
+    check_tensors(
+        {**{name: batches[name] for name in "XYW"}, **{name: buffers[name] for name in _BUFFERS}},
+        params.dtype,
+    )
+    n_steps, K, F, bp = check_batches(batches, n_outputs, classification=loss == "softmax")
+    if n_steps != 1:
+        raise ValueError(f"L-BFGS evaluates one full batch per fold, not {n_steps} steps")
+    meta, hyper = checked_tables(
+        meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs
+    )
+    host = host_tables(batches, n_steps, K)
+    rows = host_array(rows, np.int64, np.shape(rows), "rows")
+    if rows.ndim != 1 or ((rows < 0) | (rows >= len(meta))).any():
+        raise ValueError("rows must be a 1-d array of row indices of meta")
+    _check_written(
+        (state, np.float64, (len(meta), STATE_WIDTH), "state"),
+        (packed, np.int64, (len(meta),), "packed"),
+        (curves, np.float64, (buffers["loss_sums"].numel(), max_iter), "curves"),
+    )
+    _check_packed(meta, packed, buffers)
+    return rows, meta, hyper, host, (K, F, bp)
+
+
 def lbfgs_step(
     op,
     rows,
@@ -200,68 +253,21 @@ def lbfgs_step(
     if op not in OPS:
         raise ValueError(f"op must be one of {sorted(OPS)}, not {op!r}")
     params = buffers["params"]
-    if params.dtype not in _ENTRY:
-        raise TypeError(f"the native L-BFGS kernel runs float32 or float64, not {params.dtype}")
-    names = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
-    check_tensors(
-        {**{name: batches[name] for name in "XYW"}, **{name: buffers[name] for name in names}},
-        params.dtype,
+    rows, meta, hyper, host, (K, F, bp) = _checked_arguments(
+        rows, (meta, hyper), batches, buffers, (state, packed, curves), n_outputs, loss, max_iter
     )
-    n_steps, K, F, bp = check_batches(batches, n_outputs, classification=loss == "softmax")
-    if n_steps != 1:
-        raise ValueError(f"L-BFGS evaluates one full batch per fold, not {n_steps} steps")
-    meta, hyper = checked_tables(
-        meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs
-    )
-    host = host_tables(batches, n_steps, K)
-    rows = host_array(rows, np.int64, np.shape(rows), "rows")
-    if rows.ndim != 1 or ((rows < 0) | (rows >= len(meta))).any():
-        raise ValueError("rows must be a 1-d array of row indices of meta")
-    for array, dtype, shape, name in (
-        (state, np.float64, (len(meta), STATE_WIDTH), "state"),
-        (packed, np.int64, (len(meta),), "packed"),
-        (curves, np.float64, (buffers["loss_sums"].numel(), max_iter), "curves"),
-    ):
-        if (
-            not isinstance(array, np.ndarray)
-            or array.dtype != dtype
-            or not array.flags.c_contiguous
-            or not array.flags.writeable
-        ):
-            raise TypeError(
-                f"{name} must be a writeable C-contiguous {np.dtype(dtype).name} array"
-            )
-        if array.shape != shape:
-            raise ValueError(f"{name} must have shape {shape}, not {array.shape}")
-    _check_packed(meta, packed, buffers)
+    names = _BUFFERS
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
-    X, Y, W = batches["X"], batches["Y"], batches["W"]
+    limits = (float(tol), float(ftol), int(max_iter), min(int(max_fun), _INT_MAX), int(max_ls),
+              int(max_evals))
     code = entry(
-        OPS[op],
-        len(rows),
-        _ptr(rows),
-        _ptr(meta),
-        _ptr(hyper),
-        _ptr(state),
-        _ptr(packed),
-        K,
-        bp,
-        F,
-        int(n_outputs),
-        LOSS_CODES[loss],
-        _ptr(X),
-        _ptr(Y),
-        _ptr(W),
+        OPS[op], len(rows), _ptr(rows), _ptr(meta), _ptr(hyper), _ptr(state), _ptr(packed),
+        K, bp, F, int(n_outputs), LOSS_CODES[loss],
+        *(_ptr(batches[name]) for name in "XYW"),
         *(_ptr(host[name]) for name in ("counts", "weight_sums", "stepping", "step0")),
-        float(tol),
-        float(ftol),
-        int(max_iter),
-        min(int(max_fun), _INT_MAX),
-        int(max_ls),
-        int(max_evals),
+        *limits,
         *(_ptr(buffers[name]) for name in names),
-        _ptr(curves),
-        int(n_threads),
+        _ptr(curves), int(n_threads),
     )
     if code != 0:
         raise RuntimeError(f"native L-BFGS kernel failed with code {code}")

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ._build import build_info, load_library
-from ._checks import check_batches, check_tables, check_tensors, host_array
+from ._checks import Bounds, check_batches, check_tables, check_tensors, host_array
 from ._solvers import AMSGRAD_CODES, KERNEL_CODES, MOMENT_CODES
 from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
@@ -90,19 +90,9 @@ def checked_tables(meta, hyper, params, loss_sums, batch_shape, n_outputs):
     """``meta`` and ``hyper`` checked against the buffers and batches they
     will index (:func:`~._checks.check_tables`)."""
     _, K, F, _ = batch_shape
-    return check_tables(
-        meta,
-        hyper,
-        META_FIELDS,
-        meta_width=META_WIDTH,
-        hyper_width=HYPER_WIDTH,
-        max_depth=MAX_DEPTH,
-        n_params=params.numel(),
-        n_slots=loss_sums.numel(),
-        n_folds=K,
-        n_features=F,
-        n_outputs=n_outputs,
-    )
+    bounds = Bounds(n_params=params.numel(), n_slots=loss_sums.numel(), n_folds=K,
+                    n_features=F, n_outputs=n_outputs)
+    return check_tables(meta, hyper, bounds)
 
 
 def host_tables(batches, n_steps, K):
@@ -249,19 +239,9 @@ def forward_models(meta, X, params, out, *, n_threads=1):
     Xb = X.new_zeros((n_blocks * block, n_features))
     Xb[:n_rows] = X
     Xb = Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous()
-    meta, _ = check_tables(
-        meta,
-        np.zeros((len(meta), HYPER_WIDTH)),
-        META_FIELDS,
-        meta_width=META_WIDTH,
-        hyper_width=HYPER_WIDTH,
-        max_depth=MAX_DEPTH,
-        n_params=params.numel(),
-        n_slots=out.shape[0],
-        n_folds=None,
-        n_features=n_features,
-        n_outputs=out.shape[2],
-    )
+    bounds = Bounds(n_params=params.numel(), n_slots=out.shape[0], n_folds=None,
+                    n_features=n_features, n_outputs=out.shape[2])
+    meta, _ = check_tables(meta, np.zeros((len(meta), HYPER_WIDTH)), bounds)
     entry = kernel_entry(_FORWARD_ENTRY[dtype], _FORWARD_ARGTYPES, _checked_layout)
     code = entry(
         len(meta),

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._core._values import uses_early_stopping
+from .._engine import PopulationSpec
 from ._population import Population, model_seed
 from ._space import PARAMETERS, is_distribution
 
@@ -214,8 +215,8 @@ class AdaptiveRows:
         The ``parent``, ``start_iter`` and ``slot`` columns of ``cv_results_``.
     """
 
-    population: object
-    spec: object
+    population: Population
+    spec: PopulationSpec
     schedules: list
     columns: dict
 

@@ -11,13 +11,17 @@ at the estimator's parameters again.
 
 import dataclasses
 import time
+from collections.abc import Iterable
+from typing import Union
 
 import numpy as np
 from sklearn.base import is_classifier
+from sklearn.model_selection import BaseCrossValidator
 
 from .._core._attributes import warm_start_weights
 from .._core._data import validated_data
 from .._core._values import resolve_seed
+from .._engine import PopulationSpec, TrainConfig
 from .._execution._progress import ProgressSettings
 from .._execution._training import Execution
 from .._persistence._checkpoint import open_checkpoint
@@ -119,9 +123,9 @@ class SearchPlan:
     seed: int
     space: SearchSpace
     population: Population
-    spec: object
-    train_spec: object
-    config: object
+    spec: PopulationSpec
+    train_spec: PopulationSpec
+    config: TrainConfig
     folds: list
     engine_folds: list
     scorers: dict
@@ -129,12 +133,12 @@ class SearchPlan:
     weighted: frozenset
     execution: Execution
     lone: bool
-    error_score: object
+    error_score: Union[float, str]
     return_train_score: bool
     previous: dict = None
     resumed: np.ndarray = None
     warm_started: bool = False
-    cv: object = None
+    cv: Union[int, BaseCrossValidator, Iterable, None] = None
     keep_predictions: bool = False
 
     @property
@@ -229,22 +233,8 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     checkpoint = open_checkpoint(estimator, X=X, y=y, sample_weight=sample_weight, groups=groups)
     if checkpoint is not None:  # a resumed fit: the file's seed
         seed = checkpoint.seed(seed)
-    # the parameters become values once, here: the space validates them and
-    # draws the configurations (reproducibly from the search's seed)
-    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
-    configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
-    population = Population.from_configurations(configurations, estimator.n_repeats,
-                                                space.searched, unset)
-    check_solvers(estimator, population)
-    check_warm_start(estimator, population.n_models, prior)
-    check_refill(estimator, population.n_models, space)
-    if checkpoint is not None:
-        checkpoint.check_population(population)
-    scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
-    # as GridSearchCV: sample_weight goes only to the scorers that take it
-    weighted = set()
-    if sample_weight is not None:
-        weighted = weighted_scorers(estimator, scorers, multimetric)
+    space, population = _drawn_population(estimator, seed, prior, checkpoint)
+    scorers, multimetric, weighted = _scorers(estimator, sample_weight)
     splits = resolve_cv(SplitSettings.of(estimator), y_encoded, check_groups(groups, X),
                         population.n_models)
     # the estimator's choice settings, checked against the folds (the
@@ -275,7 +265,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         train_spec=spec if resumed is None else resume_spec(spec, previous, resumed),
         config=config, folds=folds,
         engine_folds=engine_folds, scorers=scorers, multimetric=multimetric,
-        weighted=frozenset(weighted),
+        weighted=weighted,
         execution=Execution(
             n_jobs=estimator.n_jobs, max_memory=estimator.max_memory, deadline=deadline,
             progress=ProgressSettings.of(estimator, lone), checkpoint=checkpoint,
@@ -286,6 +276,36 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         cv=splits.cv,
         keep_predictions=bool(estimator.refit) and ensemble.held_out_predictions,
     )
+
+
+def _drawn_population(estimator, seed, prior, checkpoint):
+    """``(space, population)``: the search space of ``estimator``'s
+    parameters and the configurations it draws with ``seed``, checked
+    against the solvers, a warm start (``prior``: the estimator's
+    attributes before this fit), refills and a checkpoint's population."""
+    # the parameters become values once, here: the space validates them and
+    # draws the configurations (reproducibly from the search's seed)
+    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
+    configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
+    population = Population.from_configurations(configurations, estimator.n_repeats,
+                                                space.searched, unset)
+    check_solvers(estimator, population)
+    check_warm_start(estimator, population.n_models, prior)
+    check_refill(estimator, population.n_models, space)
+    if checkpoint is not None:
+        checkpoint.check_population(population)
+    return space, population
+
+
+def _scorers(estimator, sample_weight):
+    """``(scorers, multimetric, weighted)``: the scorers of ``scoring`` and
+    the names of those ``sample_weight`` goes to (as GridSearchCV: only to
+    the scorers that take it)."""
+    scorers, multimetric = resolve_scorers(estimator, estimator.scoring)
+    weighted = set()
+    if sample_weight is not None:
+        weighted = weighted_scorers(estimator, scorers, multimetric)
+    return scorers, multimetric, frozenset(weighted)
 
 
 def _fold_plan(splits, X, y, y_encoded, seed, groups, n_models, checkpoint):

@@ -12,12 +12,13 @@ import dataclasses
 
 import numpy as np
 
-from .._engine import torch_threads
+from .._engine import PopulationSpec, TrainResult, torch_threads
 from .._execution._progress import announce_fits, report_fits
 from .._execution._training import train_models
 from ._adaptive import AdaptiveRows, SpaceRefills
 from ._failures import judge_failures
-from ._plan import plan_search
+from ._plan import SearchPlan, plan_search
+from ._population import Population
 from ._results import build_cv_results
 from ._scoring import score_folds
 from ._warm_start import folds_digest, merge_resumed
@@ -55,10 +56,10 @@ class SearchRun:
         every model's outputs on them (see :func:`~skpmlp._search._scoring.score_folds`).
     """
 
-    plan: object
-    population: object
-    spec: object
-    result: object
+    plan: SearchPlan
+    population: Population
+    spec: PopulationSpec
+    result: TrainResult
     cv_results: dict
     multimetric: bool
     shards: list

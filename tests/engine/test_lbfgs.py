@@ -199,8 +199,8 @@ def test_vector_math_gradients_match_the_c_librarys(iris, task, loss):
     net = build_network(spec, config, X.shape[1], folds=np.zeros(M, dtype=int))
     with torch.no_grad():
         net.flat.mul_(4)
-    evaluate = _lbfgs.FullBatch(net, task, np.zeros(M, dtype=int), np.full(M, 1e-4), X, targets,
-                                [np.arange(len(X))], None, "native")
+    evaluate = _lbfgs.FullBatch(net, task, _lbfgs.SlotSettings(np.zeros(M, dtype=int), np.full(M, 1e-4)),
+                                _lbfgs.FoldRows(X, targets, [np.arange(len(X))]), "native")
     got = {}
     for mode in ("gradients", "gradients_vector_math"):
         evaluate.loss_sums.zero_()

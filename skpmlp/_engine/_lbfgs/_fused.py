@@ -40,6 +40,8 @@ native kernel, :mod:`skpmlp._engine._lbfgs._native` runs the same algorithm with
 framework op: each model on its own, in ``skpmlp/_kernels/lbfgs.cpp``.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -112,6 +114,25 @@ class Segments:
         return values.index_select(0, self.param_slot)  # 4x faster than values[param_slot]
 
 
+@dataclass(frozen=True)
+class FoldRows:
+    """The data a full-batch evaluation reads: ``X``, ``y`` (classes or
+    targets), every fold's training rows and the row weights (or None)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    train_rows: list
+    sample_weight: np.ndarray = None
+
+
+@dataclass(frozen=True)
+class SlotSettings:
+    """Every slot's fold and L2 penalty, arrays of shape (n_slots,)."""
+
+    fold: np.ndarray
+    alpha: np.ndarray
+
+
 class FullBatch:
     """Each slot's loss and gradient on its fold's training rows, full batch.
 
@@ -127,13 +148,10 @@ class FullBatch:
     ----------
     net : FusedNetwork
     task : str
-    slot_fold : ndarray of int of shape (n_slots,)
-    slot_alpha : ndarray of shape (n_slots,)
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray
-    train_rows : list of ndarray of int
-        Every fold's training rows.
-    sample_weight : ndarray of shape (n_samples,) or None
+    slots : SlotSettings
+        Every slot's fold and L2 penalty.
+    data : FoldRows
+        ``X``, ``y``, every fold's training rows and the row weights.
     backend : {"torch", "native"}
     n_threads : int
         The native kernel's threads.
@@ -142,9 +160,9 @@ class FullBatch:
         task's (squared error for regression).
     """
 
-    def __init__(self, net, task, slot_fold, slot_alpha, X, y, train_rows, sample_weight, backend,
-                 n_threads=1, loss_fn=None):
+    def __init__(self, net, task, slots, data, backend, n_threads=1, loss_fn=None):
         self.net, self.task, self.backend, self.n_threads = net, task, backend, n_threads
+        X, y, train_rows, sample_weight = data.X, data.y, data.train_rows, data.sample_weight
         dtype, device = net.dtype, net.device
         K = len(train_rows)
         n_max = max(len(r) for r in train_rows)
@@ -163,12 +181,12 @@ class FullBatch:
         self.w = as_tensor(weights / weight_sums[:, None], dtype=dtype, device=device)
         self.K = K
         to = lambda a, dt: torch.as_tensor(a, dtype=dt, device=device)  # noqa: E731
-        self.slot_fold = np.asarray(slot_fold)
+        self.slot_fold = np.asarray(slots.fold)
         self.group_folds = [
             to(self.slot_fold[net.group_offsets[g] : net.group_offsets[g + 1]], torch.int64)
             for g in range(len(net.groups))
         ]
-        self.slot_l2 = np.asarray(slot_alpha, float) / weight_sums[self.slot_fold]
+        self.slot_l2 = np.asarray(slots.alpha, float) / weight_sums[self.slot_fold]
         self.l2 = to(self.slot_l2, dtype)
         self.loss_fn = loss_fn or LOSSES[task]
         self.kernel_loss = _LOSS_OF_TASK[task]
@@ -527,13 +545,11 @@ def open_lbfgs(spec, config, X, y, folds, *, sample_weight=None):
     replica_fold = np.repeat(np.arange(K), M)
     net = build_network(replicas, config, X.shape[1], folds=replica_fold)
     backend = _backend(config, spec)
-    slot_fold = replica_fold[net.slot_models]
-    slot_alpha = np.asarray(replicas.alphas, float)[net.slot_models]
-    evaluate = FullBatch(
-        net, config.task, slot_fold, slot_alpha, X, y, [train for train, _ in folds],
-        sample_weight,
-        backend, n_threads=torch.get_num_threads(), loss_fn=training_loss(config),
-    )
+    slots = SlotSettings(replica_fold[net.slot_models],
+                         np.asarray(replicas.alphas, float)[net.slot_models])
+    data = FoldRows(X, y, [train for train, _ in folds], sample_weight)
+    evaluate = FullBatch(net, config.task, slots, data, backend,
+                         n_threads=torch.get_num_threads(), loss_fn=training_loss(config))
     # natively, each model on its own in the kernel; torch ops over the
     # flat buffers elsewhere (GPU, or torch's gradients)
     settings = {"tol": config.tol, "max_iter": config.max_iter, "max_fun": config.max_fun}

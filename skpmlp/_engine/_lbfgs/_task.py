@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .._interrupts import deferred_interrupts
+from .._interrupts import deferred_interrupts, halt_reason
 from .._minibatch._epoch import past
 from . import _fused as _lbfgs
 from ._rules import NATIVE_EVALS_PER_CALL
@@ -119,10 +119,10 @@ class LbfgsTask:
                     self.rounds += 1
                     done.append(True)
                     tick()
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as interruption:
                 if self.rounds == 0 and not done:
                     raise
-                self.halted = "interrupted"
+                self.halted = halt_reason(interruption)
                 return "halted"
         self.finished = True
         return "finished"

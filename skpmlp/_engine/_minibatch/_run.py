@@ -30,7 +30,7 @@ import torch
 
 from .._backends import choose_trainer
 from .._build import run_data
-from .._interrupts import deferred_interrupts
+from .._interrupts import deferred_interrupts, halt_reason
 from .._run_state import (
     kept_state,
     planner_state,
@@ -237,10 +237,10 @@ class FusedRun:
             with deferred_interrupts():
                 step()
                 done.append(True)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interruption:
             if (first and not done) or self.options.data_parallel is not None:
                 raise
-            self.halted = "interrupted"
+            self.halted = halt_reason(interruption)
 
     def _epoch(self, live, tick):
         """One epoch, whole or not at all (its batch order given back if

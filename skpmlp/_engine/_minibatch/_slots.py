@@ -12,6 +12,8 @@ import dataclasses
 
 import numpy as np
 
+from .._spec import OptimizerSettings
+
 
 @dataclasses.dataclass(frozen=True)
 class Newcomer:
@@ -39,7 +41,7 @@ class Newcomer:
     arch: tuple
     learning_rate: float
     alpha: float
-    optimizer: object
+    optimizer: OptimizerSettings
     weights: list = None
     parents: np.ndarray = None
 
