@@ -27,6 +27,35 @@ def _check_warm_classes(previous, classes):
         )
 
 
+def _check_label_types(y):
+    """Refuse labels that cannot be sorted, with a message naming them:
+    missing ones (None, NaN in an object array) and a mix of strings and
+    numbers (where scikit-learn's own checks fail inside numpy's sort).
+
+    Raises
+    ------
+    ValueError
+    """
+    y = np.asarray(y)
+    if y.dtype != object:
+        return
+    flat = y.ravel()
+    missing = np.flatnonzero([v is None or (isinstance(v, float) and v != v) for v in flat])
+    if len(missing):
+        rows = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+        raise ValueError(
+            f"y has {len(missing)} missing label(s) (None or NaN) at position(s) {rows}: "
+            f"every row needs a class label. Drop those rows, or give them a label."
+        )
+    kinds = {"string" if isinstance(v, (str, np.str_)) else "number" for v in flat}
+    if len(kinds) > 1:
+        example = next(v for v in flat if not isinstance(v, (str, np.str_)))
+        raise ValueError(
+            f"y mixes string and number labels (e.g. {flat[0]!r} and {example!r}): labels "
+            f"must all be strings or all numbers. Convert them, e.g. y.astype(str)."
+        )
+
+
 class ClassifierTargetsMixin:
     """Labels to class indices (softmax cross-entropy) or a multilabel
     indicator matrix to 0/1 floats (one sigmoid per label), and outputs back
@@ -77,6 +106,7 @@ class ClassifierTargetsMixin:
         """
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
+        _check_label_types(y)
         check_classification_targets(y)
         kind = type_of_target(y)
         previous = vars(self).get("classes_") if _warm(self) else None

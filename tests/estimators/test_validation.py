@@ -312,3 +312,16 @@ def test_sparse_X_is_accepted_and_predicts_as_dense(estimator_class, layout, fit
     expected = getattr(dense, method)(X)
     np.testing.assert_array_equal(getattr(sparse_fit, method)(as_sparse(X)), expected)
     np.testing.assert_array_equal(getattr(sparse_fit, method)(X), expected)
+
+
+@pytest.mark.parametrize("estimator", [ParallelMLPClassifier, SingleMLPClassifier])
+@pytest.mark.parametrize("labels, message", [
+    (["a", None, "b", "a", "b", "a"], r"1 missing label\(s\) \(None or NaN\) at position\(s\) 1"),
+    (["a", "b", None, "a", "b", None], r"2 missing label\(s\) .* position\(s\) 2, 5"),
+    (["a", 1, "b", "a", "b", "a"], r"mixes string and number labels \(e.g. 'a' and 1\)"),
+])
+def test_labels_that_cannot_be_sorted_are_named(estimator, labels, message):
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    y = np.array(labels, dtype=object)
+    with pytest.raises(ValueError, match=message):
+        estimator(max_iter=1).fit(X, y)
