@@ -1,9 +1,11 @@
 """The format-1 file that ``test_io_format_1.py`` loads: what it holds, and how it was made.
 
 ``format_1.skpmlp`` was written by ``skpmlp.io.save`` of skpmlp 0.2.0 (commit
-fb9e53c, the last to write format 1), by running this module there::
+fb9e53c, the last to write format 1), by running this module with that
+commit's package first on the path (``git archive fb9e53c skpmlp`` unpacked
+in ``OLD``)::
 
-    python tests/persistence/format_1_fixture.py
+    PYTHONPATH=OLD python tests/persistence/format_1_fixture.py
 
 It holds, in deflated members, a search whose file uses every tag of
 format 1: the estimator (and the nested best estimator, an ensemble of
@@ -89,7 +91,7 @@ def main():
     fitted.saved_proba_ = fitted.predict_proba(X)
     assert skpmlp.io.FORMAT_VERSION == 1, "run this module with the skpmlp that writes format 1"
     skpmlp.io.save(fitted, PATH, compress=True)
-    print(f"wrote {PATH} ({os.path.getsize(PATH)} bytes)")
+    print(f"wrote {PATH} ({os.path.getsize(PATH)} bytes) with {skpmlp.__file__}")
 
 
 if __name__ == "__main__":
