@@ -225,16 +225,22 @@ class _Encoder:
             return int(value)
         if isinstance(value, float):
             return self.encode(float(value))
+        if type(value) is dict:
+            key = next(key for key in value if type(key) is not str or key[:1] == "$")
+            raise NotDataError(
+                f"cannot save the dict key {key!r}: plain dicts have string keys not starting "
+                f"with '$' (other dicts need the 'dict' tag)"
+            )
         if type(value) is np.ndarray:
             raise NotDataError(
                 f"cannot save an array of dtype {value.dtype}; skpmlp files store bool, "
                 f"integer, float, complex and string arrays"
             )
-        tags = "".join(f", {tag.name}" for tag in self.tags)
+        tags = ", ".join(tag.name for tag in self.tags)
         raise NotDataError(
             f"cannot save a value of type {type(value).__module__}.{type(value).__qualname__}; "
             f"skpmlp files store only data: None, bool, int, float, str, list, dict, numpy "
-            f"arrays of plain dtypes{tags}"
+            f"arrays of plain dtypes" + (f" and the values of the tags {tags}" if tags else "")
         )
 
 
