@@ -8,11 +8,14 @@ scalars, structure) and plain numeric / string arrays (weights, scores).
 estimator classes, looked up by name in the ``skpmlp`` package.
 
 The fitted state is encoded generically: every parameter and every fitted
-attribute (a name ending in ``_`` or starting with ``_``) goes through one
-small recursive encoder, so attributes added to the estimators later are
-saved without changing this module, as long as they are made of data
-(numbers, strings, None, numpy scalars and arrays, masked arrays, lists,
-tuples, dicts, RandomState instances and nested skpmlp estimators).
+attribute (a name ending in ``_`` or starting with ``_``) goes through
+skpmlp's one codec (:mod:`skpmlp._persistence._codec`, which checkpoints
+use too), so attributes added to the estimators later are saved without
+changing this module, as long as they are made of data (numbers, strings,
+None, numpy scalars and arrays, masked arrays, lists, tuples, sets, dicts,
+RandomState instances and nested skpmlp estimators). This module adds to
+the codec what only model files hold: estimators by class name, splitters
+and distributions.
 A searched parameter given as a distribution is data too when it is one of
 ``scipy.stats``'s (stored as its name and arguments, e.g. ``loguniform``
 with ``(1e-4, 0.1)``, and rebuilt from ``scipy.stats`` on load) or a
@@ -22,6 +25,9 @@ Scorer objects (``scorer_``) are functions, not data: they are dropped on
 save and rebuilt on load from the ``scoring`` parameter. A ``cv`` splitter
 of scikit-learn's (``KFold(5, shuffle=True)``, ...) is stored as its class
 name and parameters and rebuilt on load from a fixed list of classes.
+
+Files of format 1 (skpmlp 0.2.0) load too: their document is translated
+into the codec's scheme first (:mod:`skpmlp._persistence._format_1`).
 
 Examples
 --------
@@ -39,12 +45,9 @@ True
 """
 
 import inspect
-import math
-import re
 import warnings
 from numbers import Integral
 
-import numpy as np
 import scipy.stats
 import sklearn.model_selection
 from sklearn.base import BaseEstimator
@@ -53,18 +56,24 @@ from sklearn.utils.validation import check_is_fitted
 from . import _estimators
 from ._core._compat import get_param_names
 from ._core._version import __version__
-from ._persistence._archive import InvalidFileError, is_plain_dtype, read_archive, write_archive
+from ._persistence._archive import InvalidFileError, read_archive, write_archive
+from ._persistence._codec import NotDataError, Tag, decode, encode, payload_fields, payload_list
+from ._persistence._data_tags import DATA_TAGS
+from ._persistence._format_1 import from_format_1
 from ._persistence._state_checks import check_loaded
 from ._search._scorers import fitted_scorers, resolve_scorers
 from ._search._space import LayerSizesDistribution, is_distribution
 
 __all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning", "InvalidFileError"]
 
-#: Version of the file layout; :func:`load` refuses any other.
-FORMAT_VERSION = 1
+#: Version of the file layout :func:`save` writes.
+FORMAT_VERSION = 2
+
+#: Versions :func:`load` reads, refusing any other: format 1 (skpmlp 0.2.0)
+#: through :func:`~skpmlp._persistence._format_1.from_format_1`.
+_READ_VERSIONS = (1, FORMAT_VERSION)
 
 _FORMAT_NAME = "skpmlp.io"
-_TAG = "__type__"
 
 #: Attributes in ``__dict__`` that are configuration kept by scikit-learn
 #: itself, not fitted state; they are not saved.
@@ -74,13 +83,6 @@ _SKIPPED_ATTRIBUTES = frozenset({"_metadata_request", "_sklearn_output_config"})
 #: name, process id, Dask worker address). Files are shared, so they are
 #: saved as None unless ``save(..., include_host_info=True)``.
 _HOST_FIELDS = ("host", "pid", "worker")
-
-#: dtype kinds a numpy scalar may have in a file (no objects, no voids).
-_SCALAR_KINDS = frozenset("biufU")
-
-#: The dtypes of those kinds, as :attr:`numpy.dtype.str` spells them.
-_SCALAR_DTYPE = re.compile(r"[<>|=]?(b1|[iu][1248]|f[248]|U[0-9]{1,6})")
-
 
 class InconsistentVersionWarning(UserWarning):
     """Warning of :func:`load` when a file was saved by another skpmlp version.
@@ -149,13 +151,19 @@ def _estimator_classes():
     return classes
 
 
-def _class_name(estimator, path, classes):
-    """The name :func:`load` will find ``estimator``'s class by, checked."""
+def _class_name(estimator, classes):
+    """The name :func:`load` will find ``estimator``'s class by, checked.
+
+    Raises
+    ------
+    NotDataError
+        For a class that is not a skpmlp estimator's.
+    """
     name = type(estimator).__name__
     if classes.get(name) is not type(estimator):
-        raise TypeError(
-            f"{path}: cannot save a {type(estimator).__module__}.{name}; only the estimators "
-            f"of the skpmlp package ({', '.join(sorted(classes))}) can be saved."
+        raise NotDataError(
+            f"cannot save a {type(estimator).__module__}.{name}; only the estimators of the "
+            f"skpmlp package ({', '.join(sorted(classes))}) can be saved"
         )
     return name
 
@@ -308,136 +316,36 @@ def _without_host_info(shards):
 _HOST_ATTRIBUTES = {"shards_": _without_host_info}
 
 
-# ---------------------------------------------------------------- encoding
-class _Encoder:
-    """Turns a value into JSON-able data, putting arrays into ``self.arrays``.
+# -------------------------------------------------------------------- tags
+class _FileTags:
+    """The codec's tags for what only model files hold: skpmlp estimators,
+    scikit-learn splitters and distributions (after the data tags of
+    :mod:`skpmlp._persistence._data_tags`).
 
-    An array object referenced twice is stored once and shared again on
-    load (e.g. ``classes_`` of a search and of its ``best_estimator_``).
+    Parameters
+    ----------
+    include_host_info : bool, default=False
+        See :func:`save`.
     """
 
     def __init__(self, *, include_host_info=False):
         self.classes = _estimator_classes()
         self.splitters = _splitter_classes()
         self.include_host_info = include_host_info
-        self.arrays = {}
-        # id -> (array, key); holding the array keeps its id from being reused
-        self._memo = {}
 
-    def encode(self, value, path):
-        if isinstance(value, np.generic):  # before float: np.float64 is a float
-            return self._scalar(value, path)
-        if type(value) is np.ma.MaskedArray:
-            return {
-                _TAG: "masked_array",
-                "data": self.encode(np.ma.getdata(value), f"{path}.data"),
-                "mask": self.encode(np.ma.getmaskarray(value), f"{path}.mask"),
-                "fill_value": self.encode(value.fill_value, f"{path}.fill_value"),
-            }
-        if type(value) is np.ndarray:
-            return self._array(value, path)
-        if value is None or isinstance(value, (bool, str)):
-            return value
-        if isinstance(value, Integral):
-            return int(value)
-        if isinstance(value, float):
-            return value if math.isfinite(value) else {_TAG: "float", "value": repr(value)}
-        # exact types: a subclass (namedtuple, defaultdict, ...) would come
-        # back as its base class, so it is refused rather than changed
-        if type(value) in (list, tuple):
-            items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(value)]
-            return items if type(value) is list else {_TAG: "tuple", "items": items}
-        if type(value) in (set, frozenset):  # e.g. scoring={"accuracy", "f1_macro"}
-            items = [self.encode(v, f"{path} item {v!r}") for v in value]
-            return {_TAG: type(value).__name__, "items": items}
-        if type(value) is dict:
-            return self._dict(value, path)
-        if isinstance(value, np.random.RandomState):
-            return {_TAG: "random_state", "state": self.encode(value.get_state(), f"{path}.state")}
-        if isinstance(value, BaseEstimator):
-            return self.estimator(value, path)
-        # exact type: a subclass may hold state its parameters do not show
-        if self.splitters.get(type(value).__name__) is type(value):
-            return self._splitter(value, path)
-        if is_distribution(value):
-            return self._distribution(value, path)
-        raise TypeError(
-            f"{path}: cannot save a value of type {type(value).__module__}."
-            f"{type(value).__qualname__}; skpmlp.io stores only data (None, bool, int, float, "
-            f"str, numpy scalars and arrays, lists, tuples, sets, dicts, RandomState and skpmlp "
-            f"estimators)."
+    def tags(self):
+        """The tags of a model file, in the order the encoder asks them."""
+        return DATA_TAGS + (
+            Tag("estimator", lambda value: isinstance(value, BaseEstimator),
+                self._encode_estimator, self._decode_estimator),
+            # exact type: a subclass may hold state its parameters do not show
+            Tag("splitter", lambda value: self.splitters.get(type(value).__name__) is type(value),
+                self._encode_splitter, self._decode_splitter),
+            Tag("distribution", is_distribution, _encode_distribution, self._decode_distribution),
         )
 
-    def _scalar(self, value, path):
-        if value.dtype.kind not in _SCALAR_KINDS:
-            raise TypeError(f"{path}: cannot save a numpy scalar of dtype {value.dtype}.")
-        return {_TAG: "scalar", "dtype": value.dtype.str, "value": self.encode(value.item(), path)}
-
-    def _array(self, value, path):
-        if value.dtype.hasobject:
-            items = [self.encode(v, f"{path}[{i}]") for i, v in enumerate(value.ravel())]
-            return {_TAG: "object_array", "shape": list(value.shape), "items": items}
-        if not is_plain_dtype(value.dtype):
-            raise TypeError(
-                f"{path}: cannot save an array of dtype {value.dtype}; skpmlp.io stores bool, "
-                f"integer, float, complex and string arrays."
-            )
-        if id(value) not in self._memo:
-            key = f"a{len(self.arrays)}"
-            self.arrays[key] = value
-            self._memo[id(value)] = (value, key)
-        return {_TAG: "ndarray", "key": self._memo[id(value)][1]}
-
-    def _dict(self, value, path):
-        plain = all(isinstance(k, str) for k in value) and _TAG not in value
-        if plain:
-            return {k: self.encode(v, f"{path}[{k!r}]") for k, v in value.items()}
-        # int (or other) keys cannot be JSON object keys: store the pairs
-        return {
-            _TAG: "dict",
-            "items": [
-                [self.encode(k, f"{path} key {k!r}"), self.encode(v, f"{path}[{k!r}]")]
-                for k, v in value.items()
-            ],
-        }
-
-    def _splitter(self, value, path):
-        params = _splitter_params(value)
-        return {
-            _TAG: "splitter",
-            "module": _SPLITTER_MODULE,
-            "class": type(value).__name__,
-            "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
-        }
-
-    def _distribution(self, value, path):
-        if _SKPMLP_DISTRIBUTIONS.get(type(value).__name__) is type(value):
-            params = {"depths": value.depths, "widths": value.widths}
-            return {
-                _TAG: "distribution", "module": "skpmlp", "name": type(value).__name__,
-                "args": [], "kwds": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
-            }
-        # a frozen scipy.stats distribution: its generator's name and arguments
-        dist = getattr(value, "dist", None)
-        generator = _scipy_distribution(getattr(dist, "name", None))
-        args, kwds = getattr(value, "args", None), getattr(value, "kwds", None)
-        if (generator is not None and type(generator) is type(dist) and type(args) is tuple
-                and type(kwds) is dict):
-            return {
-                _TAG: "distribution", "module": _SCIPY_MODULE, "name": dist.name,
-                "args": [self.encode(v, f"{path}.args[{i}]") for i, v in enumerate(args)],
-                "kwds": {k: self.encode(v, f"{path}.kwds[{k!r}]") for k, v in kwds.items()},
-            }
-        raise TypeError(
-            f"{path}: cannot save the distribution {value!r} of type {type(value).__module__}."
-            f"{type(value).__qualname__}; skpmlp.io stores scipy.stats distributions (e.g. "
-            f"loguniform(1e-4, 0.1)) and skpmlp.LayerSizesDistribution as data, other "
-            f"distribution objects are code. Search with one of those to save the estimator, "
-            f"or use pickle / joblib for files you trust."
-        )
-
-    def estimator(self, estimator, path):
-        name = _class_name(estimator, path, self.classes)
+    def _encode_estimator(self, estimator, child):
+        name = _class_name(estimator, self.classes)
         _check_cv_is_data(estimator, self.splitters)
         params = estimator.get_params(deep=False)
         state, derived = {}, []
@@ -450,169 +358,27 @@ class _Encoder:
                 continue
             if attr in _HOST_ATTRIBUTES and not self.include_host_info:
                 value = _HOST_ATTRIBUTES[attr](value)
-            state[attr] = self.encode(value, f"{path}.{attr}")
-        return {
-            _TAG: "estimator",
-            "class": name,
-            "params": {k: self.encode(v, f"{path}.{k}") for k, v in params.items()},
-            "state": state,
-            "derived": derived,
-        }
+            state[attr] = child(value, f".{attr}")
+        params = {key: child(value, f".{key}") for key, value in params.items()}
+        return {"class": name, "params": params, "state": state, "derived": derived}
 
-
-# ---------------------------------------------------------------- decoding
-class _Decoder:
-    """Rebuilds values from :class:`_Encoder` data; refuses anything else."""
-
-    def __init__(self, arrays):
-        self.classes = _estimator_classes()
-        self.splitters = _splitter_classes()
-        self.arrays = arrays
-        #: keys of the arrays the document refers to
-        self.used = set()
-
-    def decode(self, data):
-        if data is None or isinstance(data, (bool, int, float, str)):
-            return data
-        if isinstance(data, list):
-            return [self.decode(v) for v in data]
-        if not isinstance(data, dict):
-            raise InvalidFileError(f"Invalid skpmlp file: unexpected JSON value {data!r}.")
-        tag = data.get(_TAG)
-        if tag is None:
-            return {k: self.decode(v) for k, v in data.items()}
-        decoder = getattr(self, f"_decode_{tag}", None) if isinstance(tag, str) else None
-        if decoder is None:
-            raise InvalidFileError(f"Invalid skpmlp file: unknown value type {str(tag)[:80]!r}.")
-        try:
-            return decoder(data)
-        except InvalidFileError:
-            raise
-        except Exception as exc:
-            # whatever a constructor, numpy or scipy raise on the file's
-            # values, the file is what is wrong
-            raise InvalidFileError(
-                f"Invalid skpmlp file: malformed {tag!r} value ({type(exc).__name__}: "
-                f"{str(exc)[:200]})."
-            ) from exc
-
-    def _decode_float(self, data):
-        if data["value"] not in ("nan", "inf", "-inf"):
-            raise InvalidFileError(f"Invalid skpmlp file: bad float {str(data['value'])[:80]!r}.")
-        return float(data["value"])
-
-    def _decode_tuple(self, data):
-        return tuple(self.decode(v) for v in data["items"])
-
-    def _decode_set(self, data):
-        return {self.decode(v) for v in data["items"]}
-
-    def _decode_frozenset(self, data):
-        return frozenset(self.decode(v) for v in data["items"])
-
-    def _decode_dict(self, data):
-        return {self.decode(k): self.decode(v) for k, v in data["items"]}
-
-    def _decode_scalar(self, data):
-        name, value = data["dtype"], self.decode(data["value"])
-        if not isinstance(name, str) or not _SCALAR_DTYPE.fullmatch(name):
-            raise InvalidFileError(
-                f"Invalid skpmlp file: scalar dtype {str(name)[:80]!r} is not allowed.")
-        dtype = np.dtype(name)
-        # a string scalar's width is its text's: a file cannot make it allocate more
-        fits = isinstance(value, str) and dtype.itemsize <= 4 * max(len(value), 1)
-        if dtype.kind == "U" and not fits:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: scalar dtype {name!r} does not fit its value.")
-        return np.array(value, dtype=dtype)[()]
-
-    def _decode_ndarray(self, data):
-        key = data["key"]
-        if not isinstance(key, str) or key not in self.arrays:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: malformed 'ndarray' value: the document names a missing "
-                f"array {str(key)[:80]!r}."
-            )
-        self.used.add(key)
-        return self.arrays[key]
-
-    def _decode_object_array(self, data):
-        shape = tuple(int(n) for n in data["shape"])
-        items = [self.decode(v) for v in data["items"]]
-        if math.prod(shape) != len(items) or min(shape, default=0) < 0:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: an object array of shape {shape} holds {len(items)} items."
-            )
-        array = np.empty(len(items), dtype=object)
-        # element-wise, so tuples stay elements instead of becoming a dimension
-        for i, item in enumerate(items):
-            array[i] = item
-        return array.reshape(shape)
-
-    def _decode_masked_array(self, data):
-        return np.ma.MaskedArray(
-            self.decode(data["data"]), mask=self.decode(data["mask"]),
-            fill_value=self.decode(data["fill_value"]),
-        )
-
-    def _decode_random_state(self, data):
-        random_state = np.random.RandomState()
-        random_state.set_state(self.decode(data["state"]))
-        return random_state
-
-    def _decode_splitter(self, data):
-        module, name = data["module"], data["class"]
-        if module != _SPLITTER_MODULE or not isinstance(name, str) or name not in self.splitters:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: unknown splitter class {module!r}.{name!r}; known classes "
-                f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
-            )
-        cls = self.splitters[name]
-        return self._construct(cls, name, data["params"], _init_params(cls))
-
-    def _decode_distribution(self, data):
-        module, name = data["module"], data["name"]
-        args = [self.decode(v) for v in data["args"]]
-        ours = module == "skpmlp" and isinstance(name, str) and name in _SKPMLP_DISTRIBUTIONS
-        if ours and not args:
-            cls = _SKPMLP_DISTRIBUTIONS[name]
-            return self._construct(cls, name, data["kwds"], _init_params(cls))
-        generator = _scipy_distribution(name) if module == _SCIPY_MODULE else None
-        if generator is None:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: unknown distribution {module!r}.{name!r}; known ones are "
-                f"skpmlp's {sorted(_SKPMLP_DISTRIBUTIONS)} and those of {_SCIPY_MODULE}."
-            )
-        kwds = {k: self.decode(v) for k, v in data["kwds"].items()}
-        return generator(*args, **kwds)
-
-    def _construct(self, cls, name, encoded_params, param_names):
-        """``cls(**params)`` from a file's encoded parameters, refusing any
-        name ``cls`` does not take."""
-        params = {k: self.decode(v) for k, v in encoded_params.items()}
-        unknown = set(params) - set(param_names)
-        if unknown:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)[:10]}."
-            )
-        return cls(**params)
-
-    def _decode_estimator(self, data):
-        name = data["class"]
+    def _decode_estimator(self, payload, child):
+        name, params, state, derived = payload_fields(
+            payload, "class", "params", "state", "derived")
         if not isinstance(name, str) or name not in self.classes:
             raise InvalidFileError(
                 f"Invalid skpmlp file: unknown estimator class {str(name)[:80]!r}; known classes "
                 f"are {', '.join(sorted(self.classes))}."
             )
         cls = self.classes[name]
-        estimator = self._construct(cls, name, data["params"], get_param_names(cls))
-        for attr, value in data["state"].items():
-            if not _is_state_name(attr) or attr in data["params"]:
+        estimator = _construct(cls, name, params, get_param_names(cls), child)
+        for attr, value in state.items():
+            if not _is_state_name(attr) or attr in params:
                 raise InvalidFileError(
                     f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
                 )
-            setattr(estimator, attr, self.decode(value))
-        for attr in data["derived"]:
+            setattr(estimator, attr, child(value))
+        for attr in derived:
             if attr not in _DERIVED_ATTRIBUTES:
                 raise InvalidFileError(
                     f"Invalid skpmlp file: unknown derived attribute {str(attr)[:80]!r}."
@@ -620,6 +386,77 @@ class _Decoder:
             setattr(estimator, attr, _DERIVED_ATTRIBUTES[attr][1](estimator))
         check_loaded(estimator)
         return estimator
+
+    def _encode_splitter(self, splitter, child):
+        params = _splitter_params(splitter)
+        return {
+            "module": _SPLITTER_MODULE, "class": type(splitter).__name__,
+            "params": {key: child(value, f".{key}") for key, value in params.items()},
+        }
+
+    def _decode_splitter(self, payload, child):
+        module, name, params = payload_fields(payload, "module", "class", "params")
+        if module != _SPLITTER_MODULE or not isinstance(name, str) or name not in self.splitters:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: unknown splitter class {module!r}.{name!r}; known classes "
+                f"are those of {_SPLITTER_MODULE}: {', '.join(sorted(self.splitters))}."
+            )
+        cls = self.splitters[name]
+        return _construct(cls, name, params, _init_params(cls), child)
+
+    def _decode_distribution(self, payload, child):
+        module, name, args, kwds = payload_fields(payload, "module", "name", "args", "kwds")
+        args = [child(value) for value in payload_list(args)]
+        ours = module == "skpmlp" and isinstance(name, str) and name in _SKPMLP_DISTRIBUTIONS
+        if ours and not args:
+            cls = _SKPMLP_DISTRIBUTIONS[name]
+            return _construct(cls, name, kwds, _init_params(cls), child)
+        generator = _scipy_distribution(name) if module == _SCIPY_MODULE else None
+        if generator is None:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: unknown distribution {module!r}.{name!r}; known ones are "
+                f"skpmlp's {sorted(_SKPMLP_DISTRIBUTIONS)} and those of {_SCIPY_MODULE}."
+            )
+        return generator(*args, **{key: child(value) for key, value in kwds.items()})
+
+
+def _encode_distribution(value, child):
+    if _SKPMLP_DISTRIBUTIONS.get(type(value).__name__) is type(value):
+        params = {"depths": value.depths, "widths": value.widths}
+        return {
+            "module": "skpmlp", "name": type(value).__name__, "args": [],
+            "kwds": {key: child(item, f".{key}") for key, item in params.items()},
+        }
+    # a frozen scipy.stats distribution: its generator's name and arguments
+    dist = getattr(value, "dist", None)
+    generator = _scipy_distribution(getattr(dist, "name", None))
+    args, kwds = getattr(value, "args", None), getattr(value, "kwds", None)
+    if (generator is not None and type(generator) is type(dist) and type(args) is tuple
+            and type(kwds) is dict):
+        return {
+            "module": _SCIPY_MODULE, "name": dist.name,
+            "args": [child(item, f".args[{i}]") for i, item in enumerate(args)],
+            "kwds": {key: child(item, f".kwds[{key!r}]") for key, item in kwds.items()},
+        }
+    raise NotDataError(
+        f"cannot save the distribution {value!r} of type {type(value).__module__}."
+        f"{type(value).__qualname__}; skpmlp.io stores scipy.stats distributions (e.g. "
+        f"loguniform(1e-4, 0.1)) and skpmlp.LayerSizesDistribution as data, other "
+        f"distribution objects are code. Search with one of those to save the estimator, "
+        f"or use pickle / joblib for files you trust."
+    )
+
+
+def _construct(cls, name, encoded_params, param_names, child):
+    """``cls(**params)`` from a file's encoded parameters, refusing any
+    name ``cls`` does not take."""
+    params = {key: child(value) for key, value in encoded_params.items()}
+    unknown = set(params) - set(param_names)
+    if unknown:
+        raise InvalidFileError(
+            f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)[:10]}."
+        )
+    return cls(**params)
 
 
 # -------------------------------------------------------------------- API
@@ -655,18 +492,21 @@ def save(estimator, path, *, compress=False, include_host_info=False):
         splitters (e.g. a generator of splits, or a splitter class of
         another package).
     """
-    encoder = _Encoder(include_host_info=include_host_info)
-    # a foreign object gets the TypeError, not check_is_fitted's message
-    _class_name(estimator, "estimator", encoder.classes)
+    tags = _FileTags(include_host_info=include_host_info)
+    try:
+        # a foreign object gets the TypeError, not check_is_fitted's message
+        _class_name(estimator, tags.classes)
+    except NotDataError as error:
+        raise TypeError(f"estimator: {error.message}") from None
     check_is_fitted(estimator)
+    encoded, arrays = encode(estimator, tags.tags(), root="estimator")
     document = {
         "format": _FORMAT_NAME,
         "version": FORMAT_VERSION,
         "skpmlp_version": __version__,
-        "estimator": encoder.estimator(estimator, "estimator"),
+        "estimator": encoded,
     }
-    # non-finite floats are tagged, so the JSON stays standard
-    write_archive(path, document, encoder.arrays, compress=compress)
+    write_archive(path, document, arrays, compress=compress)
 
 
 def load(path):
@@ -679,7 +519,8 @@ def load(path):
     Parameters
     ----------
     path : str, path-like or binary file object
-        The file :func:`save` wrote.
+        The file :func:`save` wrote: of :data:`FORMAT_VERSION`, or of
+        format 1 (skpmlp 0.2.0's).
 
     Returns
     -------
@@ -710,32 +551,29 @@ def load(path):
     if document.get("format") != _FORMAT_NAME:
         raise InvalidFileError(f"{path!r} is not a skpmlp file (its document is not skpmlp.io's).")
     version = document.get("version")
-    if type(version) is not int or version != FORMAT_VERSION:
+    if type(version) is not int or version not in _READ_VERSIONS:
         raise InvalidFileError(
             f"Unsupported skpmlp file format version {str(version)[:80]}; this skpmlp "
-            f"({__version__}) reads version {FORMAT_VERSION}."
+            f"({__version__}) reads versions {' and '.join(map(str, _READ_VERSIONS))}."
         )
     estimator = document.get("estimator")
-    if not isinstance(estimator, dict) or estimator.get(_TAG) != "estimator":
+    if version == 1:
+        estimator, members = from_format_1(estimator, members)
+    if not (isinstance(estimator, dict) and list(estimator) == ["$estimator"]
+            and isinstance(estimator["$estimator"], dict)):
         raise InvalidFileError("Invalid skpmlp file: the document holds no estimator.")
+    payload = estimator["$estimator"]
     saved_version = document.get("skpmlp_version")
     if saved_version != __version__:
         # before decoding: if the old state does not fit, the reason shows first
         warnings.warn(
             InconsistentVersionWarning(
-                estimator_name=_short(estimator.get("class")), saved_version=_short(saved_version),
+                estimator_name=_short(payload.get("class")), saved_version=_short(saved_version),
                 current_version=__version__,
             ),
             stacklevel=2,
         )
-    decoder = _Decoder(members)
-    loaded = decoder.decode(estimator)
-    unused = sorted(set(members) - decoder.used)
-    if unused:
-        raise InvalidFileError(
-            f"Invalid skpmlp file: its arrays {unused[:10]} are not part of the estimator."
-        )
-    return loaded
+    return decode(estimator, members, _FileTags().tags(), what="estimator")
 
 
 def _short(value):

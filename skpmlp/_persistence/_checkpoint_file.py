@@ -1,6 +1,7 @@
 """A checkpoint's file: written atomically, read strictly.
 
-:func:`write_file` writes a tree of state (:mod:`skpmlp._persistence._codec`) as
+:func:`write_file` writes a tree of state (:mod:`skpmlp._persistence._codec`, with the
+data tags of :mod:`skpmlp._persistence._data_tags`) as
 skpmlp's pickle-free archive (:mod:`skpmlp._persistence._archive`) to a temporary file in the
 same directory, flushes and fsyncs it, renames it over the previous file
 and fsyncs the directory: a kill at any moment leaves the previous file
@@ -23,11 +24,12 @@ import uuid
 from .._core._version import __version__
 from ._archive import InvalidFileError, read_archive, write_archive
 from ._codec import decode, encode
+from ._data_tags import DATA_TAGS
 
 #: What a checkpoint's document says it is.
 FORMAT = "skpmlp.checkpoint"
 #: Version of the layout; another version is refused.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: The testing hook of the module docstring.
 DELAY_VARIABLE = "SKPMLP_CHECKPOINT_WRITE_DELAY"
 
@@ -40,7 +42,7 @@ def write_file(path, tree):
     path = os.path.abspath(os.fspath(path))
     directory, name = os.path.split(path)
     temporary = os.path.join(directory, f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    document, arrays = encode(tree)
+    document, arrays = encode(tree, DATA_TAGS, root="checkpoint")
     try:
         with open(temporary, "wb") as handle:
             write_archive(handle, document, arrays)
@@ -114,7 +116,7 @@ def read_file(path, kind=FORMAT):
     InvalidFileError
         If the file is not a checkpoint of this format version.
     """
-    tree = decode(*read_archive(path))
+    tree = decode(*read_archive(path), DATA_TAGS, what="checkpoint")
     found = tree.get("format")
     if found != kind:
         raise InvalidFileError(f"{path!r} is not a skpmlp checkpoint ({found!r}). {_FIX}")

@@ -40,6 +40,28 @@ _HOSTILE_VALUES = [
     {"__type__": "splitter", "module": "sklearn.model_selection", "class": "KFold",
      "params": {"n_splits": 10**12}},
     {"__type__": "masked_array", "data": [1, 2], "mask": [True], "fill_value": 0},
+    # the codec's tags (format 1's above are plain dicts in a file of format 2)
+    {"$float": "nan"}, {"$float": "1e400"}, {"$float": 1.0}, {"$code": "x"}, {"$": 1},
+    {"$array": "x", "other": 1}, {"$array": ["packed_f4", 0, [2, 2]]},
+    {"$array": ["packed_f4", 0, [10**12]]}, {"$array": ["packed_f4", 10**12, [1]]},
+    {"$array": ["packed_f4", -1, [1]]}, {"$array": ["packed_f4", 0, [0, 2**62]]},
+    {"$array": ["packed_i8", 0, [1]]}, {"$array": ["own_0", 0, [2]]},
+    {"$array": ["__document__", 0, [3]]}, {"$array": ["packed_f4", 0, [1] * 65]},
+    {"$array": ["packed_f4", True, [1]]}, {"$array": ["packed_f4", 0]},
+    {"$tuple": [1, 2]}, {"$tuple": {}}, {"$set": [[1]]}, {"$frozenset": [1, 1]},
+    {"$dict": [[1, 2]]}, {"$dict": [[[1], 2]]}, {"$dict": [[1]]},
+    {"$scalar": {"dtype": "<U999999", "value": "x"}}, {"$scalar": {"dtype": "<f8", "value": 1.0}},
+    {"$scalar": {"dtype": "|O", "value": 1}}, {"$scalar": {"dtype": "<f8"}},
+    {"$object_array": {"shape": [10**12, 0], "items": []}},
+    {"$object_array": {"shape": [2], "items": [1]}},
+    {"$estimator": {"class": "SingleMLPClassifier", "params": {}, "state": {}, "derived": []}},
+    {"$estimator": {"class": "SingleMLPClassifier", "params": {}, "state": {}}},
+    {"$random_state": ["MT19937", [1, 2], 0, 0, 0.0]},
+    {"$distribution": {"module": "scipy.stats", "name": "randint", "args": [0, 10**300],
+                       "kwds": {}}},
+    {"$splitter": {"module": "sklearn.model_selection", "class": "KFold",
+                   "params": {"n_splits": 10**12}}},
+    {"$masked_array": {"data": [1, 2], "mask": [True], "fill_value": 0}},
 ]
 
 _DESCRS = [

@@ -76,15 +76,35 @@ def _with_document(data, document):
     return rezip({**members_of(data), "__document__.npy": out.getvalue()})
 
 
+def _state(document):
+    """The fitted attributes of the estimator a file's document holds, encoded."""
+    return document["estimator"]["$estimator"]["state"]
+
+
+def _coefs_reference(data):
+    """``[member, offset, shape]`` of the first layer's weights of a single model's file."""
+    return _state(_document(data))["coefs_"][0]["$array"]
+
+
 def _coefs_member(data):
-    """Member name of the first layer's weights of a single model's file."""
-    return _document(data)["estimator"]["state"]["coefs_"][0]["key"] + ".npy"
+    """Member name of the first layer's weights of a single model's file (small
+    arrays share it: one member per dtype)."""
+    return _coefs_reference(data)[0] + ".npy"
 
 
 def _with_array(data, name, array):
     out = io.BytesIO()
     np.save(out, array)
     return rezip({**members_of(data), name: out.getvalue()})
+
+
+def _with_weights(data, reference, weights):
+    """The file with the array at ``reference`` replaced by ``weights`` (of
+    its size) in its member, the archive rebuilt."""
+    name, offset, _ = reference
+    member = np.load(io.BytesIO(members_of(data)[name + ".npy"])).copy()
+    member[offset:offset + weights.size] = weights.ravel()
+    return _with_array(data, name + ".npy", member)
 
 
 # ------------------------------------------------------------ the cases
@@ -131,7 +151,7 @@ def test_a_wrong_member_magic_or_npy_version_is_refused(files):
             _load(rezip({**members_of(data), name: bad}))
 
 
-@pytest.mark.parametrize("version", [0, 2, 99, "1", 1.0, None, True])
+@pytest.mark.parametrize("version", [0, 3, 99, "1", "2", 1.0, 2.0, None, True])
 def test_a_wrong_format_version_is_refused(files, version):
     data = files["single"][0]
     document = _document(data)
@@ -149,8 +169,9 @@ def test_a_header_claiming_a_trillion_elements_is_refused_before_any_allocation(
     bad = rezip({**members_of(data), name: _npy(major, grown, payload)})
     tracemalloc.start()
     try:
+        # the 35 float32 weights and biases of the model, packed in one member
         message = (r"claims shape \(1000000000000,\) of float32 \(4000000000000 bytes\) but "
-                   r"the member holds 64")
+                   r"the member holds 140")
         with pytest.raises(InvalidFileError, match=message):
             _load(bad)
         peak = tracemalloc.get_traced_memory()[1]
@@ -162,7 +183,7 @@ def test_a_header_claiming_a_trillion_elements_is_refused_before_any_allocation(
 @pytest.mark.parametrize(
     "descr, message",
     [
-        ("<f8", r"claims shape \(4, 4\) of float64 \(128 bytes\) but the member holds 64"),
+        ("<f8", r"claims shape \(35,\) of float64 \(280 bytes\) but the member holds 140"),
         ("<i4", "the weights are not float arrays of one dtype"),
         ("|O", "pickled data.*allow_pickle=False"),
         ("<M8[s]", "has dtype '<M8\\[s\\]'; skpmlp files hold only"),
@@ -179,16 +200,17 @@ def test_a_dtype_disagreeing_with_the_data_is_refused(files, descr, message):
 
 
 def test_shapes_disagreeing_with_the_model_are_refused(files):
-    data, model = files["single"]
-    name = _coefs_member(data)
-    with pytest.raises(InvalidFileError, match="do not chain"):
-        _load(_with_array(data, name, model.coefs_[0][:, :3]))
+    data = files["single"][0]
     document = _document(data)
-    document["estimator"]["state"]["n_features_in_"] = 5
+    _state(document)["coefs_"][0]["$array"][2] = [4, 3]  # the first 12 of its 16 weights
+    with pytest.raises(InvalidFileError, match="do not chain"):
+        _load(_with_document(data, document))
+    document = _document(data)
+    _state(document)["n_features_in_"] = 5
     with pytest.raises(InvalidFileError, match="takes 4 features but n_features_in_ is 5"):
         _load(_with_document(data, document))
     document = _document(data)
-    document["estimator"]["state"]["n_outputs_"] = 2
+    _state(document)["n_outputs_"] = 2
     with pytest.raises(InvalidFileError, match="has 3 outputs but n_outputs_ is 2"):
         _load(_with_document(data, document))
 
@@ -199,7 +221,7 @@ def test_non_finite_weights_in_a_fitted_model_are_refused(files, value):
     weights = model.coefs_[0].copy()
     weights[1, 2] = value
     with pytest.raises(InvalidFileError, match="NaN or infinite weights"):
-        _load(_with_array(data, _coefs_member(data), weights))
+        _load(_with_weights(data, _coefs_reference(data), weights))
 
 
 def test_a_search_keeps_nan_weights_of_its_diverged_models(files, tmp_path):
@@ -207,10 +229,10 @@ def test_a_search_keeps_nan_weights_of_its_diverged_models(files, tmp_path):
     are not a finished model's, so they load."""
     data, search = files["search"]
     document = _document(data)
-    key = document["estimator"]["state"]["_coefs"][0][1][0]["key"]
+    reference = _state(document)["_coefs"][0][1][0]["$array"]
     weights = search._coefs[0][1][0].copy()
     weights[0, 0] = np.nan
-    loaded = _load(_with_array(data, key + ".npy", weights))
+    loaded = _load(_with_weights(data, reference, weights))
     assert np.isnan(loaded._coefs[0][1][0][0, 0])
     np.testing.assert_array_equal(loaded.predict_proba(np.eye(4)), search.predict_proba(np.eye(4)))
 
@@ -218,7 +240,7 @@ def test_a_search_keeps_nan_weights_of_its_diverged_models(files, tmp_path):
 def test_invalid_parameters_are_refused(files):
     data = files["single"][0]
     document = _document(data)
-    document["estimator"]["params"]["activation"] = "sinusoid"
+    document["estimator"]["$estimator"]["params"]["activation"] = "sinusoid"
     with pytest.raises(InvalidFileError, match="parameters are invalid.*activation"):
         _load(_with_document(data, document))
 
@@ -229,10 +251,10 @@ def test_search_tables_that_disagree_are_refused(files):
         (lambda s: s.update(best_index_=10**6), "best_index_ 1000000 is not a row"),
         (lambda s: s.update(n_models_=3), "rows but n_models_ is 3"),
         (lambda s: s["_coefs"].pop(), "one list of"),
-        (lambda s: s["best_estimator_"]["state"]["estimators_"].clear(), "at least one estimator"),
+        (lambda s: s["best_estimator_"]["$estimator"]["state"]["estimators_"].clear(), "at least one estimator"),
     ]:
         document = _document(data)
-        edit(document["estimator"]["state"])
+        edit(_state(document))
         with pytest.raises(InvalidFileError, match=message):
             _load(_with_document(data, document))
 
