@@ -57,6 +57,7 @@ from . import _estimators
 from ._core._compat import get_param_names
 from ._core._version import __version__
 from ._persistence._archive import InvalidFileError, read_archive, write_archive
+from ._persistence._checkpoint import CheckpointWarning
 from ._persistence._codec import NotDataError, Tag, decode, encode, payload_fields, payload_list
 from ._persistence._data_tags import DATA_TAGS
 from ._persistence._format_1 import from_format_1
@@ -64,7 +65,8 @@ from ._persistence._state_checks import check_loaded
 from ._search._scorers import fitted_scorers, resolve_scorers
 from ._search._space import LayerSizesDistribution, is_distribution
 
-__all__ = ["save", "load", "FORMAT_VERSION", "InconsistentVersionWarning", "InvalidFileError"]
+__all__ = ["save", "load", "FORMAT_VERSION", "CheckpointWarning", "InconsistentVersionWarning",
+           "InvalidFileError"]
 
 #: Version of the file layout :func:`save` writes.
 FORMAT_VERSION = 2

@@ -35,7 +35,7 @@ from ._run_state import restore_result, result_state
 from ._runs import RunOptions
 from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
 from ._threads import torch_threads
-from ._train import PausedTraining, train_population
+from ._train import PausedTraining, ResumeError, train_population
 
 __all__ = [
     "ACTIVATIONS",
@@ -66,6 +66,7 @@ __all__ = [
     "torch_threads",
     "train_population",
     "PausedTraining",
+    "ResumeError",
     "Rung",
     "decide",
     "restore_result",

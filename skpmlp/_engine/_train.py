@@ -48,6 +48,18 @@ from ._runs import RunOptions, plan_runs, restore_runs
 from ._spec import TrainResult
 
 
+class ResumeError(ValueError):
+    """A saved state (a checkpoint's) that does not fit the training call
+    resumed from it."""
+
+
+def _check_result(result, n_models, n_folds):
+    """A saved run's result must hold its models on every fold."""
+    if result.n_iter.shape != (n_models, n_folds) or len(result.coefs) != n_folds:
+        raise ValueError(f"a finished run's result holds {result.n_iter.shape} replicas, not "
+                         f"{(n_models, n_folds)}")
+
+
 @dataclasses.dataclass(frozen=True)
 class PausedTraining:
     """A call stopped at halving rungs, waiting for decisions taken over
@@ -170,14 +182,32 @@ class _Call:
 
     def restore(self, state):
         """Go on from :meth:`state`: finished runs keep their results, the
-        others their states."""
-        for entry, saved in zip(self.entries, state["runs"]):
-            if saved["result"] is not None:
-                entry.result = restore_result(saved["result"])
-            elif saved["state"] is not None:
-                entry.task = self._task(entry.run, saved["state"])
-        self.cuts = {(int(f), int(e)): np.asarray(p, dtype=np.int64)
-                     for f, e, p in state["cuts"]}
+        others their states, each rebuilt once to check that it fits.
+
+        Raises
+        ------
+        ResumeError
+            For a state that does not fit the call (another layout, arrays
+            of other shapes, missing fields), whatever it fails with.
+        """
+        try:
+            if len(state["runs"]) != len(self.entries):
+                raise ValueError(f"{len(state['runs'])} runs saved, the plan has "
+                                 f"{len(self.entries)}")
+            for entry, saved in zip(self.entries, state["runs"]):
+                if saved["result"] is not None:
+                    entry.result = restore_result(saved["result"])
+                    _check_result(entry.result, len(entry.run.models), len(self.folds))
+                elif saved["state"] is not None:
+                    entry.task = self._task(entry.run, saved["state"])
+                    entry.task.validate()
+            self.cuts = {(int(f), int(e)): np.asarray(p, dtype=np.int64)
+                         for f, e, p in state["cuts"]}
+        except ResumeError:
+            raise
+        except Exception as error:  # noqa: BLE001  (any failure: the state is not this call's)
+            raise ResumeError(f"the saved state does not fit this training call "
+                              f"({type(error).__name__}: {error})") from error
 
     def _save(self):
         if self.options.checkpoint is not None:

@@ -10,12 +10,14 @@ import contextlib
 import os
 import signal
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
-from .._engine import RunOptions, prepare_kernel
+from .._engine import ResumeError, RunOptions, prepare_kernel
 from .._engine._interrupts import Terminated, sigterm_is_ours
-from .._persistence._checkpoint import SearchCheckpoint, call_key
+from .._persistence._archive import InvalidFileError
+from .._persistence._checkpoint import CheckpointWarning, SearchCheckpoint, call_key
 from ._progress import ProgressSettings
 from ._shards import train_search
 
@@ -83,6 +85,11 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
     with terminable(execution.checkpoint):
         try:
             result, shards = train_search(spec, config, X, y, folds, options, execution, section)
+        except ResumeError as error:  # the file decoded, but its state is not this search's
+            raise InvalidFileError(
+                f"Invalid checkpoint {execution.checkpoint.path!r}: {error}. Delete the file or "
+                f"pass another checkpoint path to start afresh."
+            ) from error
         finally:
             if progress is not None:
                 progress.close()
@@ -92,7 +99,21 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
         # halted (Ctrl-C, max_time): the engine saved where it stopped, and
         # the next fit goes on from there
         section.finish(result, shards)
+        _warn_unwritten(execution.checkpoint)
     return result, shards
+
+
+def _warn_unwritten(checkpoint):
+    """The documented rule for a checkpoint whose last write failed: the
+    fit returns what it trained (nothing is lost in this process) and says
+    that the file is behind it."""
+    if checkpoint.failed is not None:
+        warnings.warn(
+            f"The training call finished, but its checkpoint {checkpoint.path!r} could not be "
+            f"written ({checkpoint.failed}): the fitted estimator is complete, while the file "
+            f"holds an earlier state, from which a later fit would train again.",
+            CheckpointWarning, stacklevel=4,
+        )
 
 
 def _raise_terminated(signum, frame):

@@ -35,6 +35,7 @@ How a file is written and read is :mod:`skpmlp._persistence._checkpoint_file`'s 
 import os
 import time
 import uuid
+import warnings
 
 from .._core._version import __version__
 from .._engine._run_state import restore_result, result_state
@@ -77,6 +78,40 @@ def open_checkpoint(estimator, **data):
     return SearchCheckpoint.open(estimator, data)
 
 
+class CheckpointWarning(UserWarning):
+    """A checkpoint could not be written (a full disk, a permission
+    changed, a directory gone): training goes on, the write is retried at
+    the next interval, and the fit returns its estimator as usual; what the
+    file holds is the last write that succeeded."""
+
+
+def check_path(checkpoint):
+    """The absolute path of ``checkpoint``, refused before anything trains
+    where no checkpoint can ever be written.
+
+    Raises
+    ------
+    ValueError
+        For an empty path, an existing directory, a missing directory, or
+        one this process may not write in.
+    """
+    raw = os.fspath(checkpoint)
+    if not str(raw).strip():
+        raise ValueError("checkpoint must be a file path; got an empty string (None: no "
+                         "checkpoint).")
+    path = os.path.abspath(raw)
+    directory = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise ValueError(f"checkpoint={raw!r} is a directory; give a file path in it, e.g. "
+                         f"{os.path.join(raw, 'search.ckpt')!r}.")
+    if not os.path.isdir(directory):
+        raise ValueError(f"checkpoint={raw!r}: the directory {directory!r} does not exist; "
+                         f"create it first.")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ValueError(f"checkpoint={raw!r}: this process may not write in {directory!r}.")
+    return path
+
+
 class SearchCheckpoint:
     """The checkpoint of one search's fit (see the module docstring).
 
@@ -103,6 +138,8 @@ class SearchCheckpoint:
             "sections": {},
         }
         self._last = time.monotonic()
+        #: the error of the last write, if it failed (None: the file is current)
+        self.failed = None
 
     @classmethod
     def open(cls, estimator, data):
@@ -116,7 +153,7 @@ class SearchCheckpoint:
         InvalidFileError
             If the file is not a checkpoint, or is damaged.
         """
-        path = os.path.abspath(os.fspath(estimator.checkpoint))
+        path = check_path(estimator.checkpoint)
         identity = search_identity(estimator, data)
         remove_stale_temporaries(path)
         if not os.path.exists(path):
@@ -125,12 +162,27 @@ class SearchCheckpoint:
         _check_identity(path, content.get("identity"), identity)
         return cls(path, estimator.checkpoint_every, identity, content)
 
-    def seed(self, seed):
+    def seed(self, seed, *, fixed):
         """The search's seed: the file's (a ``random_state`` that is not
-        an int draws another), else ``seed``, recorded."""
-        if self.content["seed"] is None:
+        an int draws another), else ``seed``, recorded.
+
+        Raises
+        ------
+        InvalidFileError
+            If the file's seed is no seed (an int in [0, 2**32)), or is not
+            ``seed`` where an int ``random_state`` fixes it (``fixed``).
+        """
+        saved = self.content["seed"]
+        if saved is None:
             self.content["seed"] = int(seed)
-        return int(self.content["seed"])
+            return int(seed)
+        if isinstance(saved, bool) or not isinstance(saved, int) or not 0 <= saved < 2**32:
+            raise InvalidFileError(f"Invalid checkpoint {self.path!r}: its seed {saved!r} is "
+                                   f"not an int in [0, 2**32). {_FIX}")
+        if fixed and saved != int(seed):
+            raise InvalidFileError(f"Invalid checkpoint {self.path!r}: its seed {saved} is not "
+                                   f"the seed {int(seed)} of random_state. {_FIX}")
+        return saved
 
     def folds(self, plan):
         """The fold plan and the engine's folds: the file's, else ``plan()``
@@ -155,8 +207,8 @@ class SearchCheckpoint:
             )
 
     def start(self):
-        """Write the file now (a path that cannot be written fails here,
-        before anything trains)."""
+        """Write the file now, before anything trains (a write that fails
+        warns, as any: see :meth:`write`)."""
         self.write()
 
     def due(self):
@@ -164,7 +216,26 @@ class SearchCheckpoint:
         return time.monotonic() - self._last >= self.every
 
     def write(self):
-        write_file(self.path, self.content)
+        """Write the file; where that fails (``OSError``: a full disk, a
+        permission changed, a directory removed), warn the first time
+        (:class:`CheckpointWarning`, naming the path and the error) and
+        go on: the next write, at the next interval, tries again."""
+        try:
+            write_file(self.path, self.content)
+        except OSError as error:
+            if self.failed is None:
+                warnings.warn(
+                    f"Could not write the checkpoint {self.path!r} ({error}); training goes "
+                    f"on, and the write is retried every checkpoint_every="
+                    f"{self.every:g} s. The file holds the last state that was written.",
+                    CheckpointWarning, stacklevel=2,
+                )
+            self.failed = error
+        else:
+            if self.failed is not None:
+                warnings.warn(f"The checkpoint {self.path!r} is written again.",
+                              CheckpointWarning, stacklevel=2)
+            self.failed = None
         self._last = time.monotonic()
 
     def section(self, key):
@@ -317,9 +388,14 @@ class ShardCheckpoint:
         return time.monotonic() - self._last >= self.every
 
     def save(self, state):
-        write_file(self.path, {"format": FORMAT + ".shard", "version": FORMAT_VERSION,
-                               "skpmlp": __version__, "owner": self.owner,
-                               "state": state})
+        """Write the shard's state; a write that fails is skipped (the
+        shard trains on, and its search's file keeps what the rungs saved)."""
+        try:
+            write_file(self.path, {"format": FORMAT + ".shard", "version": FORMAT_VERSION,
+                                   "skpmlp": __version__, "owner": self.owner,
+                                   "state": state})
+        except OSError:
+            pass  # in a worker, where a warning would reach nobody: retried when due
         self._last = time.monotonic()
 
     def remove(self):

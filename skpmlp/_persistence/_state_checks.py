@@ -211,6 +211,7 @@ def _check_search(state):
                  f"the population's weights have {len(coefs)} folds but n_splits_ is "
                  f"{state.get('n_splits_')!r}.")
         n_outputs = state.get("n_outputs_", len(state.get("classes_", ())) or None)
+        failed = _failed_replicas(state, n_models, len(coefs))
         for k, (fold_coefs, fold_intercepts) in enumerate(zip(coefs, intercepts)):
             for i, (W, b) in enumerate(zip(fold_coefs, fold_intercepts)):
                 sizes = _layer_sizes(W, b, f"model {i} of fold {k}")
@@ -218,6 +219,23 @@ def _check_search(state):
                          and sizes[-1] == (n_outputs or sizes[-1]),
                          f"model {i} of fold {k} takes {sizes[0]} features to {sizes[-1]} "
                          f"outputs.")
+                # a model that trained without failing has finite weights:
+                # NaN there predicts NaN, silently
+                _require(failed[i, k] or all(np.isfinite(a).all() for a in (*W, *b)),
+                         f"model {i} of fold {k} did not fail (_diverged) but has "
+                         f"non-finite weights.")
+
+
+def _failed_replicas(state, n_models, n_folds):
+    """``(n_models, n_folds)`` bool: the replicas marked diverged (any
+    replica, when the file has no such record)."""
+    diverged = state.get("_diverged")
+    if diverged is None:  # a file of a version without the record: nothing to hold them to
+        return np.ones((n_models, n_folds), dtype=bool)
+    diverged = np.asarray(diverged, dtype=bool).reshape(n_models, -1)
+    _require(diverged.shape[1] in (1, n_folds),
+             f"_diverged has {diverged.shape[1]} folds, not {n_folds}.")
+    return np.broadcast_to(diverged, (n_models, n_folds))
 
 
 def _are_weights(weights, n):

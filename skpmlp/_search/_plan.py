@@ -12,6 +12,7 @@ at the estimator's parameters again.
 import dataclasses
 import time
 from collections.abc import Iterable
+from numbers import Integral
 from typing import Union
 
 import numpy as np
@@ -232,7 +233,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         seed = resume_seed(estimator, previous, seed)
     checkpoint = open_checkpoint(estimator, X=X, y=y, sample_weight=sample_weight, groups=groups)
     if checkpoint is not None:  # a resumed fit: the file's seed
-        seed = checkpoint.seed(seed)
+        seed = checkpoint.seed(seed, fixed=isinstance(estimator.random_state, Integral))
     space, population = _drawn_population(estimator, seed, prior, checkpoint)
     scorers, multimetric, weighted = _scorers(estimator, sample_weight)
     splits = resolve_cv(SplitSettings.of(estimator), y_encoded, check_groups(groups, X),

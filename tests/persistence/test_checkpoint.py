@@ -318,3 +318,72 @@ def test_settings_a_checkpoint_cannot_keep_are_refused(iris, tmp_path, change, s
 def test_checkpoint_every_is_validated(iris, value):
     with pytest.raises(ValueError, match="checkpoint_every"):
         ParallelMLPClassifier(checkpoint="x", checkpoint_every=value).fit(*iris)
+
+
+# ------------------------------------------------------------ write failures (issue 41)
+def _failing_writes(monkeypatch, fails):
+    """Make checkpoint writes number ``i`` fail (OSError: no space left)
+    where ``fails(i)``; returns the list of attempts."""
+    import errno
+
+    from skpmlp._persistence import _checkpoint
+
+    attempts, real = [], _checkpoint.write_file
+
+    def write(path, tree):
+        attempts.append(path)
+        if fails(len(attempts)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, tree)
+
+    monkeypatch.setattr(_checkpoint, "write_file", write)
+    return attempts
+
+
+def test_a_fit_whose_every_write_fails_returns_the_same_estimator(iris, tmp_path, monkeypatch):
+    from skpmlp.io import CheckpointWarning
+
+    reference = _fit(HALVING, iris)
+    attempts = _failing_writes(monkeypatch, lambda i: True)
+    path = tmp_path / "search.ckpt"
+    with pytest.warns(CheckpointWarning) as caught:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("always", CheckpointWarning)
+            fitted = ParallelMLPClassifier(**HALVING, checkpoint=path).fit(*iris)
+    messages = [str(w.message) for w in caught if w.category is CheckpointWarning]
+    assert len(attempts) > 3 and not path.exists()
+    # once when writes start failing, once at the end: not at every write
+    assert len(messages) == 2 and all(str(path) in m for m in messages)
+    assert "No space left on device" in messages[0] and "retried" in messages[0]
+    assert "fitted estimator is complete" in messages[1]
+    _assert_same(fitted, reference)
+
+
+def test_writes_that_fail_for_a_while_are_retried(iris, tmp_path, monkeypatch):
+    from skpmlp.io import CheckpointWarning
+
+    reference = _fit(HALVING, iris)
+    _failing_writes(monkeypatch, lambda i: 2 <= i <= 4)
+    path = tmp_path / "search.ckpt"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = ParallelMLPClassifier(**HALVING, checkpoint=path).fit(*iris)
+    messages = [str(w.message) for w in caught if w.category is CheckpointWarning]
+    assert len(messages) == 2 and "written again" in messages[1]
+    _assert_same(fitted, reference)
+    monkeypatch.undo()
+    # the file is current: a second fit returns its result without training
+    _assert_same(_fit(HALVING, iris, path), reference)
+
+
+@pytest.mark.parametrize("where, says", [
+    ("", "empty string"),
+    (".", "is a directory"),
+    ("missing/search.ckpt", "does not exist"),
+])
+def test_paths_no_checkpoint_can_be_written_to_are_refused_before_training(
+        iris, tmp_path, monkeypatch, where, says):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=says):
+        ParallelMLPClassifier(**HALVING, checkpoint=where).fit(*iris)

@@ -83,6 +83,14 @@ class LbfgsTask:
         if self._live is not None:
             self._saved, self._live = self.host_state(), None
 
+    def validate(self):
+        """Build the run from its saved state and drop it (see
+        :meth:`~skpmlp._engine._minibatch._run.FusedRun.validate`)."""
+        saved = self._saved
+        if saved is not None:
+            self._ensure_live()
+            self._live, self._saved = None, saved
+
     def advance(self, decision, tick):
         """Train to the end, or until halted (``decision`` is unused: no
         rungs). ``tick`` is called after every round. Returns

@@ -147,7 +147,7 @@ class FusedRun:
             rates.current[:] = state["rates"]["current"]
             rates.born[:] = state["rates"]["born"]
             restore_status(status, state["status"])
-            curves.restore(state["curves"])
+            curves.restore(state["curves"], self.K * self.width(refills), self.epoch)
             live.kept = restore_kept(state["kept"])
             live.score = None if state["score"] is None else np.array(state["score"], float)
             finished = state["pending_finished"]
@@ -183,6 +183,15 @@ class FusedRun:
         if self._live is not None:
             self._saved = self.host_state()
             self._live = None
+
+    def validate(self):
+        """Build the run from its saved state and drop it: a state that does
+        not fit the run (layout, shapes, counts) raises now, before any
+        run of the call trains."""
+        saved = self._saved
+        if saved is not None:
+            self._ensure_live()
+            self._live, self._saved = None, saved
 
     # ---------------------------------------------------------- training
     def advance(self, decision, tick):
@@ -371,8 +380,21 @@ class _Curves:
         loss, score = self.arrays(n_replicas)
         return {"loss": loss, "score": score}
 
-    def restore(self, state):
-        """Go on from the curves of :meth:`state`."""
+    def restore(self, state, n_replicas, n_epochs):
+        """Go on from the curves of :meth:`state`, which must hold
+        ``n_epochs`` epochs of ``n_replicas`` replicas.
+
+        Raises
+        ------
+        ValueError
+            For curves of another shape.
+        """
+        names = ("loss", "score") if self.monitor else ("loss",)
+        for name in names:
+            shape = np.shape(state[name])
+            if shape != (n_replicas, n_epochs):
+                raise ValueError(f"the {name} curves have shape {shape}, not "
+                                 f"{(n_replicas, n_epochs)} (replicas, epochs)")
         self.loss = list(np.asarray(state["loss"], dtype=float).T)
         if self.monitor:
             self.score = list(np.asarray(state["score"], dtype=float).T)
