@@ -42,7 +42,18 @@ def network_state(net):
 
 
 def network_from_state(state, *, dtype, device):
-    """The :class:`FusedNetwork` saved by :func:`network_state`."""
+    """The :class:`FusedNetwork` saved by :func:`network_state`.
+
+    Raises
+    ------
+    ValueError
+        For a group whose activation slices do not cut its models in order.
+    """
+    for g in state["groups"]:
+        bounds = [0] + [int(b) for _, a, b in g["slices"]]
+        starts = [int(a) for _, a, _ in g["slices"]]
+        if starts != bounds[:-1] or bounds[-1] != len(g["models"]) or sorted(bounds) != bounds:
+            raise ValueError("a group's activation slices do not cut its models in order")
     groups = [
         Group(np.asarray(g["models"], dtype=np.int64), tuple(int(w) for w in g["widths"]),
               tuple((str(name), int(a), int(b)) for name, a, b in g["slices"]))

@@ -53,6 +53,28 @@ class ResumeError(ValueError):
     resumed from it."""
 
 
+def _restored_runs(resume, config, folds, options, n_models):
+    """The runs of a saved call's plan, which must cover every model of the
+    call once.
+
+    Raises
+    ------
+    ResumeError
+        For a plan that is not the call's.
+    """
+    try:
+        runs = restore_runs([run["run"] for run in resume["runs"]], config, folds, options)
+        models = np.sort(np.concatenate([run.models for run in runs]))
+        if not np.array_equal(models, np.arange(n_models)):
+            raise ValueError(f"the saved runs do not train the call's {n_models} models once each")
+    except ResumeError:
+        raise
+    except Exception as error:  # noqa: BLE001  (any failure: the plan is not this call's)
+        raise ResumeError(f"the saved plan does not fit this training call "
+                          f"({type(error).__name__}: {error})") from error
+    return runs
+
+
 def _check_result(result, n_models, n_folds):
     """A saved run's result must hold its models on every fold."""
     if result.n_iter.shape != (n_models, n_folds) or len(result.coefs) != n_folds:
@@ -129,7 +151,7 @@ def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, opti
     if resume is None:
         runs = plan_runs(spec, config, X, folds, options)
     else:
-        runs = restore_runs([run["run"] for run in resume["runs"]], config, folds, options)
+        runs = _restored_runs(resume, config, folds, options, spec.n_models)
     call = _Call(runs, spec, X, y, folds, options)
     if resume is not None:
         call.restore(resume)

@@ -37,6 +37,8 @@ import time
 import uuid
 import warnings
 
+import numpy as np
+
 from .._core._version import __version__
 from .._engine._run_state import restore_result, result_state
 from ._archive import InvalidFileError
@@ -79,10 +81,12 @@ def open_checkpoint(estimator, **data):
 
 
 class CheckpointWarning(UserWarning):
-    """A checkpoint could not be written (a full disk, a permission
-    changed, a directory gone): training goes on, the write is retried at
-    the next interval, and the fit returns its estimator as usual; what the
-    file holds is the last write that succeeded."""
+    """Warning of a fit whose checkpoint could not be written.
+
+    A full disk, a permission changed or a directory gone: training goes
+    on, the write is retried at the next interval, and the fit returns its
+    estimator as usual; the file holds the last write that succeeded.
+    """
 
 
 def check_path(checkpoint):
@@ -184,14 +188,26 @@ class SearchCheckpoint:
                                    f"the seed {int(seed)} of random_state. {_FIX}")
         return saved
 
-    def folds(self, plan):
+    def folds(self, plan, *, n_samples):
         """The fold plan and the engine's folds: the file's, else ``plan()``
-        (``(folds, engine_folds)``), recorded."""
+        (``(folds, engine_folds)``), recorded.
+
+        Raises
+        ------
+        InvalidFileError
+            For saved folds that are not rows of the ``n_samples`` the fit has.
+        """
         if self.content["folds"] is None:
             folds, engine_folds = plan()
             self.content["folds"] = {"folds": _pairs(folds), "engine": _pairs(engine_folds)}
         saved = self.content["folds"]
-        return _unpairs(saved["folds"]), _unpairs(saved["engine"])
+        pairs = _unpairs(saved["folds"]), _unpairs(saved["engine"])
+        for name, folds in zip(("folds", "engine folds"), pairs):
+            if not folds or not all(_are_rows(rows, n_samples, none=side == 1)
+                                    for fold in folds for side, rows in enumerate(fold)):
+                raise InvalidFileError(f"Invalid checkpoint {self.path!r}: its {name} are not "
+                                       f"rows of the {n_samples} the fit has. {_FIX}")
+        return pairs
 
     def check_population(self, population):
         """The population drawn now must be the file's (the same seed and
@@ -241,6 +257,16 @@ class SearchCheckpoint:
     def section(self, key):
         """The :class:`CallCheckpoint` of the training call ``key``."""
         return CallCheckpoint(self, key)
+
+
+def _are_rows(rows, n_samples, *, none=False):
+    """Whether ``rows`` are distinct row indices in ``[0, n_samples)`` (or
+    None, where ``none``: a fold without evaluation rows)."""
+    if rows is None:
+        return none
+    rows = np.asarray(rows)
+    return (rows.ndim == 1 and rows.dtype.kind in "iu" and len(rows) > 0
+            and rows.min() >= 0 and rows.max() < n_samples and len(np.unique(rows)) == len(rows))
 
 
 def _pairs(folds):

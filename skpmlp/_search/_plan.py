@@ -318,7 +318,7 @@ def _fold_plan(splits, X, y, y_encoded, seed, groups, n_models, checkpoint):
         folds = plan_folds(splits, X, y, y_encoded, seed, groups, n_models)
         return folds, training_folds(splits, folds, y_encoded, seed)
 
-    return plan() if checkpoint is None else checkpoint.folds(plan)
+    return plan() if checkpoint is None else checkpoint.folds(plan, n_samples=len(y_encoded))
 
 
 def _continued(estimator, spec, previous, population, data, folds, n_outputs):

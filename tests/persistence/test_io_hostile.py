@@ -224,17 +224,38 @@ def test_non_finite_weights_in_a_fitted_model_are_refused(files, value):
         _load(_with_weights(data, _coefs_reference(data), weights))
 
 
+def _with_nan_weights(data, search, diverged):
+    """The search file with a NaN in model 1's weights (fold 0), model 1
+    marked diverged or not."""
+    document = _document(data)
+    state = _state(document)
+    reference = state["_coefs"][0][1][0]["$array"]
+    flags = search._diverged.copy()
+    flags[1] = diverged
+    name, offset, _ = state["_diverged"]["$array"]
+    member = np.load(io.BytesIO(members_of(data)[name + ".npy"])).copy()
+    member[offset:offset + flags.size] = flags.ravel()
+    edited = _with_array(data, name + ".npy", member)
+    weights = search._coefs[0][1][0].copy()
+    weights[0, 0] = np.nan
+    return _with_weights(edited, reference, weights)
+
+
 def test_a_search_keeps_nan_weights_of_its_diverged_models(files, tmp_path):
     """A search's population may hold a diverged model's NaN weights: they
     are not a finished model's, so they load."""
     data, search = files["search"]
-    document = _document(data)
-    reference = _state(document)["_coefs"][0][1][0]["$array"]
-    weights = search._coefs[0][1][0].copy()
-    weights[0, 0] = np.nan
-    loaded = _load(_with_weights(data, reference, weights))
-    assert np.isnan(loaded._coefs[0][1][0][0, 0])
+    loaded = _load(_with_nan_weights(data, search, diverged=True))
+    assert np.isnan(loaded._coefs[0][1][0][0, 0]) and loaded._diverged[1].all()
     np.testing.assert_array_equal(loaded.predict_proba(np.eye(4)), search.predict_proba(np.eye(4)))
+
+
+def test_nan_weights_of_a_model_that_did_not_fail_are_refused(files, tmp_path):
+    """A model not marked diverged with NaN weights would predict NaN,
+    silently (issue 41)."""
+    data, search = files["search"]
+    with pytest.raises(InvalidFileError, match="model 1 of fold 0 did not fail"):
+        _load(_with_nan_weights(data, search, diverged=False))
 
 
 def test_invalid_parameters_are_refused(files):

@@ -190,8 +190,9 @@ class FusedRun:
         run of the call trains."""
         saved = self._saved
         if saved is not None:
-            self._ensure_live()
+            live = self._ensure_live()
             self._live, self._saved = None, saved
+            _check_replicas(live, self.K * self.M if live.refills is None else None)
 
     # ---------------------------------------------------------- training
     def advance(self, decision, tick):
@@ -337,6 +338,26 @@ class FusedRun:
         if live.refills is not None:
             return live.refills.result(kept, live.status, live.curves, self.halted, self.elapsed)
         return _result(kept, live.status, live.curves, self.K, self.M, self.halted, self.elapsed)
+
+
+def _check_replicas(live, n_replicas):
+    """Every replica of the run is in a slot of the network or among the
+    kept weights (``n_replicas``: how many; None for an adaptive run, whose
+    replicas in use its seats say; a stopped model whose seat found no
+    newcomer may be in both), and no slot holds another's."""
+    slots = [int(r) for r in live.trainer.net.slot_models]
+    held = slots + list(live.kept)
+    if n_replicas is None:
+        seats = live.refills.seats
+        models = np.arange(seats.n_models)
+        n_replicas = seats.K * seats.capacity
+        wanted = sorted(int(k * seats.capacity + m) for k in range(seats.K) for m in models)
+        held = [r for r in held if r % seats.capacity < seats.n_models]
+    else:
+        wanted = list(range(n_replicas))
+    if set(held) != set(wanted) or len(set(slots)) != len(slots):
+        raise ValueError(f"the saved run's slots and kept weights do not hold each of its "
+                         f"{len(wanted)} replicas")
 
 
 def _retire_slots(trainer, finished, active, kept, config):
