@@ -14,12 +14,15 @@ ptxas), each ``KERNEL`` ``epoch_one_hidden`` or ``epoch_deep`` in ``DTYPE``
 launches it (its tile sizes, warps and stages from ``launch_settings`` for
 30 features, 3 outputs and batches of 200 rows; pointers 16-byte aligned,
 as torch allocates them) and prints one JSON line: registers, spilled
-bytes and stack frame as ptxas reports them and the shared memory Triton
-allocates (``full`` only; the compiled object's ``n_regs`` and
-``n_spills`` are read from a loaded kernel, which needs a device).
+bytes and stack frame as ptxas's log reports them (None where triton does
+not print it) and the shared memory Triton allocates (``full`` only; the
+compiled object's ``n_regs`` and ``n_spills`` are read from a loaded
+kernel, which needs a device).
 
-Where this triton cannot compile for the GPU (a build without the NVIDIA
-backend, or without ptxas for ``full``), it prints why and exits with
+Written for the API of the triton the tests run (3.5 and later:
+``ASTSource`` with ``constexprs`` and ``attrs``, ``triton.knobs``). Where
+this triton cannot compile for the GPU (a build without the NVIDIA backend,
+or without ptxas for ``full``), it prints why and exits with
 :data:`UNAVAILABLE`.
 """
 
@@ -142,6 +145,8 @@ def unavailable(arch, mode):
 
 
 def main(arch, mode, specs):
+    """Compile each of ``specs`` (``KERNEL:DTYPE:LOSS:WIDTH``) for compute
+    capability ``arch`` in ``mode`` and print its figures, a JSON line each."""
     import triton  # noqa: PLC0415
     from triton import knobs  # noqa: PLC0415
     from triton.backends.compiler import GPUTarget  # noqa: PLC0415
