@@ -54,6 +54,14 @@ decay ``alpha / wsum``, then torch's Adam or SGD with momentum / Nesterov)
 follows as soon as its gradient is complete: its weights are not read
 again in the step.
 
+Both kernels are loops over models, steps and layers around the same
+helpers: a layer's tiles are found from the model's ``meta`` row
+(:func:`_weights_at`, :func:`_bias_at`); every layer of either kernel, its
+weights and its bias, is updated by :func:`_update_layer` (the L2 term,
+then :func:`_adam` or :func:`_sgd`); the deep kernel runs each hidden layer
+through :func:`_forward_layer` and :func:`_backward_layer`, and both find
+the loss gradient with :func:`_loss_grad`.
+
 The arithmetic follows torch, as ``mlp_step.cpp``: softmax cross-entropy /
 half squared error (mean over outputs) / binary log-loss (sum over
 outputs), each model's weighted batch mean; float32 matmuls in IEEE
@@ -192,73 +200,49 @@ def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.c
     return delta, loss
 
 
+# ------------------------------------------------------------- addressing
+# Triton 3.2, the oldest the engine compiles for, takes no tuple arguments:
+# the helpers receive the buffers and scalars they need one by one, and find
+# a layer's offsets themselves in the model's ``meta`` row.
 @triton.jit
-def _update(
-    params_ptr,
-    state1_ptr,
-    state2_ptr,
-    offsets,
-    mask,
-    grad,
-    decay,
-    solver,
-    nesterov,
-    lr,
-    beta1,
-    beta2,
-    eps,
-    momentum,
-    step_size,
-    bias2_sqrt,
-):
-    """torch's Adam / SGD update of one tile of parameters, coupled weight
-    decay ``decay`` (scalars already in the parameters' dtype)."""
-    p = tl.load(params_ptr + offsets, mask=mask, other=0.0)
-    g = grad + decay * p
-    if solver == 0:
-        m = tl.load(state1_ptr + offsets, mask=mask, other=0.0)
-        v = tl.load(state2_ptr + offsets, mask=mask, other=0.0)
-        m = m + (g - m) * (1.0 - beta1)  # lerp, as torch
-        v = beta2 * v + (1.0 - beta2) * g * g
-        p = p - step_size * m / (tl.sqrt(v) / bias2_sqrt + eps)
-        tl.store(state1_ptr + offsets, m, mask=mask)
-        tl.store(state2_ptr + offsets, v, mask=mask)
-    else:
-        if momentum != 0:
-            buf = momentum * tl.load(state1_ptr + offsets, mask=mask, other=0.0) + g
-            tl.store(state1_ptr + offsets, buf, mask=mask)
-            g = tl.where(nesterov != 0, g + momentum * buf, buf)
-        p = p - lr * g
-    tl.store(params_ptr + offsets, p, mask=mask)
+def _weights_at(meta, layer, k, j):
+    """Offsets of layer ``layer``'s weights, rows ``k`` x columns ``j``, in
+    the flat buffers, and the mask of those within the model's widths."""
+    k_mask = k < tl.load(meta + _M_SIZES + layer)
+    j_mask = j < tl.load(meta + _M_SIZES + layer + 1)
+    at = tl.load(meta + _M_WOFF + layer) + k[:, None] * tl.load(meta + _M_LD + layer) + j[None, :]
+    return at, k_mask[:, None] & j_mask[None, :]
 
 
 @triton.jit
-def _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt: tl.constexpr):
-    """The optimizer's per-step scalars of one model, in dtype ``dt``:
-    ``(decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt)``.
-    The bias corrections use the model's own step count: its fold's steps
-    before the epoch, less those it did not take, plus this epoch's."""
-    lr = tl.load(hyper + _H_LR)
-    alpha = tl.load(hyper + _H_ALPHA)
-    beta1 = tl.load(hyper + _H_BETA1).to(dt)
-    beta2 = tl.load(hyper + _H_BETA2).to(dt)
-    t = tl.load(step0_ptr + fold).to(tl.float64) - tl.load(hyper + _H_STEP_OFFSET) + taken + 1
-    # beta ** t in float64 from the dtype's beta, as mlp_step.cpp
-    bias1 = 1.0 - tl.exp(t * tl.log(beta1.to(tl.float64))).to(dt)
-    bias2 = 1.0 - tl.exp(t * tl.log(beta2.to(tl.float64))).to(dt)
-    # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
-    decay = tl.where(alpha != 0, alpha / tl.load(wsum_ptr + sk), 0.0).to(dt)
-    lr_t = lr.to(dt)
-    return (
-        decay,
-        lr_t,
-        beta1,
-        beta2,
-        tl.load(hyper + _H_EPS).to(dt),
-        tl.load(hyper + _H_MOMENTUM).to(dt),
-        lr_t / bias1,
-        tl.sqrt(bias2),
-    )
+def _bias_at(meta, layer, j):
+    """Offsets of layer ``layer``'s bias ``j`` in the flat buffers, and the
+    mask of those within the model's width."""
+    return tl.load(meta + _M_BOFF + layer) + j, j < tl.load(meta + _M_SIZES + layer + 1)
+
+
+@triton.jit
+def _weights(params_ptr, meta, layer, k, j):
+    """Layer ``layer``'s weight tile, rows ``k`` x columns ``j`` (zeros
+    beyond the model's widths)."""
+    at, mask = _weights_at(meta, layer, k, j)
+    return tl.load(params_ptr + at, mask=mask, other=0.0)
+
+
+@triton.jit
+def _bias(params_ptr, meta, layer, j):
+    """Layer ``layer``'s bias ``j`` (zeros beyond the model's width)."""
+    at, mask = _bias_at(meta, layer, j)
+    return tl.load(params_ptr + at, mask=mask, other=0.0)
+
+
+@triton.jit
+def _layer(params_ptr, meta, layer, k, j):
+    """Layer ``layer``'s weight tile (rows ``k`` x columns ``j``) and bias."""
+    w_at, w_mask = _weights_at(meta, layer, k, j)
+    b_at, b_mask = _bias_at(meta, layer, j)
+    weights = tl.load(params_ptr + w_at, mask=w_mask, other=0.0)
+    return weights, tl.load(params_ptr + b_at, mask=b_mask, other=0.0)
 
 
 @triton.jit
@@ -269,6 +253,159 @@ def _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB: tl.constexpr):
     rows = tl.load(rows_ptr + sk * B + rb, mask=bmask, other=0)
     w = tl.load(weights_ptr + sk * B + rb, mask=bmask, other=0.0)
     return rb, bmask, rows, w
+
+
+@triton.jit
+def _features(X_ptr, F, rows, bmask, f):
+    """Features ``f`` of data rows ``rows`` (zeros where a row or a feature
+    is not real)."""
+    mask = bmask[:, None] & (f < F)[None, :]
+    return tl.load(X_ptr + rows[:, None] * F + f[None, :], mask=mask, other=0.0)
+
+
+# -------------------------------------------------------------- optimizer
+@triton.jit
+def _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt: tl.constexpr):
+    """A model's optimizer step ``t`` (float64: its fold's steps before the
+    epoch, less those it did not take, plus this epoch's) and its L2 term
+    as a coupled weight decay, in dtype ``dt``."""
+    t = tl.load(step0_ptr + fold).to(tl.float64) - tl.load(hyper + _H_STEP_OFFSET) + taken + 1
+    alpha = tl.load(hyper + _H_ALPHA)
+    # scikit-learn's L2 gradient: alpha * W / (sum of the batch's weights)
+    return t, tl.where(alpha != 0, alpha / tl.load(wsum_ptr + sk), 0.0).to(dt)
+
+
+@triton.jit
+def _adam(p, grad, moment1_at, moment2_at, mask, hyper, t):
+    """torch's Adam on a tile ``p`` of parameters of gradient ``grad``:
+    updates the moments at ``moment1_at`` / ``moment2_at`` and returns the
+    new parameters; the bias corrections of step ``t``."""
+    dt = p.dtype
+    beta1 = tl.load(hyper + _H_BETA1).to(dt)
+    beta2 = tl.load(hyper + _H_BETA2).to(dt)
+    # beta ** t in float64 from the dtype's beta, as mlp_step.cpp
+    bias1 = 1.0 - tl.exp(t * tl.log(beta1.to(tl.float64))).to(dt)
+    bias2 = 1.0 - tl.exp(t * tl.log(beta2.to(tl.float64))).to(dt)
+    step_size = tl.load(hyper + _H_LR).to(dt) / bias1
+    m = tl.load(moment1_at, mask=mask, other=0.0)
+    v = tl.load(moment2_at, mask=mask, other=0.0)
+    m = m + (grad - m) * (1.0 - beta1)  # lerp, as torch
+    v = beta2 * v + (1.0 - beta2) * grad * grad
+    tl.store(moment1_at, m, mask=mask)
+    tl.store(moment2_at, v, mask=mask)
+    eps = tl.load(hyper + _H_EPS).to(dt)
+    return p - step_size * m / (tl.sqrt(v) / tl.sqrt(bias2) + eps)
+
+
+@triton.jit
+def _sgd(p, grad, momentum_at, mask, hyper, nesterov):
+    """torch's SGD, with momentum (its buffer at ``momentum_at``) and
+    Nesterov's where the model has them, on a tile ``p`` of parameters of
+    gradient ``grad``: returns the new parameters."""
+    dt = p.dtype
+    momentum = tl.load(hyper + _H_MOMENTUM).to(dt)
+    g = grad
+    if momentum != 0:
+        buf = momentum * tl.load(momentum_at, mask=mask, other=0.0) + g
+        tl.store(momentum_at, buf, mask=mask)
+        g = tl.where(nesterov != 0, g + momentum * buf, buf)
+    return p - tl.load(hyper + _H_LR).to(dt) * g
+
+
+@triton.jit
+def _update(params_ptr, state1_ptr, state2_ptr, at, mask, grad, decay, meta, hyper, t):
+    """The update of one tile of parameters (offsets ``at``): the coupled
+    weight decay ``decay``, then the model's optimizer (its ``meta`` and
+    ``hyper`` rows) at step ``t``."""
+    p = tl.load(params_ptr + at, mask=mask, other=0.0)
+    g = grad + decay * p
+    if tl.load(meta + _M_SOLVER) == 0:
+        p = _adam(p, g, state1_ptr + at, state2_ptr + at, mask, hyper, t)
+    else:
+        p = _sgd(p, g, state1_ptr + at, mask, hyper, tl.load(meta + _M_NESTEROV))
+    tl.store(params_ptr + at, p, mask=mask)
+
+
+@triton.jit
+def _update_layer(
+    params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, layer, gw, gb, row0=0
+):
+    """The update of layer ``layer`` from its gradients: weights ``gw``
+    (rows ``row0`` on), with the weight decay, and bias ``gb``, without.
+    Either may be None: the deep kernel's first layer comes in chunks of
+    features, its bias apart."""
+    if gw is not None:
+        k = row0 + tl.arange(0, gw.shape[0])
+        at, mask = _weights_at(meta, layer, k, tl.arange(0, gw.shape[1]))
+        _update(params_ptr, state1_ptr, state2_ptr, at, mask, gw, decay, meta, hyper, t)
+    if gb is not None:
+        at, mask = _bias_at(meta, layer, tl.arange(0, gb.shape[0]))
+        _update(params_ptr, state1_ptr, state2_ptr, at, mask, gb, 0.0, meta, hyper, t)
+
+
+# ------------------------------------------------------------ deep layers
+@triton.jit
+def _first_layer(X_ptr, F, rows, bmask, params_ptr, meta, bias, BF: tl.constexpr):
+    """Pre-activations of the first layer (bias ``bias``) for one batch tile
+    (data rows ``rows``), the features read in chunks of ``BF``."""
+    h = tl.arange(0, bias.shape[0])
+    z = tl.zeros((rows.shape[0], bias.shape[0]), bias.dtype) + bias[None, :]
+    for f0 in range(0, F, BF):
+        f = f0 + tl.arange(0, BF)
+        x = _features(X_ptr, F, rows, bmask, f)
+        z += tl.dot(x, _weights(params_ptr, meta, 0, f, h), input_precision="ieee")
+    return z
+
+
+@triton.jit
+def _activate_into(z, act, acts, ders, rb):
+    """Store ``f(z)`` and ``f'(z)`` of a batch tile (rows ``rb``) in the
+    layer's slabs of activations and derivatives."""
+    a, d = _activate(z, act)
+    at = rb[:, None] * z.shape[1] + tl.arange(0, z.shape[1])[None, :]
+    tl.store(acts + at, a)
+    tl.store(ders + at, d)
+
+
+@triton.jit
+def _forward_layer(weights, bias, act, acts, ders, n_tiles, BB: tl.constexpr):
+    """A hidden layer over every batch tile: from the activations of the
+    layer below (the slab before ``acts``) to its own, in slabs ``acts``
+    and ``ders``."""
+    h = tl.arange(0, weights.shape[0])
+    below = acts - n_tiles * BB * weights.shape[0]
+    for bt in range(n_tiles):
+        rb = bt * BB + tl.arange(0, BB)
+        a_in = tl.load(below + rb[:, None] * weights.shape[0] + h[None, :])
+        z = tl.dot(a_in, weights, input_precision="ieee") + bias[None, :]
+        _activate_into(z, act, acts, ders, rb)
+
+
+@triton.jit
+def _backward_layer(
+    weights, act, acts, ders, deltas, current, n_tiles, BB: tl.constexpr, DW: tl.constexpr
+):
+    """The gradients of a layer's weights and bias over every batch tile,
+    from its deltas (delta buffer ``current`` of the two from ``deltas``),
+    and the deltas of the layer below (to the other buffer), from that
+    layer's activations and derivatives (slabs ``acts``, ``ders``)."""
+    h = tl.arange(0, weights.shape[0])
+    cols = tl.arange(0, weights.shape[1])
+    delta_in = deltas + current * n_tiles * BB * DW
+    delta_out = deltas + (1 - current) * n_tiles * BB * DW
+    grad_w = tl.zeros(weights.shape, weights.dtype)
+    grad_b = tl.zeros((weights.shape[1],), weights.dtype)
+    for bt in range(n_tiles):
+        rb = bt * BB + tl.arange(0, BB)
+        delta = tl.load(delta_in + rb[:, None] * DW + cols[None, :])
+        a_in = tl.load(acts + rb[:, None] * weights.shape[0] + h[None, :])
+        grad_w += tl.dot(tl.trans(a_in), delta, input_precision="ieee")
+        grad_b += tl.sum(delta, 0)
+        back = tl.dot(delta, tl.trans(weights), input_precision="ieee")
+        der = tl.load(ders + rb[:, None] * weights.shape[0] + h[None, :])
+        back = _activation_backward(back, der, act)
+        tl.store(delta_out + rb[:, None] * DW + h[None, :], back)
+    return grad_w, grad_b
 
 
 # Run-time sizes that change between runs, chunks and compactions: not
@@ -307,31 +444,23 @@ def epoch_one_hidden(
     BB: tl.constexpr,
 ):
     """A whole epoch of models with one hidden layer of at most ``H`` units
-    and at most ``F_PAD`` features: every tile in registers."""
+    and at most ``F_PAD`` features: every tile in registers.
+
+    No scratch: per step, the layer tiles ``W0`` (F_PAD, H), ``b0`` (H),
+    ``W1`` (H, C_PAD), ``b1`` (C_PAD) and their gradient accumulators; per
+    batch tile of ``BB`` rows, its features (BB, F_PAD), hidden layer
+    (BB, H) and logits and deltas (BB, C_PAD). The buffers are the
+    module's."""
     dt = params_ptr.dtype.element_ty
     pid = tl.program_id(0)
     f = tl.arange(0, F_PAD)
     h = tl.arange(0, H)
     c = tl.arange(0, C_PAD)
-    fmask = f < F
-    cmask = c < C
     for i in range(pid, n_models, tl.num_programs(0)):
         meta = meta_ptr + i * _META
         hyper = hyper_ptr + i * _HYPER
-        slot = tl.load(meta + _M_SLOT)
         act = tl.load(meta + _M_ACT)
         fold = tl.load(meta + _M_FOLD)
-        solver = tl.load(meta + _M_SOLVER)
-        nesterov = tl.load(meta + _M_NESTEROV)
-        hmask = h < tl.load(meta + _M_SIZES + 1)
-        mask0 = fmask[:, None] & hmask[None, :]
-        offsets0 = tl.load(meta + _M_WOFF) + f[:, None] * tl.load(meta + _M_LD) + h[None, :]
-        bias0 = tl.load(meta + _M_BOFF) + h
-        mask1 = hmask[:, None] & cmask[None, :]
-        offsets1 = (
-            tl.load(meta + _M_WOFF + 1) + h[:, None] * tl.load(meta + _M_LD + 1) + c[None, :]
-        )
-        bias1 = tl.load(meta + _M_BOFF + 1) + c
         taken = 0
         loss_sum = tl.zeros((), tl.float64)
         for s in range(n_steps):
@@ -340,10 +469,8 @@ def epoch_one_hidden(
                 # the previous step's updates, stored by other threads of
                 # the program, are visible to this step's loads
                 tl.debug_barrier()
-                W0 = tl.load(params_ptr + offsets0, mask=mask0, other=0.0)
-                b0 = tl.load(params_ptr + bias0, mask=hmask, other=0.0)
-                W1 = tl.load(params_ptr + offsets1, mask=mask1, other=0.0)
-                b1 = tl.load(params_ptr + bias1, mask=cmask, other=0.0)
+                W0, b0 = _layer(params_ptr, meta, 0, f, h)
+                W1, b1 = _layer(params_ptr, meta, 1, h, c)
                 gW0 = tl.zeros((F_PAD, H), dt)
                 gb0 = tl.zeros((H,), dt)
                 gW1 = tl.zeros((H, C_PAD), dt)
@@ -351,11 +478,7 @@ def epoch_one_hidden(
                 loss = tl.zeros((), dt)
                 for bt in range(tl.cdiv(B, BB)):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                    x = tl.load(
-                        X_ptr + rows[:, None] * F + f[None, :],
-                        mask=bmask[:, None] & fmask[None, :],
-                        other=0.0,
-                    )
+                    x = _features(X_ptr, F, rows, bmask, f)
                     z = tl.dot(x, W0, input_precision="ieee") + b0[None, :]
                     a, d = _activate(z, act)
                     logits = tl.dot(a, W1, input_precision="ieee") + b1[None, :]
@@ -363,88 +486,20 @@ def epoch_one_hidden(
                     loss += tile_loss
                     gW1 += tl.dot(tl.trans(a), delta, input_precision="ieee")
                     gb1 += tl.sum(delta, 0)
-                    dh = _activation_backward(
-                        tl.dot(delta, tl.trans(W1), input_precision="ieee"), d, act
-                    )
+                    back = tl.dot(delta, tl.trans(W1), input_precision="ieee")
+                    dh = _activation_backward(back, d, act)
                     gW0 += tl.dot(tl.trans(x), dh, input_precision="ieee")
                     gb0 += tl.sum(dh, 0)
-                decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt = _step_scalars(
-                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt
+                t, decay = _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt)
+                _update_layer(
+                    params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, 0, gW0, gb0
                 )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    offsets0,
-                    mask0,
-                    gW0,
-                    decay,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
-                )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    bias0,
-                    hmask,
-                    gb0,
-                    0.0,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
-                )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    offsets1,
-                    mask1,
-                    gW1,
-                    decay,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
-                )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    bias1,
-                    cmask,
-                    gb1,
-                    0.0,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
+                _update_layer(
+                    params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, 1, gW1, gb1
                 )
                 taken += 1
                 loss_sum += loss.to(tl.float64) * tl.load(counts_ptr + sk).to(tl.float64)
+        slot = tl.load(meta + _M_SLOT)
         tl.store(loss_ptr + slot, tl.load(loss_ptr + slot) + loss_sum.to(dt))
 
 
@@ -496,287 +551,91 @@ def epoch_deep(
     dt = params_ptr.dtype.element_ty
     pid = tl.program_id(0)
     n_tiles = tl.cdiv(B, BB)
-    b_pad = n_tiles * BB
+    slab = n_tiles * BB * H  # one layer's activations, or derivatives
     act_base = scratch_ptr + tl.cast(pid, tl.int64) * scratch_stride
-    der_base = act_base + max_depth * b_pad * H
-    delta_base = der_base + max_depth * b_pad * H
-    r = tl.arange(0, BB)
+    der_base = act_base + max_depth * slab
+    delta_base = der_base + max_depth * slab
     h = tl.arange(0, H)
     c = tl.arange(0, C_PAD)
-    cmask = c < C
     for i in range(pid, n_models, tl.num_programs(0)):
         meta = meta_ptr + i * _META
         hyper = hyper_ptr + i * _HYPER
-        slot = tl.load(meta + _M_SLOT)
         depth = tl.load(meta + _M_DEPTH)
         act = tl.load(meta + _M_ACT)
         fold = tl.load(meta + _M_FOLD)
-        solver = tl.load(meta + _M_SOLVER)
-        nesterov = tl.load(meta + _M_NESTEROV)
         taken = 0
         loss_sum = tl.zeros((), tl.float64)
         for s in range(n_steps):
             sk = s * n_folds + fold
             if tl.load(stepping_ptr + sk) != 0:
                 tl.debug_barrier()  # the previous step's updates and reads of scratch are done
-                # ---- forward, layer 0: features in chunks of BF
-                hmask = h < tl.load(meta + _M_SIZES + 1)
-                w_off = tl.load(meta + _M_WOFF)
-                ld = tl.load(meta + _M_LD)
-                b0 = tl.load(params_ptr + tl.load(meta + _M_BOFF) + h, mask=hmask, other=0.0)
+                # ---- forward: layer 0 (the features in chunks of BF), then 1 .. depth - 1
+                b0 = _bias(params_ptr, meta, 0, h)
                 for bt in range(n_tiles):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                    z = tl.zeros((BB, H), dt) + b0[None, :]
-                    for f0 in range(0, F, BF):
-                        fo = f0 + tl.arange(0, BF)
-                        fmask = fo < F
-                        x = tl.load(
-                            X_ptr + rows[:, None] * F + fo[None, :],
-                            mask=bmask[:, None] & fmask[None, :],
-                            other=0.0,
-                        )
-                        W0 = tl.load(
-                            params_ptr + w_off + fo[:, None] * ld + h[None, :],
-                            mask=fmask[:, None] & hmask[None, :],
-                            other=0.0,
-                        )
-                        z += tl.dot(x, W0, input_precision="ieee")
-                    a, d = _activate(z, act)
-                    tile = (bt * BB + r)[:, None] * H + h[None, :]
-                    tl.store(act_base + tile, a)
-                    tl.store(der_base + tile, d)
+                    z = _first_layer(X_ptr, F, rows, bmask, params_ptr, meta, b0, BF)
+                    _activate_into(z, act, act_base, der_base, rb)
                 tl.debug_barrier()
-                # ---- forward, hidden layers 1 .. depth - 1
                 for layer in range(1, depth):
-                    kmask = h < tl.load(meta + _M_SIZES + layer)
-                    hmask = h < tl.load(meta + _M_SIZES + layer + 1)
-                    Wh = tl.load(
-                        params_ptr
-                        + tl.load(meta + _M_WOFF + layer)
-                        + h[:, None] * tl.load(meta + _M_LD + layer)
-                        + h[None, :],
-                        mask=kmask[:, None] & hmask[None, :],
-                        other=0.0,
-                    )
-                    bh = tl.load(
-                        params_ptr + tl.load(meta + _M_BOFF + layer) + h, mask=hmask, other=0.0
-                    )
-                    for bt in range(n_tiles):
-                        tile = (bt * BB + r)[:, None] * H + h[None, :]
-                        a_in = tl.load(act_base + (layer - 1) * b_pad * H + tile)
-                        z = tl.dot(a_in, Wh, input_precision="ieee") + bh[None, :]
-                        a, d = _activate(z, act)
-                        tl.store(act_base + layer * b_pad * H + tile, a)
-                        tl.store(der_base + layer * b_pad * H + tile, d)
+                    W, b = _layer(params_ptr, meta, layer, h, h)
+                    at = layer * slab
+                    _forward_layer(W, b, act, act_base + at, der_base + at, n_tiles, BB)
                     tl.debug_barrier()
-                # ---- output layer, loss and its gradient
-                kmask = h < tl.load(meta + _M_SIZES + depth)
-                out_w = (
-                    tl.load(meta + _M_WOFF + depth)
-                    + h[:, None] * tl.load(meta + _M_LD + depth)
-                    + c[None, :]
-                )
-                out_mask = kmask[:, None] & cmask[None, :]
-                out_b = tl.load(meta + _M_BOFF + depth) + c
-                Wo = tl.load(params_ptr + out_w, mask=out_mask, other=0.0)
-                bo = tl.load(params_ptr + out_b, mask=cmask, other=0.0)
+                # ---- output layer, loss and its gradient (to the first delta buffer)
+                Wo, bo = _layer(params_ptr, meta, depth, h, c)
+                last = (depth - 1) * slab
                 loss = tl.zeros((), dt)
                 for bt in range(n_tiles):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                    a_in = tl.load(
-                        act_base
-                        + (depth - 1) * b_pad * H
-                        + (bt * BB + r)[:, None] * H
-                        + h[None, :]
-                    )
+                    a_in = tl.load(act_base + last + rb[:, None] * H + h[None, :])
                     logits = tl.dot(a_in, Wo, input_precision="ieee") + bo[None, :]
                     delta, tile_loss = _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS, C_PAD)
                     loss += tile_loss
-                    tl.store(delta_base + (bt * BB + r)[:, None] * DW + c[None, :], delta)
+                    tl.store(delta_base + rb[:, None] * DW + c[None, :], delta)
                 tl.debug_barrier()
-                decay, lr, beta1, beta2, eps, momentum, step_size, bias2_sqrt = _step_scalars(
-                    hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt
+                # ---- backward, each layer updated as soon as its gradient is complete
+                t, decay = _step_scalars(hyper, step0_ptr, wsum_ptr, fold, sk, taken, dt)
+                gWo, gbo = _backward_layer(
+                    Wo, act, act_base + last, der_base + last, delta_base, 0, n_tiles, BB, DW
                 )
-                # ---- backward of the output layer, then its update
-                gWo = tl.zeros((H, C_PAD), dt)
-                gbo = tl.zeros((C_PAD,), dt)
-                for bt in range(n_tiles):
-                    rows_at = (bt * BB + r)[:, None]
-                    delta_o = tl.load(delta_base + rows_at * DW + c[None, :])
-                    tile = rows_at * H + h[None, :]
-                    a_in = tl.load(act_base + (depth - 1) * b_pad * H + tile)
-                    gWo += tl.dot(tl.trans(a_in), delta_o, input_precision="ieee")
-                    gbo += tl.sum(delta_o, 0)
-                    back = tl.dot(delta_o, tl.trans(Wo), input_precision="ieee")
-                    back = _activation_backward(
-                        back, tl.load(der_base + (depth - 1) * b_pad * H + tile), act
-                    )
-                    tl.store(delta_base + b_pad * DW + rows_at * DW + h[None, :], back)
                 tl.debug_barrier()
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    out_w,
-                    out_mask,
-                    gWo,
-                    decay,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
+                _update_layer(
+                    params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, depth, gWo, gbo
                 )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    out_b,
-                    cmask,
-                    gbo,
-                    0.0,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
-                )
-                # ---- backward of hidden layers depth - 1 .. 1, each then updated
                 current = 1  # the delta buffer holding this layer's delta
                 for k in range(1, depth):
                     layer = depth - k
-                    kmask = h < tl.load(meta + _M_SIZES + layer)
-                    hmask = h < tl.load(meta + _M_SIZES + layer + 1)
-                    w_at = (
-                        tl.load(meta + _M_WOFF + layer)
-                        + h[:, None] * tl.load(meta + _M_LD + layer)
-                        + h[None, :]
+                    at = (layer - 1) * slab
+                    W = _weights(params_ptr, meta, layer, h, h)
+                    gW, gb = _backward_layer(
+                        W, act, act_base + at, der_base + at, delta_base, current, n_tiles, BB, DW
                     )
-                    w_mask = kmask[:, None] & hmask[None, :]
-                    b_at = tl.load(meta + _M_BOFF + layer) + h
-                    Wb = tl.load(params_ptr + w_at, mask=w_mask, other=0.0)
-                    gWh = tl.zeros((H, H), dt)
-                    gbh = tl.zeros((H,), dt)
-                    for bt in range(n_tiles):
-                        rows_at = (bt * BB + r)[:, None]
-                        delta_h = tl.load(
-                            delta_base + current * b_pad * DW + rows_at * DW + h[None, :]
-                        )
-                        tile = rows_at * H + h[None, :]
-                        a_in = tl.load(act_base + (layer - 1) * b_pad * H + tile)
-                        gWh += tl.dot(tl.trans(a_in), delta_h, input_precision="ieee")
-                        gbh += tl.sum(delta_h, 0)
-                        back = tl.dot(delta_h, tl.trans(Wb), input_precision="ieee")
-                        back = _activation_backward(
-                            back, tl.load(der_base + (layer - 1) * b_pad * H + tile), act
-                        )
-                        tl.store(
-                            delta_base + (1 - current) * b_pad * DW + rows_at * DW + h[None, :],
-                            back,
-                        )
                     tl.debug_barrier()
-                    _update(
-                        params_ptr,
-                        state1_ptr,
-                        state2_ptr,
-                        w_at,
-                        w_mask,
-                        gWh,
-                        decay,
-                        solver,
-                        nesterov,
-                        lr,
-                        beta1,
-                        beta2,
-                        eps,
-                        momentum,
-                        step_size,
-                        bias2_sqrt,
-                    )
-                    _update(
-                        params_ptr,
-                        state1_ptr,
-                        state2_ptr,
-                        b_at,
-                        hmask,
-                        gbh,
-                        0.0,
-                        solver,
-                        nesterov,
-                        lr,
-                        beta1,
-                        beta2,
-                        eps,
-                        momentum,
-                        step_size,
-                        bias2_sqrt,
+                    _update_layer(
+                        params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, layer, gW, gb
                     )
                     current = 1 - current
-                # ---- backward of layer 0, chunk by chunk of features
-                hmask = h < tl.load(meta + _M_SIZES + 1)
-                w_off = tl.load(meta + _M_WOFF)
-                ld = tl.load(meta + _M_LD)
-                deltas = delta_base + current * b_pad * DW
+                # ---- layer 0: its weights chunk by chunk of features, then its bias
+                deltas = delta_base + current * n_tiles * BB * DW
                 gb0 = tl.zeros((H,), dt)
                 for bt in range(n_tiles):
-                    gb0 += tl.sum(tl.load(deltas + (bt * BB + r)[:, None] * DW + h[None, :]), 0)
+                    rb = bt * BB + tl.arange(0, BB)
+                    gb0 += tl.sum(tl.load(deltas + rb[:, None] * DW + h[None, :]), 0)
                 for f0 in range(0, F, BF):
-                    fo = f0 + tl.arange(0, BF)
-                    fmask = fo < F
+                    f = f0 + tl.arange(0, BF)
                     gW0 = tl.zeros((BF, H), dt)
                     for bt in range(n_tiles):
                         rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
-                        x = tl.load(
-                            X_ptr + rows[:, None] * F + fo[None, :],
-                            mask=bmask[:, None] & fmask[None, :],
-                            other=0.0,
-                        )
-                        delta0 = tl.load(deltas + (bt * BB + r)[:, None] * DW + h[None, :])
+                        x = _features(X_ptr, F, rows, bmask, f)
+                        delta0 = tl.load(deltas + rb[:, None] * DW + h[None, :])
                         gW0 += tl.dot(tl.trans(x), delta0, input_precision="ieee")
-                    _update(
-                        params_ptr,
-                        state1_ptr,
-                        state2_ptr,
-                        w_off + fo[:, None] * ld + h[None, :],
-                        fmask[:, None] & hmask[None, :],
-                        gW0,
-                        decay,
-                        solver,
-                        nesterov,
-                        lr,
-                        beta1,
-                        beta2,
-                        eps,
-                        momentum,
-                        step_size,
-                        bias2_sqrt,
+                    _update_layer(
+                        params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, 0, gW0, None, f0
                     )
-                _update(
-                    params_ptr,
-                    state1_ptr,
-                    state2_ptr,
-                    tl.load(meta + _M_BOFF) + h,
-                    hmask,
-                    gb0,
-                    0.0,
-                    solver,
-                    nesterov,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    momentum,
-                    step_size,
-                    bias2_sqrt,
+                _update_layer(
+                    params_ptr, state1_ptr, state2_ptr, meta, hyper, t, decay, 0, None, gb0
                 )
                 taken += 1
                 loss_sum += loss.to(tl.float64) * tl.load(counts_ptr + sk).to(tl.float64)
+        slot = tl.load(meta + _M_SLOT)
         tl.store(loss_ptr + slot, tl.load(loss_ptr + slot) + loss_sum.to(dt))
