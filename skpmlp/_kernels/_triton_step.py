@@ -71,6 +71,7 @@ precision (no TF32), as torch's default.
 import triton
 import triton.language as tl
 
+from ._solvers import kernel_code
 from ._tables import HYPER_FIELDS, HYPER_WIDTH, META_FIELDS, META_WIDTH
 
 # the same indices, as constants the kernels can read
@@ -80,6 +81,11 @@ _M_ACT = tl.constexpr(META_FIELDS["activation"])
 _M_FOLD = tl.constexpr(META_FIELDS["fold"])
 _M_SOLVER = tl.constexpr(META_FIELDS["solver"])
 _M_NESTEROV = tl.constexpr(META_FIELDS["nesterov"])
+#: The update codes these kernels implement (the Solver table's): Adam,
+#: AdamW (decoupled decay) and SGD; no amsgrad. The trainer refuses others.
+UPDATE_CODES = frozenset(kernel_code(name) for name in ("adam", "adamw", "sgd"))
+_ADAM = tl.constexpr(kernel_code("adam"))
+_ADAMW = tl.constexpr(kernel_code("adamw"))
 _M_SIZES = tl.constexpr(META_FIELDS["sizes"])
 _M_WOFF = tl.constexpr(META_FIELDS["w_off"])
 _M_BOFF = tl.constexpr(META_FIELDS["b_off"])
@@ -314,15 +320,21 @@ def _sgd(p, grad, momentum_at, mask, hyper, nesterov):
 
 @triton.jit
 def _update(params_ptr, state1_ptr, state2_ptr, at, mask, grad, decay, meta, hyper, t):
-    """The update of one tile of parameters (offsets ``at``): the coupled
-    weight decay ``decay``, then the model's optimizer (its ``meta`` and
-    ``hyper`` rows) at step ``t``."""
+    """The update of one tile of parameters (offsets ``at``): the weight
+    decay (``decay``: scikit-learn's L2 gradient, 0 for a bias) coupled,
+    or AdamW's decoupled ``W *= 1 - lr * alpha``, then the model's
+    optimizer (its ``meta`` and ``hyper`` rows) at step ``t``."""
     p = tl.load(params_ptr + at, mask=mask, other=0.0)
-    g = grad + decay * p
-    if tl.load(meta + _M_SOLVER) == 0:
-        p = _adam(p, g, state1_ptr + at, state2_ptr + at, mask, hyper, t)
+    solver = tl.load(meta + _M_SOLVER)
+    if solver == _ADAMW:
+        if decay != 0:  # a weight, alpha > 0: as torch's fused AdamW, first
+            lr_alpha = tl.load(hyper + _H_LR) * tl.load(hyper + _H_ALPHA)
+            p = p * (1.0 - lr_alpha.to(p.dtype))
+        p = _adam(p, grad, state1_ptr + at, state2_ptr + at, mask, hyper, t)
+    elif solver == _ADAM:
+        p = _adam(p, grad + decay * p, state1_ptr + at, state2_ptr + at, mask, hyper, t)
     else:
-        p = _sgd(p, g, state1_ptr + at, mask, hyper, tl.load(meta + _M_NESTEROV))
+        p = _sgd(p, grad + decay * p, state1_ptr + at, mask, hyper, tl.load(meta + _M_NESTEROV))
     tl.store(params_ptr + at, p, mask=mask)
 
 

@@ -57,12 +57,13 @@ OPTIMIZERS = [
     OptimizerSettings(solver="sgd", momentum=0.9, nesterovs_momentum=True),
     OptimizerSettings(solver="sgd", momentum=0.8, nesterovs_momentum=False),
     OptimizerSettings(solver="sgd", momentum=0.0),
+    OptimizerSettings(solver="adamw", beta_2=0.99),
 ]
 TASKS = {"classification": 3, "regression": 2, "multilabel": 3}
 
 
 def population(archs, activations, seed=0):
-    """Every arch x activation; learning rates, penalties and the four
+    """Every arch x activation; learning rates, penalties and the five
     optimizers vary along the population."""
     models = [(arch, act) for arch in archs for act in activations]
     n = len(models)

@@ -10,7 +10,7 @@ compiled)::
 front end: types, shapes, control flow) or ``full`` (to a cubin through
 ptxas), each ``KERNEL`` ``epoch_one_hidden`` or ``epoch_deep`` in ``DTYPE``
 ``fp32`` or ``fp64`` for loss code ``LOSS`` and hidden width class
-``WIDTH``. Each kernel is compiled as :class:`skpmlp._engine._triton.TritonTrainer`
+``WIDTH``. Each kernel is compiled as :class:`skpmlp._engine._backends._triton.TritonTrainer`
 launches it (its tile sizes, warps and stages from ``launch_settings`` for
 30 features, 3 outputs and batches of 200 rows; pointers 16-byte aligned,
 as torch allocates them) and prints one JSON line: registers, spilled
@@ -52,7 +52,7 @@ _POINTER_TYPES = {
 def launch_constants(name, width, loss):
     """The constexpr arguments and compile options of a launch, as
     ``TritonTrainer._launch`` passes them."""
-    from skpmlp._engine._triton import launch_settings  # noqa: PLC0415
+    from skpmlp._engine._backends._triton import launch_settings  # noqa: PLC0415
 
     settings = launch_settings(width, N_FEATURES, N_OUTPUTS, BATCH)
     options = {

@@ -52,9 +52,7 @@ max_programs = None
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
 
-#: The kernels' update codes the Triton kernels implement (the table:
-#: skpmlp/_kernels/_solvers.py): Adam and SGD.
-TRITON_UPDATES = frozenset({kernel_code("adam"), kernel_code("sgd")})
+
 
 
 def triton_installed():
@@ -109,11 +107,13 @@ def triton_unsupported(config, spec=None):
     if config.n_outputs > MAX_OUTPUTS:
         return f"more than {MAX_OUTPUTS} outputs"
     settings = [config.optimizer_settings()] if spec is None else spec.optimizers_of(config)
+    from ..._kernels._triton_step import UPDATE_CODES  # noqa: PLC0415 (imports triton)
+
     for o in settings:
         code = kernel_code(o.solver, o.amsgrad)
-        if code is not None and code not in TRITON_UPDATES:  # None: L-BFGS, trained apart
+        if code is not None and code not in UPDATE_CODES:  # None: L-BFGS, trained apart
             variant = " with amsgrad=True" if o.amsgrad else ""
-            return f"solver={o.solver!r}{variant} (the kernels have Adam and SGD only)"
+            return f"solver={o.solver!r}{variant} (the Triton kernels lack its update)"
     if spec is not None:
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
