@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from optimizer_checks import assert_kernel_equals_torch
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
@@ -116,14 +117,7 @@ def test_adamw_models_equal_torch_adamw_alone_and_together(backend):
 
 def test_the_kernel_equals_the_torch_path():
     X, y = _data()
-    folds = [(np.arange(60), np.arange(60, 90)), (np.arange(30, 90), np.arange(30))]
-    reference = train_population(_spec(), _config("torch"), X, y, folds)
-    native = train_population(_spec(), _config("native"), X, y, folds)
-    for k in range(2):
-        for ours, theirs in zip(native.coefs[k], reference.coefs[k]):
-            for a, b in zip(ours, theirs):
-                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-12)
+    assert_kernel_equals_torch(_spec(), _config, X, y)
 
 
 def test_a_search_varies_and_exports_adamw():
