@@ -28,6 +28,7 @@ per-model bookkeeping (loss curves, stopping rules, divergence) happens once
 per epoch.
 """
 
+import contextlib
 import dataclasses
 import gc
 import warnings
@@ -62,17 +63,24 @@ def _restored_runs(resume, config, folds, options, n_models):
     ResumeError
         For a plan that is not the call's.
     """
-    try:
+    with _resume_errors("plan"):
         runs = restore_runs([run["run"] for run in resume["runs"]], config, folds, options)
         models = np.sort(np.concatenate([run.models for run in runs]))
         if not np.array_equal(models, np.arange(n_models)):
             raise ValueError(f"the saved runs do not train the call's {n_models} models once each")
+    return runs
+
+
+@contextlib.contextmanager
+def _resume_errors(what):
+    """Whatever restoring a saved ``what`` fails with, as a :class:`ResumeError`."""
+    try:
+        yield
     except ResumeError:
         raise
-    except Exception as error:  # noqa: BLE001  (any failure: the plan is not this call's)
-        raise ResumeError(f"the saved plan does not fit this training call "
+    except Exception as error:  # noqa: BLE001  (any failure: the state is not this call's)
+        raise ResumeError(f"the saved {what} does not fit this training call "
                           f"({type(error).__name__}: {error})") from error
-    return runs
 
 
 def _check_result(result, n_models, n_folds):
@@ -212,7 +220,7 @@ class _Call:
             For a state that does not fit the call (another layout, arrays
             of other shapes, missing fields), whatever it fails with.
         """
-        try:
+        with _resume_errors("state"):
             if len(state["runs"]) != len(self.entries):
                 raise ValueError(f"{len(state['runs'])} runs saved, the plan has "
                                  f"{len(self.entries)}")
@@ -225,11 +233,6 @@ class _Call:
                     entry.task.validate()
             self.cuts = {(int(f), int(e)): np.asarray(p, dtype=np.int64)
                          for f, e, p in state["cuts"]}
-        except ResumeError:
-            raise
-        except Exception as error:  # noqa: BLE001  (any failure: the state is not this call's)
-            raise ResumeError(f"the saved state does not fit this training call "
-                              f"({type(error).__name__}: {error})") from error
 
     def _save(self):
         if self.options.checkpoint is not None:

@@ -218,9 +218,11 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
         fitted = self._search_attributes(run)
         if not self.refit:
             return fitted
-        members = Selection.of(self, run.plan.cv).members(run, fitted["best_index_"])
+        selection = Selection.of(self, run.plan.cv)
+        members = selection.members(run, fitted["best_index_"])
         fitted.update(refit(self, run, fitted, members))
-        warn_default_ensemble(self, run.plan.cv, n_samples=run.plan.data.X.shape[0])
+        warn_default_ensemble(self, selection.kind, run.plan.cv,
+                              n_samples=run.plan.data.X.shape[0])
         # the curves go on from the previous fit's (a fold ensemble has none)
         if run.plan.warm_started and "loss_curve_" in fitted:
             continued = continued_attributes(vars(self), fitted)

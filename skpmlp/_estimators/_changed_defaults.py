@@ -9,7 +9,6 @@ pin. Each warning here says in which release it goes away; the change log
 import warnings
 
 from .._search._splits import AUTO_CV_MAX_SAMPLES
-from .._selection._kinds import ensemble_kind
 
 #: The release that changed the defaults warned of here.
 CHANGED_IN = "0.2"
@@ -18,7 +17,7 @@ CHANGED_IN = "0.2"
 WARNS_UNTIL = "0.3"
 
 
-def warn_default_ensemble(estimator, cv, *, n_samples):
+def warn_default_ensemble(estimator, kind, cv, *, n_samples):
     """Warn where ``cv="auto"`` and ``ensemble="auto"``, both left at their
     defaults, gave k folds and a greedy ensemble of fold ensembles: what
     0.1 did differently (a holdout, one refitted model), what is returned
@@ -28,6 +27,8 @@ def warn_default_ensemble(estimator, cv, *, n_samples):
     ----------
     estimator : BaseParallelMLP
         The search, after its fit chose the folds.
+    kind : EnsembleKind
+        The ensemble the fit built (``"auto"`` resolved).
     cv : object
         The fit's ``cv`` with ``"auto"`` resolved: None for a holdout.
     n_samples : int
@@ -36,7 +37,7 @@ def warn_default_ensemble(estimator, cv, *, n_samples):
     defaults = estimator.cv == "auto" and estimator.ensemble == "auto"
     if not (defaults and estimator.refit and cv is not None):
         return
-    if ensemble_kind(estimator, cv).name != "greedy":
+    if kind.name != "greedy":
         return
     name = type(estimator).__name__
     ensemble = estimator._ensemble_class.__name__

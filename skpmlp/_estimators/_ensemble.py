@@ -109,11 +109,15 @@ class _BaseMLPEnsemble(BaseEstimator):
         """The ``weights_``-weighted mean of every member's ``method(X)``."""
         check_is_fitted(self)
         outputs = np.asarray([getattr(m, method)(X) for m in self.estimators_])
-        # an ensemble saved before it had weights weighs its members equally
+        weights = self._member_weights().astype(outputs.dtype, copy=False)
+        return np.tensordot(weights, outputs, axes=1)
+
+    def _member_weights(self):
+        """``weights_``: an ensemble saved before it had weights weighs its
+        members equally."""
         weights = vars(self).get("weights_")
-        if weights is None:
-            return outputs.mean(axis=0)
-        return np.tensordot(weights.astype(outputs.dtype, copy=False), outputs, axes=1)
+        n = len(self.estimators_)
+        return np.full(n, 1.0 / n) if weights is None else np.asarray(weights, dtype=float)
 
     @classmethod
     def from_fitted(cls, members, weights=None):

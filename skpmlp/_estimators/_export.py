@@ -178,7 +178,7 @@ def ensemble_to_sklearn(ensemble):
         )
     members = [member.to_sklearn() for member in ensemble.estimators_]
     names = [f"member{i}" for i in range(len(members))]
-    weights = [float(w) for w in ensemble.weights_]
+    weights = [float(w) for w in ensemble._member_weights()]
     if classifier:
         voting = VotingClassifier(list(zip(names, map(clone, members))), voting="soft",
                                   weights=weights)
@@ -251,4 +251,4 @@ def ensemble_to_torch(ensemble, dtype=torch.float32):
     """``ensemble.to_torch(dtype)`` (see :meth:`MLPEnsembleClassifier.to_torch`)."""
     check_is_fitted(ensemble)
     members = [_member_module(member, dtype) for member in ensemble.estimators_]
-    return WeightedAverage(members, torch.as_tensor(np.asarray(ensemble.weights_), dtype=dtype))
+    return WeightedAverage(members, torch.as_tensor(ensemble._member_weights(), dtype=dtype))

@@ -256,7 +256,6 @@ def lbfgs_step(
     rows, meta, hyper, host, (K, F, bp) = _checked_arguments(
         rows, (meta, hyper), batches, buffers, (state, packed, curves), n_outputs, loss, max_iter
     )
-    names = _BUFFERS
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     limits = (float(tol), float(ftol), int(max_iter), min(int(max_fun), _INT_MAX), int(max_ls),
               int(max_evals))
@@ -266,7 +265,7 @@ def lbfgs_step(
         *(_ptr(batches[name]) for name in "XYW"),
         *(_ptr(host[name]) for name in ("counts", "weight_sums", "stepping", "step0")),
         *limits,
-        *(_ptr(buffers[name]) for name in names),
+        *(_ptr(buffers[name]) for name in _BUFFERS),
         _ptr(curves), int(n_threads),
     )
     if code != 0:

@@ -73,13 +73,10 @@ def kernel_code(name, amsgrad=False):
     return solver.amsgrad_code if amsgrad and solver.moments else solver.code
 
 
-#: Kernel codes whose update keeps Adam's two moments / amsgrad's maximum /
-#: a decoupled weight decay.
+#: Kernel codes whose update keeps Adam's two moments / amsgrad's maximum.
 MOMENT_CODES = frozenset(
     c for s in SOLVERS.values() if s.moments for c in (s.code, s.amsgrad_code))
 AMSGRAD_CODES = frozenset(s.amsgrad_code for s in SOLVERS.values() if s.amsgrad_code is not None)
-DECOUPLED_CODES = frozenset(
-    c for s in SOLVERS.values() if s.decoupled for c in (s.code, s.amsgrad_code))
 KERNEL_CODES = frozenset(
     c for s in SOLVERS.values() for c in (s.code, s.amsgrad_code) if c is not None)
 

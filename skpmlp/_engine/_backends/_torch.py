@@ -70,11 +70,10 @@ class PopulationTrainer:
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
         self.initial_learning_rates = self._replica_lr.copy()
-        if state is not None:  # a refilled run's replicas are not the spec's
-            self._load_settings(state["settings"])
         if state is None:
             net = build_network(replicas, config, n_features, folds=self._replica_fold)
-        else:
+        else:  # a refilled run's replicas are not the spec's
+            self._load_settings(state["settings"])
             net = network_from_state(state["network"], dtype=DTYPES[config.dtype],
                                      device=torch.device(config.device))
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)

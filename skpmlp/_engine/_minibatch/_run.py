@@ -304,21 +304,18 @@ class FusedRun:
         the seats they freed); then whether the run is over (no replica
         active, the deadline, ``max_iter``)."""
         status, trainer, options = live.status, live.trainer, self.options
-        if live.refills is None:
-            if finished.any():
-                status.retire(finished)
-                _retire_slots(trainer, finished, status.active, live.kept, self.config)
-            out_of_time = None  # read below, only where it decides
-        else:
+        out_of_time = None  # read below, only where it decides
+        if finished.any():
+            status.retire(finished)
+            trainer.freeze(finished[trainer.net.slot_models])
+        compacts = True
+        if live.refills is not None:
             # one reading of the clock: a model placed now trains an epoch
             out_of_time = past(options.deadline, options.data_parallel)
-            if finished.any():
-                status.retire(finished)
-                trainer.freeze(finished[trainer.net.slot_models])
             compacts = live.refills.after_retire(self.epoch - 1, status, live.rates, live.score,
                                                  live.kept, out_of_time)
-            if compacts and finished.any():
-                _compact(trainer, status.active, live.kept, self.config)
+        if compacts and finished.any():
+            _compact(trainer, status.active, live.kept, self.config)
         if not status.active.any():
             self.finished = True
         elif (past(options.deadline, options.data_parallel) if out_of_time is None
@@ -346,24 +343,16 @@ def _check_replicas(live, n_replicas):
     replicas in use its seats say; a stopped model whose seat found no
     newcomer may be in both), and no slot holds another's."""
     slots = [int(r) for r in live.trainer.net.slot_models]
-    held = slots + list(live.kept)
+    held = set(slots) | set(live.kept)
     if n_replicas is None:
         seats = live.refills.seats
-        models = np.arange(seats.n_models)
-        n_replicas = seats.K * seats.capacity
-        wanted = sorted(int(k * seats.capacity + m) for k in range(seats.K) for m in models)
-        held = [r for r in held if r % seats.capacity < seats.n_models]
+        wanted = {k * seats.capacity + m for k in range(seats.K) for m in range(seats.n_models)}
+        held = {r for r in held if r % seats.capacity < seats.n_models}
     else:
-        wanted = list(range(n_replicas))
-    if set(held) != set(wanted) or len(set(slots)) != len(slots):
+        wanted = set(range(n_replicas))
+    if held != wanted or len(set(slots)) != len(slots):
         raise ValueError(f"the saved run's slots and kept weights do not hold each of its "
                          f"{len(wanted)} replicas")
-
-
-def _retire_slots(trainer, finished, active, kept, config):
-    """Freeze the slots of the ``finished`` replicas, then :func:`_compact`."""
-    trainer.freeze(finished[trainer.net.slot_models])
-    _compact(trainer, active, kept, config)
 
 
 def _compact(trainer, active, kept, config):
