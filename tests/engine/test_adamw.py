@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS, backend_name
 from optimizer_checks import assert_kernel_equals_torch
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
@@ -95,10 +96,10 @@ def _torch_adamw(i, X, y, cfg):
         return net(X_t).numpy(), total / len(X)
 
 
-@pytest.mark.parametrize("backend", ["torch", "native"])
+@pytest.mark.parametrize("backend", ["torch", *NATIVE_BACKENDS])
 def test_adamw_models_equal_torch_adamw_alone_and_together(backend):
     X, y = _data()
-    cfg = _config(backend)
+    cfg = _config(backend_name(backend))
     everyone = [(np.arange(len(X)), None)]
     together = train_population(_spec(), cfg, X, y, everyone)
     for i in ADAMW:
@@ -115,7 +116,8 @@ def test_adamw_models_equal_torch_adamw_alone_and_together(backend):
         np.testing.assert_allclose(together.loss_curves[i, 0, -1], last_loss, rtol=1e-9)
 
 
-def test_the_kernel_equals_the_torch_path():
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)  # the kernel at every width
+def test_the_kernel_equals_the_torch_path(backend):
     X, y = _data()
     assert_kernel_equals_torch(_spec(), _config, X, y)
 

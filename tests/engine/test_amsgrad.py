@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS, backend_name
 from optimizer_checks import assert_kernel_equals_torch
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
@@ -85,10 +86,10 @@ def _torch_adam(i, X, y, cfg):
         return net(X_t).numpy()
 
 
-@pytest.mark.parametrize("backend", ["torch", "native"])
+@pytest.mark.parametrize("backend", ["torch", *NATIVE_BACKENDS])
 def test_amsgrad_models_equal_torch_adam_alone_and_together(backend):
     X, y = _data()
-    cfg = _config(backend)
+    cfg = _config(backend_name(backend))
     together = train_population(_spec(), cfg, X, y, [(np.arange(len(X)), None)])
     for i, (_, activation, _) in enumerate(MODELS):
         alone = train_population(_spec().subset([i]), cfg, X, y, [(np.arange(len(X)), None)])
@@ -99,7 +100,8 @@ def test_amsgrad_models_equal_torch_adam_alone_and_together(backend):
         np.testing.assert_allclose(outputs, _torch_adam(i, X, y, cfg), rtol=0, atol=1e-6)
 
 
-def test_the_kernel_equals_the_torch_path():
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)  # the kernel at every width
+def test_the_kernel_equals_the_torch_path(backend):
     X, y = _data()
     assert_kernel_equals_torch(_spec(), _config, X, y)
 
