@@ -103,7 +103,7 @@ def _problem(task, n_outputs, solver, tmp_path):
             "loss_sums.out": trainer.loss_sums.numpy(), "forward.out": forward}
 
 
-@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("solver", ["adam", "sgd", "adamw"])
 @pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2), ("multilabel", 3)])
 def test_aarch64_kernel_agrees_with_the_host_in_float64(driver, tmp_path, task, n_outputs, solver):
     """Every activation at depths 1-3, sample weights, a short last batch:
