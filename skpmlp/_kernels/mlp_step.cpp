@@ -322,43 +322,40 @@ SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V
     }
 }
 
-#ifndef SKP_ACTIVATION_UNROLL
-#define SKP_ACTIVATION_UNROLL 2
-#endif
+// Whether f'(z) is a function of f(z) that the backward recomputes from the
+// activation (as the forward computes it: tanh' = 1 - y^2, ...): every
+// activation but GELU and Mish, whose forward then stores f'(z) too.
+constexpr bool derivative_from_output(int act) { return act != A_GELU && act != A_MISH; }
+
+// Whether the activation is a few instructions, applied in the matmul's
+// registers; the others (exp, division) run over each block of rows after
+// it, U vectors at a time: inside the tile their constants and temporaries
+// would push the accumulators out of the registers.
+constexpr bool cheap_activation(int act) {
+    return act == A_IDENTITY || act == A_RELU || act == A_LEAKY || act == A_HARDSHRINK;
+}
 
 // a = f(z) over n values (n a multiple of the lanes), and z overwritten by
-// f'(z): the backward then multiplies by it instead of recomputing the
-// activation's transcendentals (z is not needed after this).
+// f'(z) where the backward cannot recompute it from a.
 template <class T, int act, class M = VMath<T>> void activate_as(T* z, T* a, long n) {
     typedef typename M::V V;
-    constexpr int L = VT<T>::L, U = SKP_ACTIVATION_UNROLL;
+    constexpr int L = VT<T>::L, U = 2;
     // U vectors at a time: their long dependency chains (exp, division)
     // are independent, so the core overlaps them
     long i = 0;
     for (; i + U * L <= n; i += U * L) {
         V y[U], dy[U];
         for (int u = 0; u < U; ++u) activation_pair<T, act, M>(vload(z + i + u * L), y[u], dy[u]);
-        for (int u = 0; u < U; ++u) vstore(a + i + u * L, y[u]), vstore(z + i + u * L, dy[u]);
+        for (int u = 0; u < U; ++u) {
+            vstore(a + i + u * L, y[u]);
+            if constexpr (!derivative_from_output(act)) vstore(z + i + u * L, dy[u]);
+        }
     }
     for (; i < n; i += L) {
         V y, dy;
         activation_pair<T, act, M>(vload(z + i), y, dy);
         vstore(a + i, y);
-        vstore(z + i, dy);
-    }
-}
-
-// d *= f'(z) over n values, from the f'(z) the forward left in z. ReLU and
-// hardshrink select, as torch's backward does, so that a non-finite
-// gradient stays masked where the unit is off.
-template <class T, int act> void activation_backward_as(const T* dz, T* d, long n) {
-    typedef typename VT<T>::V V;
-    constexpr int L = VT<T>::L;
-    if (act == A_IDENTITY) return;
-    const V zero{};
-    for (long i = 0; i < n; i += L) {
-        const V f = vload(dz + i), g = vload(d + i);
-        vstore(d + i, act == A_RELU || act == A_HARDSHRINK ? (f != zero ? g : zero) : g * f);
+        if constexpr (!derivative_from_output(act)) vstore(z + i, dy);
     }
 }
 
@@ -383,19 +380,17 @@ template <class T, class M = VMath<T>> void activate(int act, T* z, T* a, long n
 #undef SKP_CALL
 }
 
-template <class T> void activation_backward(int act, const T* dz, T* d, long n) {
-#define SKP_CALL(CODE) activation_backward_as<T, CODE>(dz, d, n)
-    SKP_ACTIVATION_CASES(SKP_CALL)
-#undef SKP_CALL
-}
-
 // ------------------------------------------------------- register tiles
 // out[r][v] = bias[r] + sum_t coef[r * rs + t * ts] * in[t][v] for MR rows
 // and NVB vectors of lanes: MR x NVB accumulators stay in registers while
-// the inner dimension t streams.
-template <class T, int MR, int NVB>
-inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T* __restrict in,
-                    T* __restrict out, long ld, const T* bias) {
+// the inner dimension t streams. Each finished accumulator goes to
+// store(offset, acc), offset its place in the (rows, ld) output: the store
+// is where the layer's epilogue (the activation, or its derivative in the
+// backward) runs, on registers, so that no pass stores the product and
+// loads it back.
+template <class T, int MR, int NVB, class Store>
+inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T* __restrict in, long out_off,
+                    long ld, const T* bias, const Store& store) {
     typedef typename VT<T>::V V;
     constexpr int L = VT<T>::L;
     V acc[MR][NVB];
@@ -410,67 +405,168 @@ inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T
         }
     }
     for (int r = 0; r < MR; ++r)
-        for (int u = 0; u < NVB; ++u) vstore(out + r * ld + u * L, acc[r][u]);
+        for (int u = 0; u < NVB; ++u) store(out_off + r * ld + u * L, acc[r][u]);
 }
 
-template <class T, int MR>
-inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld, int nv,
-                    const T* bias) {
+template <class T, int MR, class Store>
+inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, long out_off, long ld, int nv,
+                    const T* bias, const Store& store) {
     constexpr int L = VT<T>::L;
     balanced_tiles<tiles::MM_VECS>(nv, [&](int v, auto n) {
-        tile_mm<T, MR, decltype(n)::value>(n_t, coef, rs, ts, in + v * L, out + v * L, ld, bias);
+        tile_mm<T, MR, decltype(n)::value>(n_t, coef, rs, ts, in + v * L, out_off + v * L, ld, bias, store);
     });
 }
 
-// out (n_rows, ld) = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
-// then epilogue(first_row, n_rows) on each block of rows while it is still
-// in L1 (the activation, or its derivative, fused into the layer).
-struct NoEpilogue {
-    void operator()(int, int) const {}
+// (n_rows, ld) outputs = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
+// each output vector handed to store(offset, value).
+template <class T, class Store>
+void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, long ld, int nv,
+                  const T* bias, const Store& store) {
+    balanced_tiles<tiles::MM_ROWS>(n_rows, [&](int r, auto n) {
+        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, r * ld, ld, nv, bias ? bias + r : nullptr,
+                                       store);
+    });
+}
+
+// The epilogues (the stores of matmul_lanes).
+// The product itself: out[offset] = value.
+template <class T> struct StoreProduct {
+    T* out;
+    SKP_INLINE void operator()(long o, typename VT<T>::V v) const { vstore(out + o, v); }
 };
 
-template <class T, class Epilogue = NoEpilogue>
-void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, T* out, long ld,
-                  int nv, const T* bias, Epilogue epilogue = Epilogue()) {
-    balanced_tiles<tiles::MM_ROWS>(n_rows, [&](int r, auto n) {
-        rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, out + r * ld, ld, nv,
-                                       bias ? bias + r : nullptr);
-        epilogue(r, decltype(n)::value);
-    });
-}
-
-// g[r][c] += sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
-// vectors; the products stay per lane until one reduction at the end.
-template <class T, int MR, int NC>
-inline void tile_outer(int nv, const T* __restrict a, const T* __restrict d, long ld, T* __restrict g,
-                       long gld) {
-    typedef typename VT<T>::V V;
-    constexpr int L = VT<T>::L;
-    V acc[MR][NC];
-    for (int r = 0; r < MR; ++r)
-        for (int c = 0; c < NC; ++c) acc[r][c] = V{};
-    for (int v = 0; v < nv; ++v) {
-        V x[MR], y[NC];
-        for (int r = 0; r < MR; ++r) x[r] = vload(a + r * ld + v * L);
-        for (int c = 0; c < NC; ++c) y[c] = vload(d + c * ld + v * L);
-        for (int r = 0; r < MR; ++r)
-            for (int c = 0; c < NC; ++c) acc[r][c] += x[r] * y[c];
+// A hidden layer's forward: a = f(z), and f'(z) into dz where the backward
+// cannot recompute it from a.
+template <class T, int act, class M> struct StoreActivation {
+    T* a;
+    T* dz;
+    SKP_INLINE void operator()(long o, typename VT<T>::V z) const {
+        typename M::V y, dy;
+        activation_pair<T, act, M>(z, y, dy);
+        vstore(a + o, y);
+        if constexpr (!derivative_from_output(act)) vstore(dz + o, dy);
     }
-    for (int r = 0; r < MR; ++r)
-        for (int c = 0; c < NC; ++c) g[r * gld + c] += vsum<T>(acc[r][c]);
+};
+
+// StoreActivation of the cheap activations, chosen per store (one
+// instantiation of the matmul's tiles for all of them; the branch is the
+// same for a whole layer, so it is predicted)
+template <class T> struct StoreCheapActivation {
+    T* a;
+    int act;
+    SKP_INLINE void operator()(long o, typename VT<T>::V z) const {
+        switch (act) {
+        case A_RELU: StoreActivation<T, A_RELU, VMath<T>>{a, nullptr}(o, z); break;
+        case A_LEAKY: StoreActivation<T, A_LEAKY, VMath<T>>{a, nullptr}(o, z); break;
+        case A_HARDSHRINK: StoreActivation<T, A_HARDSHRINK, VMath<T>>{a, nullptr}(o, z); break;
+        default: vstore(a + o, z);  // identity
+        }
+    }
+};
+
+// f'(z) from y = f(z) and from dz, the same values activation_pair gives.
+template <class T, int act>
+SKP_INLINE typename VT<T>::V derivative_at(const T* a, const T* dz, long o) {
+    typedef typename VT<T>::V V;
+    const V zero{}, one = vsplat<T>(1);
+    if constexpr (!derivative_from_output(act)) {
+        return vload(dz + o);
+    } else {
+        const V y = vload(a + o);
+        switch (act) {
+        case A_LOGISTIC: return y * (one - y);
+        case A_TANH: return one - y * y;
+        case A_ELU: return y > zero ? one : y + one;
+        case A_SELU: return y > zero ? vsplat<T>(T(SELU_SCALE)) : y + T(SELU_SCALE * SELU_ALPHA);
+        case A_LEAKY: return y > zero ? one : vsplat<T>(T(0.01));
+        default: return one;  // identity; ReLU and hardshrink select instead
+        }
+    }
 }
 
-template <class T, int MR>
-inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+// A hidden layer's backward: delta = (W . delta_next) * f'(z). ReLU and
+// hardshrink select, as torch's backward does, so that a non-finite
+// gradient stays masked where the unit is off (f(z) = 0 exactly there).
+template <class T, int act> struct StoreDelta {
+    T* out;
+    const T* a;
+    const T* dz;
+    SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
+        typedef typename VT<T>::V V;
+        const V zero{};
+        if constexpr (act == A_IDENTITY) {
+            vstore(out + o, g);
+        } else if constexpr (act == A_RELU) {
+            vstore(out + o, vload(a + o) > zero ? g : zero);
+        } else if constexpr (act == A_HARDSHRINK) {
+            vstore(out + o, vload(a + o) != zero ? g : zero);
+        } else {
+            vstore(out + o, g * derivative_at<T, act>(a, dz, o));
+        }
+    }
+};
+
+// StoreDelta with the activation chosen per store (one instantiation of
+// the matmul's tiles for all activations; the branch is the same for a
+// whole layer, so it is predicted)
+template <class T> struct StoreDeltaOf {
+    T* out;
+    const T* a;
+    const T* dz;
+    int act;
+    SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
+#define SKP_CALL(CODE) StoreDelta<T, CODE>{out, a, dz}(o, g)
+        SKP_ACTIVATION_CASES(SKP_CALL)
+#undef SKP_CALL
+    }
+};
+
+// g[r][c] = sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
+// vectors; the products stay per lane, and the tile's sums are taken
+// together at the end (LaneSums). With BIAS, gb[c] = sum over lanes of d[c]
+// too: the bias gradient rides on the loads of d (alone it was one serial
+// chain of adds per unit).
+template <class T, int MR, int NC, bool BIAS>
+SKP_INLINE void tile_outer(int nv, const T* __restrict a, const T* __restrict d, long ld, T* __restrict g, long gld,
+                       T* __restrict gb) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L, NB = BIAS ? NC : 0;
+    V acc[MR * NC + NB];
+    for (int i = 0; i < MR * NC + NB; ++i) acc[i] = V{};
+    for (int v = 0; v < nv; ++v) {
+        V x[MR];
+        for (int r = 0; r < MR; ++r) x[r] = vload(a + r * ld + v * L);
+        for (int c = 0; c < NC; ++c) {
+            const V y = vload(d + c * ld + v * L);
+            if constexpr (BIAS) acc[MR * NC + c] += y;
+            for (int r = 0; r < MR; ++r) acc[r * NC + c] += x[r] * y;
+        }
+    }
+    T sums[MR * NC + NB];
+    LaneSums<T>::template sums<MR * NC + NB>(acc, sums);
+    for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NC; ++c) g[r * gld + c] = sums[r * NC + c];
+    if constexpr (BIAS)
+        for (int c = 0; c < NC; ++c) gb[c] = sums[MR * NC + c];
+}
+
+template <class T, int MR, bool BIAS>
+inline void outer_row_block(int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld, T* gb) {
     balanced_tiles<tiles::OUTER_COLS>(n_c, [&](int c, auto n) {
-        tile_outer<T, MR, decltype(n)::value>(nv, a, d + c * ld, ld, g + c, gld);
+        tile_outer<T, MR, decltype(n)::value, BIAS>(nv, a, d + c * ld, ld, g + c, gld, gb + c);
     });
 }
 
-// g (n_r, n_c; row stride gld) += a (n_r, ld) . d (n_c, ld)^T
-template <class T> void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld) {
+// g (n_r, n_c; row stride gld) = a (n_r, ld) . d (n_c, ld)^T, and the bias
+// gradient gb (n_c) = d . 1 (with the first block of rows)
+template <class T>
+void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g, long gld, T* gb) {
     balanced_tiles<tiles::OUTER_ROWS>(n_r, [&](int r, auto n) {
-        outer_row_block<T, decltype(n)::value>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld);
+        if (r == 0) {
+            outer_row_block<T, decltype(n)::value, true>(n_c, nv, a, d, ld, g, gld, gb);
+        } else {
+            outer_row_block<T, decltype(n)::value, false>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld, gb);
+        }
     });
 }
 
@@ -563,22 +659,32 @@ template <class T> struct Problem {
 };
 
 // The forward of one batch x (n_in, bp): each hidden layer's activation in
-// s.a[l] and its f'(z) in s.z[l], the outputs in s.logits (n_out, bp).
+// s.a[l] (and its f'(z) in s.z[l] where the backward cannot recompute it
+// from the activation), the outputs in s.logits (n_out, bp).
 template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s) {
     const int nv = int(bp / VT<T>::L);
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
-        T* out = l < m.depth ? s.z[l] : s.logits;
-        if (l < m.depth) {
-            T* a = s.a[l];
-            matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off,
-                            [&](int r, int n) { activate<T, Math>(m.act, out + r * bp, a + r * bp, n * bp); });
-            input = a;
-        } else {
-            matmul_lanes<T>(L.n_out, L.n_in, params + L.w_off, 1, L.ld, input, out, bp, nv, params + L.b_off);
+        const T* w = params + L.w_off;
+        const T* b = params + L.b_off;
+        if (l == m.depth) {
+            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreProduct<T>{s.logits});
+            break;
         }
+        T *a = s.a[l], *z = s.z[l];
+        const int act = m.act;
+        if (cheap_activation(act)) {  // in the matmul's registers
+            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
+        } else {  // over each block of rows after the matmul stored it, in L1
+            const StoreProduct<T> product{z};
+            balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
+                rows_mm<T, decltype(n)::value>(L.n_in, w + r, 1, L.ld, input, r * bp, bp, nv, b + r, product);
+                activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
+            });
+        }
+        input = a;
     }
 }
 
@@ -678,26 +784,19 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
         loss += vsum<T>(loss_lanes);
     }
 
-    // backward
-    std::memset(s.grads, 0, sizeof(T) * s.n_grads);
+    // backward: every weight and bias gradient is written once
     for (int l = m.depth; l >= 0; --l) {
         const Layer& L = m.layers[l];
         const T* a_in = l > 0 ? s.a[l - 1] : x;
-        T* gw = s.grads + s.g_off[2 * l];
-        T* gb = s.grads + s.g_off[2 * l + 1];
-        outer_lanes<T>(L.n_in, L.n_out, nv, a_in, d, bp, gw, L.n_out);
-        for (int j = 0; j < L.n_out; ++j) {
-            typename VT<T>::V acc{};
-            for (int v = 0; v < nv; ++v) acc += vload(d + j * bp + v * VT<T>::L);
-            gb[j] = vsum<T>(acc);
-        }
+        outer_lanes<T>(L.n_in, L.n_out, nv, a_in, d, bp, s.grads + s.g_off[2 * l], L.n_out,
+                       s.grads + s.g_off[2 * l + 1]);
         if (l > 0) {
-            // delta_prev (n_in, bp) = W (n_in, n_out) . delta (n_out, bp), then * f'(z)
-            const T* dz = s.z[l - 1];  // f'(z), left there by the forward
+            // delta_prev (n_in, bp) = W (n_in, n_out) . delta (n_out, bp), times
+            // f'(z) from the forward's activation (or the f'(z) it left)
+            const T *a = s.a[l - 1], *dz = s.z[l - 1];
             T* dp = s.delta_prev;
-            matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, dp, bp, nv, nullptr, [&](int r, int n) {
-                activation_backward<T>(m.act, dz + r * bp, dp + r * bp, n * bp);
-            });
+            matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, bp, nv, nullptr,
+                            StoreDeltaOf<T>{dp, a, dz, m.act});
             std::swap(s.delta, s.delta_prev);
             d = s.delta;
         }
@@ -705,12 +804,25 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
     return loss;
 }
 
+// Adam's bias corrections at the model's step t: one pair of pow calls a
+// step for all of its tensors (as torch, in the parameters' precision).
+template <class T> struct AdamStep {
+    T step_size = 0, bias2_sqrt = 1;
+    AdamStep(const Model& m, double t) {
+        if (m.solver == SGD) return;
+        const T bias1 = T(1) - T(std::pow(double(T(m.beta1)), t));
+        const T bias2 = T(1) - T(std::pow(double(T(m.beta2)), t));
+        step_size = T(m.lr) / bias1;
+        bias2_sqrt = std::sqrt(bias2);
+    }
+};
+
 // torch's fused Adam / AdamW / SGD update of one tensor of n_rows x n_cols values
 // (row stride ld in the flat buffers, dense in g), weight decay wd: coupled
 // (added to the gradient), or AdamW's decoupled one (p *= 1 - lr * wd first).
 template <class T>
 void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n_rows, int n_cols, const T* g,
-                   double wd, double t) {
+                   double wd, const AdamStep<T>& adam) {
     if (ld == n_cols && n_rows > 1) {  // unpadded: one contiguous run the compiler vectorises
         n_cols *= n_rows;
         n_rows = 1;
@@ -723,10 +835,7 @@ void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n
         const bool decoupled = m.solver == ADAMW || m.solver == ADAMW_AMSGRAD;
         T* s3 = amsgrad ? P.state3 + off : nullptr;
         const T b1 = T(m.beta1), b2 = T(m.beta2), lr = T(m.lr), eps = T(m.eps), decay = T(wd);
-        const T bias1 = T(1) - T(std::pow(double(T(m.beta1)), t));
-        const T bias2 = T(1) - T(std::pow(double(T(m.beta2)), t));
-        const T step_size = lr / bias1;
-        const T bias2_sqrt = std::sqrt(bias2);
+        const T step_size = adam.step_size, bias2_sqrt = adam.bias2_sqrt;
         for (int r = 0; r < n_rows; ++r) {
             T* pr = p + r * ld;
             T* m1 = s1 + r * ld;
@@ -770,10 +879,11 @@ void update_model(const Model& m, const Problem<T>& P, const T* grads, const std
     // AdamW's decoupled decay alpha
     const bool decoupled = m.solver == ADAMW || m.solver == ADAMW_AMSGRAD;
     const double wd = m.alpha == 0 ? 0.0 : decoupled ? m.alpha : m.alpha / weight_sum;
+    const AdamStep<T> adam(m, t);
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
-        update_tensor<T>(m, P, L.w_off, L.ld, L.n_in, L.n_out, grads + g_off[2 * l], wd, t);
-        update_tensor<T>(m, P, L.b_off, 0, 1, L.n_out, grads + g_off[2 * l + 1], 0.0, t);
+        update_tensor<T>(m, P, L.w_off, L.ld, L.n_in, L.n_out, grads + g_off[2 * l], wd, adam);
+        update_tensor<T>(m, P, L.b_off, 0, 1, L.n_out, grads + g_off[2 * l + 1], 0.0, adam);
     }
 }
 

@@ -130,6 +130,90 @@ template <class T, int BYTES> inline T reduce_halves(typename Vec<T, BYTES>::typ
 }
 template <class T> inline T vsum(typename VT<T>::V v) { return reduce_halves<T, VBYTES>(v); }
 
+// The sums of the lanes of N vectors at once (out[i] = lanes of v[i]
+// added): a tree of pairwise folds, each two shuffles and one add that
+// halve two vectors' blocks of lanes and pack them into one vector, so L
+// vectors cost L - 1 folds where reduce_halves costs log2(L) halvings
+// each (the weight gradient has one sum per weight: this was a quarter of
+// its time on narrow layers).
+//
+// Pairing vector i with vector i + K/2 at every level keeps the sums in
+// order: after log2(K) levels lane block j holds the partial sums of vector
+// j. Fewer vectors than lanes leave blocks of several lanes, summed in
+// place by a butterfly; more are taken L at a time.
+#define SKP_FORCE_INLINE inline __attribute__((always_inline))
+
+template <class T> struct LaneSums {
+    typedef typename VT<T>::V V;
+    typedef typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type I;
+    typedef I Mask __attribute__((vector_size(VBYTES)));
+    static constexpr int L = VT<T>::L;
+
+    struct Lanes {
+        I lane[L];
+    };
+    // blocks of S lanes in x and y -> blocks of S / 2: x's block j becomes
+    // block 2j (its halves added), y's block 2j + 1. `high` picks the
+    // second halves.
+    static constexpr Lanes fold_lanes(int S, bool high) {
+        Lanes m{};
+        for (int j = 0; j < L / S; ++j)
+            for (int i = 0; i < S / 2; ++i) {
+                m.lane[2 * j * (S / 2) + i] = j * S + i + (high ? S / 2 : 0);
+                m.lane[(2 * j + 1) * (S / 2) + i] = L + j * S + i + (high ? S / 2 : 0);
+            }
+        return m;
+    }
+    // lane i -> lane i xor (S / 2): the two halves of every block swapped
+    static constexpr Lanes swap_lanes(int S) {
+        Lanes m{};
+        for (int i = 0; i < L; ++i) m.lane[i] = i ^ (S / 2);
+        return m;
+    }
+    static SKP_FORCE_INLINE Mask mask(const Lanes& m) {
+        Mask v;
+        std::memcpy(&v, m.lane, sizeof(v));
+        return v;
+    }
+    template <int S> static SKP_FORCE_INLINE V fold(V x, V y) {
+        constexpr Lanes low = fold_lanes(S, false), high = fold_lanes(S, true);
+        return __builtin_shuffle(x, y, mask(low)) + __builtin_shuffle(x, y, mask(high));
+    }
+    // v[0 .. K) (K a power of two, at most L), blocks of S = L / K' lanes
+    // after each level; the result's block j holds vector j's partial sums
+    template <int K, int S = L> static SKP_FORCE_INLINE V tree(V* v) {
+        if constexpr (K == 1) {
+            return v[0];
+        } else {
+            for (int i = 0; i < K / 2; ++i) v[i] = fold<S>(v[i], v[i + K / 2]);
+            return tree<K / 2, S / 2>(v);
+        }
+    }
+    template <int S> static SKP_FORCE_INLINE V butterfly(V x) {
+        if constexpr (S == 1) {
+            return x;
+        } else {
+            constexpr Lanes swap = swap_lanes(S);
+            return butterfly<S / 2>(x + __builtin_shuffle(x, mask(swap)));
+        }
+    }
+    static constexpr int pow2_at_least(int n) { return n <= 1 ? 1 : 2 * pow2_at_least((n + 1) / 2); }
+
+    // out[i] = the sum of v[i]'s lanes, i < N
+    template <int N> static SKP_FORCE_INLINE void sums(const V* v, T* out) {
+        if constexpr (N > L) {
+            sums<L>(v, out);
+            sums<N - L>(v + L, out + L);
+        } else {
+            constexpr int K = pow2_at_least(N), S = L / K;
+            V w[K];
+            for (int i = 0; i < K; ++i) w[i] = i < N ? v[i] : V{};
+            const V x = butterfly<S>(tree<K>(w));
+            for (int i = 0; i < N; ++i) out[i] = x[i * S];
+        }
+    }
+};
+
 // A run of n items cut into tiles of N, where a remainder under N / 2
 // shares the last full tile (13 = 4 + 4 + 3 + 2 for N = 4, not
 // 4 + 4 + 4 + 1): a tile of one row or one vector holds too few
