@@ -86,6 +86,27 @@ def _ptr(tensor):
     return None if tensor is None else ctypes.c_void_p(tensor.data_ptr())
 
 
+class _ValidatedTables:
+    """The tables a run passed last, by content: a run hands the kernel the
+    same ``meta`` every epoch (it changes only when models retire or join),
+    and checking it again was an eighth of a small search's fit. A table
+    equal byte for byte to one checked against the same bounds and buffers
+    is the same table; anything else is checked again."""
+
+    def __init__(self, size=8):
+        self.size = size
+        self.keys = []
+
+    def __contains__(self, key):
+        return key in self.keys
+
+    def add(self, key):
+        self.keys = [key, *self.keys[: self.size - 1]]
+
+
+_validated = _ValidatedTables()
+
+
 def checked_tables(meta, hyper, params, loss_sums, batch_shape, n_outputs):
     """``meta`` and ``hyper`` checked against the buffers and batches they
     will index (:func:`~._checks.check_tables`)."""
@@ -93,6 +114,27 @@ def checked_tables(meta, hyper, params, loss_sums, batch_shape, n_outputs):
     bounds = Bounds(n_params=params.numel(), n_slots=loss_sums.numel(), n_folds=K,
                     n_features=F, n_outputs=n_outputs)
     return check_tables(meta, hyper, bounds)
+
+
+def _validated_tables(mode, meta, hyper, params, buffers, batch_shape, n_outputs):
+    """``meta`` and ``hyper`` as C-contiguous arrays, checked against the
+    buffers and batches (:func:`checked_tables`, and the optimizer state an
+    update needs), or found equal to tables that were."""
+    meta = np.ascontiguousarray(meta, dtype=np.int64)
+    hyper = np.ascontiguousarray(hyper, dtype=np.float64)
+    # of hyper, only which models have momentum is checked (the rates change every epoch)
+    well_formed = hyper.ndim == 2 and hyper.shape[1] == HYPER_WIDTH
+    momentum = hyper[:, HYPER_FIELDS["momentum"]] != 0 if well_formed else hyper
+    key = (mode in ("epoch", "update"), meta.shape, meta.tobytes(), hyper.shape, momentum.tobytes(),
+           params.numel(), buffers["loss_sums"].numel(), tuple(batch_shape), n_outputs,
+           tuple(buffers.get(name) is not None for name in ("state1", "state2", "state3")))
+    if key in _validated:
+        return meta, hyper
+    meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], batch_shape, n_outputs)
+    if key[0]:
+        _check_optimizer_state(meta, hyper, buffers)
+    _validated.add(key)
+    return meta, hyper
 
 
 def host_tables(batches, n_steps, K):
@@ -164,11 +206,7 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     for name in ("grads", "state1", "state2", "state3"):
         if buffers.get(name) is not None and buffers[name].numel() != params.numel():
             raise ValueError(f"{name} must have as many values as params")
-    meta, hyper = checked_tables(
-        meta, hyper, params, buffers["loss_sums"], (n_steps, K, F, bp), n_outputs
-    )
-    if mode in ("epoch", "update"):
-        _check_optimizer_state(meta, hyper, buffers)
+    meta, hyper = _validated_tables(mode, meta, hyper, params, buffers, (n_steps, K, F, bp), n_outputs)
     host = host_tables(batches, n_steps, K)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     code = entry(
