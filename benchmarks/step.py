@@ -4,6 +4,8 @@ against torch, on the small tabular case of the per-model kernel issue.
 The population: 240 models (hidden widths 16, 32, 64, 128 and one 2-layer
 (64, 32) net x relu / tanh / gelu x 2 learning rates x 2 L2 penalties x 4
 repeats), batch 200, 10 features, 5 classes, softmax cross-entropy, Adam.
+``--population narrow``: the small-data case, 4 features, 3 classes and
+widths 8, 16, 32, 64 and (32, 16), otherwise the same.
 Per step, in one process and one run:
 
 * ``plain torch``: the textbook fused step, one ``baddbmm`` per layer over
@@ -42,8 +44,10 @@ Usage::
     python benchmarks/step.py --threads 1 --targets native,x86-64-v3,x86-64-v2
     python benchmarks/step.py --threads 1 --clock cpu    # on a loaded machine
     python benchmarks/step.py --device cuda # says so and exits where there is no CUDA
+    python benchmarks/step.py --population narrow --threads 1
 
-Writes ``benchmarks/results/step.json`` (``step_cuda.json`` on CUDA).
+Writes ``benchmarks/results/step.json`` (``step_narrow.json`` for the narrow
+population, ``step_cuda.json`` on CUDA).
 """
 
 import argparse
@@ -70,9 +74,23 @@ from skpmlp._engine._backends._triton import TritonTrainer  # noqa: E402
 from skpmlp._engine._minibatch._batches import BatchPlanner  # noqa: E402
 from skpmlp._kernels import build_info, executable_targets, kernel_available  # noqa: E402
 
-ARCHS = [(16,), (32,), (64,), (128,), (64, 32)]
 ACTS = ["relu", "tanh", "gelu"]
-N_FEATURES, N_CLASSES, BATCH, N_ROWS = 10, 5, 200, 4000
+BATCH, N_ROWS = 200, 4000
+
+#: the populations: hidden layer sizes, features and classes. ``wide`` is the
+#: per-model kernel issue's case; ``narrow`` an iris-like set (4 features,
+#: 3 classes, widths 8 to 64), where every layer has few inputs or outputs.
+POPULATIONS = {
+    "wide": ([(16,), (32,), (64,), (128,), (64, 32)], 10, 5),
+    "narrow": ([(8,), (16,), (32,), (64,), (32, 16)], 4, 3),
+}
+ARCHS, N_FEATURES, N_CLASSES = POPULATIONS["wide"]
+
+
+def use_population(name):
+    """Make ``name`` the population every measurement trains."""
+    global ARCHS, N_FEATURES, N_CLASSES
+    ARCHS, N_FEATURES, N_CLASSES = POPULATIONS[name]
 
 
 def population():
@@ -290,15 +308,20 @@ def main():
     parser.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                         help="wall time, or the process's CPU time (for a loaded machine, one thread)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--population", choices=sorted(POPULATIONS), default="wide",
+                        help="wide: 10 features, 5 classes, widths 16-128; narrow: 4 features, 3 classes, "
+                             "widths 8-64")
     args = parser.parse_args()
     clock = CLOCK[args.clock]
+    use_population(args.population)
     if args.device == "cuda":
         return main_gpu(args.epochs)
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
     limit = machine_limits("cpu", clock=clock)["matmul_gflops"]
     flops = step_flops(population(), BATCH)
-    report = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+    report = {"population": args.population, "features": N_FEATURES, "classes": N_CLASSES,
+              "machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
               "torch": torch.__version__, "models": population().n_models, "batch": BATCH, "clock": args.clock,
               "step_gflop": flops / 1e9, "matmul_gflops_1_thread": limit, "runs": []}
     print(f"{report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
@@ -326,7 +349,8 @@ def main():
                                    "gflops": gflops, "of_limit": gflops / (limit * n)})
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / "step.json").write_text(json.dumps(report, indent=1))
+    (out / ("step.json" if args.population == "wide" else f"step_{args.population}.json")).write_text(
+        json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

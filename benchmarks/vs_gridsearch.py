@@ -3,7 +3,9 @@
 Data: five real data sets that ship with scikit-learn (no download):
 breast_cancer, digits, iris and wine (classification: ParallelMLPClassifier
 against ``GridSearchCV(MLPClassifier())``) and diabetes (regression:
-ParallelMLPRegressor against ``GridSearchCV(MLPRegressor())``).
+ParallelMLPRegressor against ``GridSearchCV(MLPRegressor())``); and the
+narrow sets of issue 39 (``--narrow``: iris, penguins, diabetes and
+friedman_2out, a 2-output regression; see ``_real_data.py``).
 
 Each data set is split once (25 % test, stratified for classifiers,
 ``random_state=0``); no search sees the test rows. Features are
@@ -36,6 +38,15 @@ end: the geometric mean of the speedups and the mean test-score gap
 (skpmlp - GridSearchCV), against issue 19's targets (>= 20x, a gap no
 worse than -0.005).
 
+The bound of a set (``bound``): its search's training FLOPs at the
+machine's float32 matmul rate on all cores (a large ``torch.mm``, measured
+at the start). The FLOPs are skpmlp's own: every model of the grid on every
+fold for the epochs it trained, and the refit, 6 FLOPs per weight per
+training row per epoch (forward, input gradient and weight gradient, the
+widths of the real layers); scoring and loss evaluations are not counted.
+``of bound`` is the bound over each search's time: the fraction of the
+machine's limit the search reached (GridSearchCV's against the same FLOPs).
+
 Usage::
 
     python benchmarks/vs_gridsearch.py                # five data sets, max_iter=200
@@ -43,6 +54,7 @@ Usage::
     python benchmarks/vs_gridsearch.py --datasets iris wine --repeats 3
     python benchmarks/vs_gridsearch.py --torch-threads 1   # skpmlp on one torch thread
     python benchmarks/vs_gridsearch.py --targets native,x86-64-v3,x86-64-v2   # every kernel width
+    python benchmarks/vs_gridsearch.py --narrow       # the narrow sets of issue 39
 
 Writes ``benchmarks/results/vs_gridsearch.json``.
 """
@@ -58,15 +70,17 @@ from pathlib import Path
 import numpy as np
 import torch
 from scipy.stats import spearmanr
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, check_cv
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _harness import machine_limits  # noqa: E402
 from _real_data import (  # noqa: E402
     CV,
     DATASETS,
     GRID,
+    NARROW,
     QUICK,
     SEED,
     TEST_SIZE,
@@ -97,7 +111,28 @@ def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
         torch.set_num_threads(previous)
 
 
-def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)):
+def n_weights(params, n_features, n_outputs):
+    """Weights and biases of one MLP of ``params``."""
+    sizes = [n_features, *params["hidden_layer_sizes"], n_outputs]
+    return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+def search_flops(search, X_train, y_train, classifier):
+    """Training FLOPs of a fitted cv search and its refit: 6 per weight per
+    training row per epoch, each model on each fold for the epochs it
+    trained (``n_iter_per_model_``)."""
+    n_outputs = search.n_outputs_
+    folds = [len(train) for train, _ in check_cv(CV, y_train, classifier=classifier).split(X_train, y_train)]
+    epochs = np.asarray(search.n_iter_per_model_, dtype=float).reshape(len(search.cv_results_["params"]), -1)
+    flops = 0.0
+    for params, per_fold in zip(search.cv_results_["params"], epochs):
+        flops += 6 * n_weights(params, X_train.shape[1], n_outputs) * float(np.dot(per_fold, folds))
+    refit = search.best_estimator_
+    flops += 6 * n_weights(search.best_params_, X_train.shape[1], n_outputs) * refit.n_iter_ * len(X_train)
+    return flops
+
+
+def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",), matmul_gflops=None):
     task, X_train, X_test, y_train, y_test = prepare(name)
     ours_class, single = (
         (ParallelMLPClassifier, MLPClassifier) if task == "classification"
@@ -128,10 +163,14 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
     ours_test = float(ours.score(X_test, y_test))
     grid_test = float(grid.best_estimator_.score(X_test, y_test))
     grid_time, ours_time = statistics.median(grid_seconds), statistics.median(ours_seconds)
+    flops = search_flops(ours, X_train, y_train, task == "classification")
+    bound = flops / (matmul_gflops * 1e9) if matmul_gflops else float("nan")
     return {
+        "search_gflop": flops / 1e9, "bound_seconds": bound, "machine_matmul_gflops": matmul_gflops,
+        "skpmlp_of_bound": bound / ours_time, "gridsearch_of_bound": bound / grid_time,
         "dataset": name, "task": task,
         "n_train": X_train.shape[0], "n_test": X_test.shape[0], "n_features": X_train.shape[1],
-        "n_outputs": int(len(np.unique(y_train))) if task == "classification" else 1,
+        "n_outputs": int(len(np.unique(y_train))) if task == "classification" else int(np.size(y_train[0])),
         "configurations": len(keys), "folds": CV, "max_iter": max_iter, "repeats": repeats,
         "score": "accuracy" if task == "classification" else "r2",
         "gridsearch_seconds": grid_time, "skpmlp_seconds": ours_time,
@@ -162,6 +201,7 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="breast_cancer and diabetes, max_iter=50")
+    parser.add_argument("--narrow", action="store_true", help="the narrow sets: " + ", ".join(NARROW))
     parser.add_argument("--datasets", nargs="+", choices=sorted(DATASETS), help="override the data sets")
     parser.add_argument("--max-iter", type=int, help="default: 200 (50 with --quick)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs of each search (median)")
@@ -175,28 +215,37 @@ def main(argv=None):
     args = parser.parse_args(argv)
     targets = tuple(args.targets.split(","))
     max_iter = args.max_iter or (50 if args.quick else 200)
-    names = args.datasets or (QUICK if args.quick else list(DATASETS))
+    names = args.datasets or (QUICK if args.quick else NARROW if args.narrow else list(DATASETS))
     info = machine()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    info["matmul_gflops"] = machine_limits("cpu")["matmul_gflops"]  # all cores: both searches use them
+    torch.set_num_threads(threads)
     rows = []
     head = (
         f"{'data':<14} {'n':>5} {'GSCV':>8} {'skpmlp':>8} {'speedup':>8} "
         f"{'cv GSCV':>8} {'cv ours':>8} {'test GSCV':>10} {'test ours':>10} {'test dflt':>10} "
-        f"{'gap':>8} {'sk@ours':>8} {'rho':>6}"
+        f"{'gap':>8} {'sk@ours':>8} {'rho':>6} {'bound':>7} {'of bound':>8} {'GSCV of':>8}"
     )
+    print(f"float32 matmul rate on {os.cpu_count()} cores: {info['matmul_gflops']:.0f} GFLOP/s (the bound)")
     print(f"cv={CV}, {math.prod(len(v) for v in GRID.values())} configurations, max_iter={max_iter}, "
           f"GridSearchCV n_jobs={args.n_jobs}, skpmlp torch threads={args.torch_threads or info['torch_threads']}, "
           f"{info['cpu_count']} CPUs, "
           f"native kernel: {info['native_kernel']}, load average {info['load_average'][0]:.2f}")
     print(head)
     print("-" * len(head))
+    for target in targets:  # warm: the kernel's load and first calls are not any set's search
+        _, X_warm, _, y_warm, _ = prepare("iris")
+        fit_ours(ParallelMLPClassifier, X_warm, y_warm, 1, args.torch_threads, target)
     for name in names:
-        r = run(name, max_iter, args.repeats, args.n_jobs, args.torch_threads, targets)
+        r = run(name, max_iter, args.repeats, args.n_jobs, args.torch_threads, targets, info["matmul_gflops"])
         rows.append(r)
         print(
             f"{r['dataset']:<14} {r['n_train']:>5} {r['gridsearch_seconds']:>7.1f}s {r['skpmlp_seconds']:>7.2f}s "
             f"{r['speedup']:>7.1f}x {r['gridsearch_best_cv']:>8.4f} {r['skpmlp_best_cv']:>8.4f} "
             f"{r['gridsearch_test']:>10.4f} {r['skpmlp_test']:>10.4f} {r['default_test']:>10.4f} "
-            f"{r['test_gap']:>+8.4f} {r['sklearn_test_with_skpmlp_best_params']:>8.4f} {r['spearman']:>6.3f}",
+            f"{r['test_gap']:>+8.4f} {r['sklearn_test_with_skpmlp_best_params']:>8.4f} {r['spearman']:>6.3f} "
+            f"{r['bound_seconds']:>6.2f}s {r['skpmlp_of_bound']:>8.1%} {r['gridsearch_of_bound']:>8.2%}",
             flush=True,
         )
         if len(targets) > 1:
@@ -204,6 +253,9 @@ def main(argv=None):
                                      f"test {v['test']:.4f}" for t, v in r["targets"].items()), flush=True)
     print("-" * len(head))
     geomean = math.exp(statistics.fmean(math.log(r["speedup"]) for r in rows))
+    print("of the bound (the search's FLOPs at the machine's matmul rate): skpmlp "
+          + ", ".join(f"{r['dataset']} {r['skpmlp_of_bound']:.0%}" for r in rows)
+          + "; GridSearchCV " + ", ".join(f"{r['dataset']} {r['gridsearch_of_bound']:.1%}" for r in rows))
     mean_gap = statistics.fmean(r["test_gap"] for r in rows)
     mean_cv_gap = statistics.fmean(r["cv_gap"] for r in rows)
     print(f"geometric mean speedup: {geomean:.1f}x (target >= {TARGET_SPEEDUP:.0f}x: "
@@ -227,8 +279,9 @@ def main(argv=None):
     info["skpmlp_torch_threads"] = args.torch_threads or info["torch_threads"]
     payload = {"machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE, "max_iter": max_iter,
                "summary": summary, "rows": rows}
-    (out / "vs_gridsearch.json").write_text(json.dumps(payload, indent=2, default=str))
-    print(f"wrote {out / 'vs_gridsearch.json'}")
+    name = "vs_gridsearch_narrow.json" if args.narrow and not args.datasets else "vs_gridsearch.json"
+    (out / name).write_text(json.dumps(payload, indent=2, default=str))
+    print(f"wrote {out / name}")
 
 
 if __name__ == "__main__":
