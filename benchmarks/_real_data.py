@@ -22,10 +22,17 @@ import platform
 import time
 import warnings
 
+import numpy as np
 import sklearn
 import torch
-import numpy as np
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine, make_friedman1
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_friedman1,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler

@@ -125,9 +125,11 @@ def _validated_tables(mode, meta, hyper, params, buffers, batch_shape, n_outputs
     # of hyper, only which models have momentum is checked (the rates change every epoch)
     well_formed = hyper.ndim == 2 and hyper.shape[1] == HYPER_WIDTH
     momentum = hyper[:, HYPER_FIELDS["momentum"]] != 0 if well_formed else hyper
-    key = (mode in ("epoch", "update"), meta.shape, meta.tobytes(), hyper.shape, momentum.tobytes(),
-           params.numel(), buffers["loss_sums"].numel(), tuple(batch_shape), n_outputs,
-           tuple(buffers.get(name) is not None for name in ("state1", "state2", "state3")))
+    key = (
+        mode in ("epoch", "update"), meta.shape, meta.tobytes(), hyper.shape, momentum.tobytes(),
+        params.numel(), buffers["loss_sums"].numel(), tuple(batch_shape), n_outputs,
+        tuple(buffers.get(name) is not None for name in ("state1", "state2", "state3")),
+    )
     if key in _validated:
         return meta, hyper
     meta, hyper = checked_tables(meta, hyper, params, buffers["loss_sums"], batch_shape, n_outputs)
@@ -206,7 +208,9 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     for name in ("grads", "state1", "state2", "state3"):
         if buffers.get(name) is not None and buffers[name].numel() != params.numel():
             raise ValueError(f"{name} must have as many values as params")
-    meta, hyper = _validated_tables(mode, meta, hyper, params, buffers, (n_steps, K, F, bp), n_outputs)
+    meta, hyper = _validated_tables(
+        mode, meta, hyper, params, buffers, (n_steps, K, F, bp), n_outputs
+    )
     host = host_tables(batches, n_steps, K)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     code = entry(
