@@ -158,6 +158,7 @@ class RobustSmoothClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Finite numbers, of the features it was fitted on.
 
         Returns
         -------
