@@ -308,3 +308,22 @@ def test_a_resumed_search_continues_every_value(classification):
             for j, i in enumerate(rows):
                 for mine, theirs in zip(mixed._coefs[k][i], alone._coefs[k][j]):
                     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_shards_give_the_in_process_result(classification):
+    """With n_jobs, every value's call is sharded over the same stacked data:
+    the result of one in-process run."""
+    from joblib import parallel_config
+
+    X, y = classification
+    params = dict(SEARCH, input_transform=VALUES, cv=3, ensemble="best", refit=False)
+    alone = _fit(ParallelMLPClassifier(**params), X, y)
+    with parallel_config(backend="threading"):
+        sharded = _fit(ParallelMLPClassifier(**params, n_jobs=2), X, y)
+    assert len(sharded.shards_) == 2 * len(VALUES)
+    for k in range(3):
+        for i in range(alone.n_models_):
+            for mine, theirs in zip(sharded._coefs[k][i], alone._coefs[k][i]):
+                np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(sharded.cv_results_["mean_test_score"],
+                                  alone.cv_results_["mean_test_score"])
