@@ -16,6 +16,7 @@ from ._estimators import (  # noqa: E402
     MLPEnsembleRegressor,
     ParallelMLPClassifier,
     ParallelMLPRegressor,
+    RobustSmoothClipScaler,
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "MLPEnsembleRegressor",
     "ParallelMLPClassifier",
     "ParallelMLPRegressor",
+    "RobustSmoothClipScaler",
     "SingleMLPClassifier",
     "SingleMLPRegressor",
     "__version__",

@@ -14,8 +14,11 @@ use too), so attributes added to the estimators later are saved without
 changing this module, as long as they are made of data (numbers, strings,
 None, numpy scalars and arrays, masked arrays, lists, tuples, sets, dicts,
 RandomState instances and nested skpmlp estimators). This module adds to
-the codec what only model files hold: estimators by class name, splitters
-and distributions.
+the codec what only model files hold: estimators by class name, splitters,
+distributions, and the fitted ``StandardScaler`` of an
+``input_transform="standard"`` model (scikit-learn's class, stored by name,
+parameters and fitted arrays, as an estimator; no other scikit-learn
+transformer is read).
 A searched parameter given as a distribution is data too when it is one of
 ``scipy.stats``'s (stored as its name and arguments, e.g. ``loguniform``
 with ``(1e-4, 0.1)``, and rebuilt from ``scipy.stats`` on load) or a
@@ -51,6 +54,7 @@ from numbers import Integral
 import scipy.stats
 import sklearn.model_selection
 from sklearn.base import BaseEstimator
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from . import _estimators
@@ -254,6 +258,16 @@ def _check_cv_is_data(estimator, splitters):
     )
 
 
+# ----------------------------------------------------------- transformers
+#: The module a file names scikit-learn transformers by.
+_TRANSFORMER_MODULE = "sklearn.preprocessing"
+
+#: The scikit-learn transformers a file may hold, by name: the fitted input
+#: transforms of ``input_transform="standard"``. Their state is their
+#: parameters and fitted attributes (arrays and numbers), as an estimator's.
+_TRANSFORMERS = {"StandardScaler": StandardScaler}
+
+
 # ----------------------------------------------------------- distributions
 #: The distribution classes of skpmlp a file may name, by name.
 _SKPMLP_DISTRIBUTIONS = {"LayerSizesDistribution": LayerSizesDistribution}
@@ -321,8 +335,8 @@ _HOST_ATTRIBUTES = {"shards_": _without_host_info}
 # -------------------------------------------------------------------- tags
 class _FileTags:
     """The codec's tags for what only model files hold: skpmlp estimators,
-    scikit-learn splitters and distributions (after the data tags of
-    :mod:`skpmlp._persistence._data_tags`).
+    scikit-learn splitters and transformers, and distributions (after the
+    data tags of :mod:`skpmlp._persistence._data_tags`).
 
     Parameters
     ----------
@@ -338,6 +352,8 @@ class _FileTags:
     def tags(self):
         """The tags of a model file, in the order the encoder asks them."""
         return DATA_TAGS + (
+            # exact type, before the estimators (a scaler is a BaseEstimator)
+            Tag("transformer", _is_transformer, _encode_transformer, _decode_transformer),
             Tag("estimator", lambda value: isinstance(value, BaseEstimator),
                 self._encode_estimator, self._decode_estimator),
             # exact type: a subclass may hold state its parameters do not show
@@ -420,6 +436,40 @@ class _FileTags:
                 f"skpmlp's {sorted(_SKPMLP_DISTRIBUTIONS)} and those of {_SCIPY_MODULE}."
             )
         return generator(*args, **{key: child(value) for key, value in kwds.items()})
+
+
+def _is_transformer(value):
+    return _TRANSFORMERS.get(type(value).__name__) is type(value)
+
+
+def _encode_transformer(transformer, child):
+    params = transformer.get_params(deep=False)
+    state = {attr: child(value, f".{attr}") for attr, value in vars(transformer).items()
+             if attr not in params and _is_state_name(attr)}
+    return {
+        "module": _TRANSFORMER_MODULE, "class": type(transformer).__name__,
+        "params": {key: child(value, f".{key}") for key, value in params.items()},
+        "state": state,
+    }
+
+
+def _decode_transformer(payload, child):
+    module, name, params, state = payload_fields(payload, "module", "class", "params", "state")
+    if module != _TRANSFORMER_MODULE or not isinstance(name, str) or name not in _TRANSFORMERS:
+        raise InvalidFileError(
+            f"Invalid skpmlp file: unknown transformer class {module!r}.{str(name)[:80]!r}; known "
+            f"classes are {_TRANSFORMER_MODULE}'s {', '.join(sorted(_TRANSFORMERS))}."
+        )
+    cls = _TRANSFORMERS[name]
+    transformer = _construct(cls, name, params, get_param_names(cls), child)
+    for attr, value in state.items():
+        if not _is_state_name(attr) or attr in params:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
+            )
+        setattr(transformer, attr, child(value))
+    check_loaded(transformer)
+    return transformer
 
 
 def _encode_distribution(value, child):

@@ -24,19 +24,22 @@ from .._engine import ACTIVATION_NAMES, OptimizerSettings
 from .._kernels import SOLVERS
 from . import _checks
 from ._compat import HasMethods, Interval, Options, StrOptions
+from ._transforms import INPUT_TRANSFORMS
 
 #: What a parameter is to the search and the engine.
 #: - "model": what a model is (always a ``cv_results_`` column; searchable);
 #: - "optimizer": how a model's optimizer steps, an :class:`OptimizerSettings`
 #:   field (searchable, per model in the engine);
 #: - "batch": the model's minibatch size (searchable, per model);
+#: - "input": how a model's inputs are transformed (searchable, per model;
+#:   applied by the search layer, the engine never sees it);
 #: - "training": how every model trains (one value; an exported model keeps it);
 #: - "search": how the search runs (search estimators only);
 #: - "fit": what one fit does (not exported: ``warm_start``, ``random_state``, ``repeat``).
-ROLES = ("model", "optimizer", "batch", "training", "search", "fit")
+ROLES = ("model", "optimizer", "batch", "input", "training", "search", "fit")
 
 #: Roles a search may vary per model (a list or a distribution).
-SEARCHABLE_ROLES = ("model", "optimizer", "batch")
+SEARCHABLE_ROLES = ("model", "optimizer", "batch", "input")
 
 _OPTIMIZER = OptimizerSettings()
 
@@ -474,6 +477,41 @@ _ROWS = (
         so a parameter's step size never grows back. SGD ignores it.""",
     ),
     Param(
+        "input_transform", "none", _options(*INPUT_TRANSFORMS),
+        "{" + ", ".join(f'"{name}"' for name in INPUT_TRANSFORMS) + "}",
+        role="input",
+        doc="""\
+        How the model's inputs are transformed before its first layer,
+        fitted on the rows ``fit`` trains on and kept with the model
+        (``input_transform_``), so ``predict`` takes raw ``X``. ``"none"``:
+        as given. ``"standard"``: scikit-learn's ``StandardScaler``.
+        ``"robust-smooth-clip"``: RealMLP-TD's preprocessing
+        (:class:`~skpmlp.RobustSmoothClipScaler`: centred on the median,
+        scaled by the interquartile range, half the range where that is 0,
+        constant features to 0, then smoothly clipped by
+        ``z / sqrt(1 + (z / 3) ** 2)``). ``to_sklearn()`` then returns a
+        ``Pipeline`` of the transform and scikit-learn's MLP, ``to_torch()``
+        a network whose first module computes the transform.""",
+        search_doc="""\
+        How every model's inputs are transformed before its first layer:
+        ``"none"`` (as given), ``"standard"`` (scikit-learn's
+        ``StandardScaler``) or ``"robust-smooth-clip"`` (RealMLP-TD's
+        robust scaling and smooth clipping,
+        :class:`~skpmlp.RobustSmoothClipScaler`). A list (or a
+        distribution) searches it per model: the models of each value train
+        as their own fused run, one after another in the same ``fit``, and
+        halving ranks models within their value, as within a batch size.
+        The transform is fitted on each fold's training rows only (with
+        ``cv=None``, the training part; a lone model, on every row), never
+        on the rows that score the model, and on all the rows for a refit;
+        it goes with every exported model (``input_transform_``), so
+        ``best_estimator_`` and ``export_model`` predict on raw ``X`` and a
+        fold ensemble's members keep their own folds' transforms.
+        ``cv_results_`` has a ``param_input_transform`` column where it is
+        searched. With k folds the run holds one transformed copy of ``X``
+        per fold. Not with ``refill`` when several values are searched.""",
+    ),
+    Param(
         "pruning", None, ([None, StrOptions({"halving"})], None), '{None, "halving"}',
         role="search",
         family="search",
@@ -852,8 +890,19 @@ OPTIMIZER_PARAMS = _names("optimizer") + _names("batch")
 OPTIMIZER_DEFAULTS = {row.name: row.default for row in _ROWS if row.name in OPTIMIZER_PARAMS}
 OPTIMIZER_DEFAULTS = {name: OPTIMIZER_DEFAULTS[name] for name in OPTIMIZER_PARAMS}
 
+#: How a model's inputs are transformed: each may vary per model (the
+#: search trains the models of each value apart); ``cv_results_`` shows them
+#: only where searched.
+INPUT_PARAMS = _names("input")
+
 #: The hyperparameters a population varies, in ``cv_results_`` column order.
-SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS
+SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS + INPUT_PARAMS
+
+#: The value of every searched parameter but the model ones where a
+#: configuration leaves it out.
+SEARCHED_DEFAULTS = {
+    **OPTIMIZER_DEFAULTS, **{row.name: row.default for row in _ROWS if row.role == "input"},
+}
 
 
 def _param_grid_doc():

@@ -312,6 +312,9 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
             "_coefs": result.coefs,
             "_intercepts": result.intercepts,
             "_refitted": {},
+            "_refit_input_transforms": {},
+            # every fold's fitted input transforms, by value (none: empty)
+            "_input_transforms": plan.inputs.per_fold(len(plan.folds)),
             "_seed": plan.seed,
             # what a warm-started fit checks and continues (see _resume)
             "_n_samples_fit": int(plan.data.X.shape[0]),

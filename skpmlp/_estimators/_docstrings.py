@@ -128,6 +128,12 @@ def single_attributes(task):
         *(classes if task == "classifier" else []),
         _out_activation(task, search=False),
         *_MLP_ATTRIBUTES,
+        ("input_transform_ : transformer or None", """\
+            The fitted ``input_transform`` (a ``StandardScaler`` or a
+            :class:`~skpmlp.RobustSmoothClipScaler`, fitted on the rows the
+            model trained on: in a search, its fold's training rows, or all
+            the rows for a refit), which ``predict`` applies to ``X``
+            first; None for ``"none"``."""),
         *_DATA_ATTRIBUTES,
     ]
 

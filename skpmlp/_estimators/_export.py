@@ -1,25 +1,31 @@
 """Fitted MLPs and their ensembles as scikit-learn estimators or plain torch modules.
 
 :func:`to_sklearn` hands a standalone model's weights to a fitted
-:class:`~sklearn.neural_network.MLPClassifier` / ``MLPRegressor``, so code
+:class:`~sklearn.neural_network.MLPClassifier` / ``MLPRegressor`` (after
+its fitted input transform in a ``Pipeline``, where it has one), so code
 that only knows scikit-learn can use it; :func:`to_torch` builds an
-``nn.Sequential`` computing the same outputs, for deployment or further
-training in PyTorch. Both need only the model's weights and activation.
+``nn.Sequential`` computing the same outputs (its input transform as a
+first module), for deployment or further training in PyTorch. Both need
+only the model's weights, activation and input transform.
 An ensemble (:func:`ensemble_to_sklearn`, :func:`ensemble_to_torch`)
 becomes a soft-voting ``VotingClassifier`` / ``VotingRegressor`` of its
 members' conversions, or a :class:`WeightedAverage` module of them.
 """
+
+import copy
 
 import numpy as np
 import torch
 from sklearn.base import clone, is_classifier
 from sklearn.ensemble import VotingClassifier, VotingRegressor
 from sklearn.neural_network import MLPClassifier, MLPRegressor
-from sklearn.preprocessing import LabelEncoder
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from .._core._compat import get_param_names, set_mlp_fitted_private_state
+from .._core._transforms import LIMIT, RobustSmoothClipScaler
 from .._engine import TORCH_MODULES, canonical_activation
 
 #: Hidden activations scikit-learn's MLP implements (its own names).
@@ -62,8 +68,12 @@ def to_sklearn(model):
 
     Returns
     -------
-    MLPClassifier or MLPRegressor
-        With the model's hyperparameters where scikit-learn has them and
+    MLPClassifier, MLPRegressor or Pipeline
+        A model with an ``input_transform`` gives a fitted
+        ``Pipeline([("input_transform", transform), ("mlp", mlp)])``: a
+        copy of its fitted transform (which holds ``feature_names_in_``
+        where the model does), then the MLP described here. The MLP:
+        with the model's hyperparameters where scikit-learn has them and
         its trained weights (as float64). A binary classifier gets one
         logistic output unit, as scikit-learn's, whose probability equals
         the model's softmax (a one-class classifier, scikit-learn's
@@ -120,7 +130,16 @@ def to_sklearn(model):
             )
         sk_model.out_activation_ = model.out_activation_
     _set_fitted_state(sk_model, model, coefs, intercepts, multilabel=multilabel)
-    return sk_model
+    transform = getattr(model, "input_transform_", None)
+    if transform is None:
+        return sk_model
+    # the names are checked once, by the pipeline's first step: the MLP
+    # then gets the transform's array
+    transform = copy.deepcopy(transform)
+    if hasattr(model, "feature_names_in_"):
+        transform.feature_names_in_ = np.array(model.feature_names_in_, dtype=object)
+        del sk_model.feature_names_in_
+    return Pipeline([("input_transform", transform), ("mlp", sk_model)])
 
 
 def _set_fitted_state(sk_model, model, coefs, intercepts, *, multilabel=False):
@@ -141,11 +160,84 @@ def _set_fitted_state(sk_model, model, coefs, intercepts, *, multilabel=False):
         setattr(sk_model, name, getattr(model, name))
 
 
+class Standardize(torch.nn.Module):
+    """``(x - mean) / scale``: a fitted ``StandardScaler`` as a module
+    (what ``to_torch()`` of a model with ``input_transform="standard"``
+    starts with).
+
+    Parameters
+    ----------
+    mean, scale : torch.Tensor of shape (n_features,)
+        The scaler's ``mean_`` and ``scale_`` (0 and 1 where it has none),
+        kept as buffers (they move with ``.to()``, are not trained).
+    """
+
+    def __init__(self, mean, scale):
+        super().__init__()
+        self.register_buffer("mean", mean)
+        self.register_buffer("scale", scale)
+
+    def forward(self, x):
+        return (x - self.mean) / self.scale
+
+
+class RobustSmoothClip(torch.nn.Module):
+    """``z / sqrt(1 + (z / bound)^2)`` with ``z = factor * (x - center)``:
+    a fitted :class:`~skpmlp.RobustSmoothClipScaler` as a module (what
+    ``to_torch()`` of a model with ``input_transform="robust-smooth-clip"``
+    starts with).
+
+    Parameters
+    ----------
+    center, factor : torch.Tensor of shape (n_features,)
+        The scaler's ``center_`` and ``factor_``, kept as buffers.
+    bound : float
+        Its ``clip_bound``.
+    """
+
+    def __init__(self, center, factor, bound):
+        super().__init__()
+        self.register_buffer("center", center)
+        self.register_buffer("factor", factor)
+        self.bound = float(bound)
+
+    def forward(self, x):
+        z = self.factor * (x - self.center)
+        limit = LIMIT * self.bound  # where the square would overflow: x' is the bound
+        z = torch.clamp(z, -limit, limit)
+        return z / torch.sqrt(1 + (z / self.bound) ** 2)
+
+
+def transform_module(transform, dtype):
+    """The torch module computing a fitted input transform (None: none).
+
+    Raises
+    ------
+    TypeError
+        For a transform of another class.
+    """
+    if transform is None:
+        return None
+    n = transform.n_features_in_
+    as_buffer = lambda a, fill: torch.as_tensor(  # noqa: E731
+        np.full(n, fill) if a is None else np.asarray(a, dtype=np.float64), dtype=dtype)
+    if isinstance(transform, StandardScaler):
+        return Standardize(as_buffer(transform.mean_, 0.0), as_buffer(transform.scale_, 1.0))
+    if isinstance(transform, RobustSmoothClipScaler):
+        return RobustSmoothClip(as_buffer(transform.center_, 0.0),
+                                as_buffer(transform.factor_, 1.0), transform.clip_bound)
+    raise TypeError(f"to_torch has no module for an input transform of type "
+                    f"{type(transform).__name__}.")
+
+
 def to_torch(model, dtype=torch.float32):
     """``model.to_torch(dtype)`` (see :meth:`SingleMLPClassifier.to_torch`):
-    its layers as a ``torch.nn.Sequential``; any activation."""
+    its layers as a ``torch.nn.Sequential``, after its input transform's
+    module where it has one (:class:`Standardize`,
+    :class:`RobustSmoothClip`); any activation."""
     check_is_fitted(model)
     activation = TORCH_MODULES[canonical_activation(model.activation)]
+    transform = transform_module(getattr(model, "input_transform_", None), dtype)
     layers = []
     for W, b in zip(model.coefs_, model.intercepts_):
         linear = torch.nn.Linear(W.shape[0], W.shape[1], dtype=dtype)
@@ -154,7 +246,8 @@ def to_torch(model, dtype=torch.float32):
             linear.weight.copy_(torch.as_tensor(np.asarray(W).T, dtype=dtype))
             linear.bias.copy_(torch.as_tensor(np.asarray(b), dtype=dtype))
         layers += [linear, activation()]
-    return torch.nn.Sequential(*layers[:-1])
+    first = [] if transform is None else [transform]
+    return torch.nn.Sequential(*first, *layers[:-1])
 
 
 # ----------------------------------------------------------------- ensembles

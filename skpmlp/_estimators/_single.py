@@ -31,6 +31,7 @@ from .._core._params import (
     store_params,
 )
 from .._core._targets import ClassifierTargetsMixin, RegressorTargetsMixin
+from .._core._transforms import fit_input_transform, transformed
 from .._core._values import resolve_seed, uses_early_stopping
 from .._engine import canonical_activation, mlp_forward
 from .._execution._training import Execution, train_models
@@ -43,7 +44,8 @@ from ._docstrings import class_docstring, single_attributes
 
 #: Everything ``fit`` sets: validating the data sets the last four before
 #: training, so a failed fit puts all of them back as they were.
-_FITTED_ATTRIBUTES = (*MLP_ATTRIBUTES, "n_features_in_", "feature_names_in_", "classes_")
+_FITTED_ATTRIBUTES = (*MLP_ATTRIBUTES, "input_transform_", "n_features_in_", "feature_names_in_",
+                      "classes_")
 
 #: A standalone model trains alone in its process, one in-process run.
 _ALONE = Execution(data_parallel=False)
@@ -112,8 +114,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         warm = warm_start_weights(self, arch, X.shape[1], n_outputs)
         if warm is not None:
             spec = dataclasses.replace(spec, initial_weights=[warm])
+        # fitted on every row given, as a Pipeline's step (an early-stopping
+        # part included: it is the model's own)
+        transform = fit_input_transform(self.input_transform, X)
         result, _ = train_models(
-            spec, config, X, y_encoded, folds, _ALONE,
+            spec, config, transformed(transform, X), y_encoded, folds, _ALONE,
             sample_weight=self._training_weight(y, sample_weight),
         )
         warn_halted(result, "the model")
@@ -129,7 +134,7 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         )
         if warm is not None:
             fitted = continued_attributes(vars(self), fitted)
-        vars(self).update(fitted)
+        vars(self).update(fitted, input_transform_=transform)
         return self
 
     def _architecture(self):
@@ -163,6 +168,8 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
     def _outputs(self, X):
         check_is_fitted(self)
         X = dense(validate_data(self, X, accept_sparse=SPARSE, reset=False))
+        # a model saved before input_transform existed has none
+        X = transformed(getattr(self, "input_transform_", None), X)
         return mlp_forward(
             self.coefs_, self.intercepts_, canonical_activation(self.activation), X,
             out_activation="exp" if self._out_activation() == "exp" else "identity",
@@ -194,9 +201,12 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
 
         Returns
         -------
-        sklearn.neural_network.MLPClassifier or MLPRegressor
+        sklearn.neural_network.MLPClassifier, MLPRegressor or Pipeline
             Fitted: ``predict``, ``predict_proba`` and ``score`` give this
-            model's results.
+            model's results. With an ``input_transform``, a fitted
+            ``Pipeline([("input_transform", transform), ("mlp", mlp)])``
+            of a copy of the model's fitted transform and the MLP (a
+            model with ``input_transform="none"`` gives the MLP alone).
 
         Raises
         ------
@@ -229,7 +239,13 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         -------
         torch.nn.Sequential
             ``Linear, activation, ..., Linear`` with copies of the trained
-            weights. Its output is the model's raw output: class logits (one
+            weights; with an ``input_transform``, a first module computes
+            it on the raw input (``Standardize``: ``(x - mean) / scale``,
+            or ``RobustSmoothClip``: ``z / sqrt(1 + (z / 3) ** 2)`` with
+            ``z = factor * (x - center)``; the fitted statistics are
+            buffers, not folded into the first layer's weights), so the
+            module takes what ``predict`` takes. Its output is the model's
+            raw output: class logits (one
             per class, also for two classes; apply a softmax for
             probabilities) or the regression predictions (for
             ``loss="poisson"``, their log: apply ``exp``), of shape
@@ -318,6 +334,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        input_transform="none",
         repeat=0,
         dtype="float32",
         device="auto",
@@ -400,6 +417,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        input_transform="none",
         repeat=0,
         dtype="float32",
         device="auto",

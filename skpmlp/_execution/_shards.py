@@ -259,7 +259,8 @@ def train_search(spec, config, X, y, folds, options, execution, checkpoint=None)
                     i, len(call.parts),
                     # a shard queued past the fit's deadline trains nothing;
                     # the first one always trains, so a fit has a model
-                    dataclasses.replace(options, always_start=first and i == 0,
+                    dataclasses.replace(options, always_start=options.always_start and first
+                                        and i == 0,
                                         epoch_callback=reporters[i]),
                     **call.task_settings(i),
                 ),

@@ -57,11 +57,15 @@ class Execution:
     checkpoint: Optional[SearchCheckpoint] = None
 
 
-def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, refill_source=None):
+def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, refill_source=None,
+                 always_start=True):
     """Train the models of ``spec`` on every fold as ``execution`` says.
 
     Every fold with evaluation rows is monitored (early stopping, pruning,
     validation scores); ``config.device`` is resolved where each run trains.
+    ``always_start``: the call's first run trains at least one epoch even
+    past ``execution.deadline`` (False for a call that follows another in
+    the same fit: past the deadline it trains nothing).
 
     Returns
     -------
@@ -81,7 +85,7 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
     progress = None if execution.progress is None else execution.progress.callback(execution.name)
     options = RunOptions(sample_weight=sample_weight, epoch_callback=progress,
                          max_memory=execution.max_memory, deadline=execution.deadline,
-                         refill_source=refill_source)
+                         refill_source=refill_source, always_start=always_start)
     with terminable(execution.checkpoint):
         try:
             result, shards = train_search(spec, config, X, y, folds, options, execution, section)

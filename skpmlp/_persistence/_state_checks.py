@@ -23,7 +23,11 @@ What is checked (each where the attribute is present):
   (they may be NaN: a diverged model is kept frozen);
 * an ensemble's members: at least one, all with the ensemble's
   ``n_features_in_`` (and ``classes_``), and one weight each in
-  ``weights_`` (finite, non-negative, summing to 1).
+  ``weights_`` (finite, non-negative, summing to 1);
+* fitted input transforms (a model's ``input_transform_``, a search's
+  ``_input_transforms`` and ``_refit_input_transforms``): the class of their
+  ``input_transform`` value (None for ``"none"``), taking the model's
+  features, with finite statistics of one value per feature.
 """
 
 from numbers import Integral
@@ -32,6 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._core._compat import validate_params
+from .._core._transforms import INPUT_TRANSFORMS, input_transformer
 from ._archive import InvalidFileError
 
 #: Output activations a fitted model may name.
@@ -60,6 +65,12 @@ def check_loaded(estimator):
         _check_data_attributes(state)
         if "coefs_" in state or "intercepts_" in state:
             _check_model(state, state.get("coefs_"), state.get("intercepts_"), finite=True)
+        if "input_transform_" in state:
+            value = getattr(estimator, "input_transform", None)
+            _check_transform(state["input_transform_"], value, state.get("n_features_in_"),
+                             "input_transform_")
+        if "_input_transforms" in state or "_refit_input_transforms" in state:
+            _check_search_transforms(state)
         if "cv_results_" in state:
             _check_search(state)
         if "estimators_" in state:
@@ -270,3 +281,47 @@ def _check_members(state):
         if hasattr(members[0], "classes_"):
             _require(np.array_equal(getattr(member, "classes_", None), members[0].classes_),
                      "the members have different classes_.")
+
+
+#: The statistics a fitted input transform holds: one finite value per feature.
+_TRANSFORM_STATISTICS = ("mean_", "var_", "scale_", "center_", "factor_")
+
+
+def _check_transform(transform, value, n_features, what):
+    """A fitted transform of ``input_transform=value``: None for
+    ``"none"``, else that value's class, fitted on ``n_features`` features
+    (None: any), with one finite statistic per feature."""
+    _require(value in INPUT_TRANSFORMS, f"{what}: {str(value)[:40]!r} is not an input_transform.")
+    expected = input_transformer(value)
+    if expected is None:
+        _require(transform is None, f"{what} is set, but input_transform is 'none'.")
+        return
+    _require(type(transform) is type(expected),
+             f"{what} is not a fitted {type(expected).__name__} (input_transform={value!r}).")
+    n = getattr(transform, "n_features_in_", None)
+    _require(_is_int(n, 1) and (n_features is None or n == n_features),
+             f"{what} takes {n!r} features, not the model's {n_features}.")
+    for name in _TRANSFORM_STATISTICS:
+        statistic = getattr(transform, name, None)
+        if statistic is None:
+            continue
+        _require(isinstance(statistic, np.ndarray) and statistic.shape == (n,)
+                 and statistic.dtype.kind == "f" and bool(np.isfinite(statistic).all()),
+                 f"{what}.{name} is not one finite float per feature.")
+
+
+def _check_search_transforms(state):
+    """A search's fitted input transforms: per fold, then refitted ones,
+    each of the value it is filed under."""
+    n_features = state.get("n_features_in_")
+    folds = state.get("_input_transforms", [])
+    _require(type(folds) is list and all(type(fold) is dict for fold in folds)
+             and len(folds) in (0, state.get("n_splits_", len(folds))),
+             "_input_transforms is not one dict of transforms per fold.")
+    named = [(f"_input_transforms[{k}]", fold) for k, fold in enumerate(folds)]
+    named.append(("_refit_input_transforms", state.get("_refit_input_transforms", {})))
+    for what, transforms in named:
+        _require(type(transforms) is dict, f"{what} is not a dict of transforms.")
+        for value, transform in transforms.items():
+            _require(value != "none", f"{what} holds a transform for 'none'.")
+            _check_transform(transform, value, n_features, f"{what}[{str(value)[:40]!r}]")

@@ -240,8 +240,9 @@ def check_refill(estimator, n_models, space):
     ValueError
         If ``refill`` is set without ``pruning`` or ``early_stopping``
         (nothing frees a slot early), with ``n_jobs`` (an adaptive search is
-        one fused run), with a searched ``batch_size`` (models of different
-        batch sizes train as separate runs), or with ``max_models`` below
+        one fused run), with a searched ``batch_size`` or ``input_transform``
+        (models of different batch sizes or input transforms train as
+        separate runs), or with ``max_models`` below
         the first population's ``n_models`` models; or if ``max_models`` is
         set without ``refill``.
     """
@@ -267,6 +268,13 @@ def check_refill(estimator, n_models, space):
         raise ValueError(
             f"refill={refill!r} trains the whole search as one fused run; a searched batch_size "
             f"trains one run per batch size. Give batch_size one value, or set refill=None."
+        )
+    inputs = [subspace["input_transform"] for subspace in space.subspaces]
+    if any(is_distribution(v) for v in inputs) or len({v for vs in inputs for v in vs}) > 1:
+        raise ValueError(
+            f"refill={refill!r} trains the whole search as one fused run; a searched "
+            f"input_transform trains one run per value. Give input_transform one value, or set "
+            f"refill=None."
         )
     if max_models is not None and max_models < n_models:
         raise ValueError(

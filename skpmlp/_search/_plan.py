@@ -27,6 +27,7 @@ from .._execution._progress import ProgressSettings
 from .._execution._training import Execution
 from .._persistence._checkpoint import open_checkpoint
 from ._adaptive import check_refill
+from ._inputs import InputTransforms, fit_rows
 from ._population import Population
 from ._scorers import resolve_scorers, weighted_scorers
 from ._settings import check_solvers, train_config, warn_batch_size
@@ -118,6 +119,9 @@ class SearchPlan:
     keep_predictions : bool
         Keep every model's predictions on its held-out rows (what
         ``ensemble="greedy"`` selects on).
+    inputs : InputTransforms
+        Every ``input_transform`` value of the population fitted on each
+        fold's training rows (see :mod:`skpmlp._search._inputs`).
     """
 
     data: SearchData
@@ -141,6 +145,7 @@ class SearchPlan:
     warm_started: bool = False
     cv: Union[int, BaseCrossValidator, Iterable, None] = None
     keep_predictions: bool = False
+    inputs: InputTransforms = InputTransforms({})
 
     @property
     def held_out(self):
@@ -259,6 +264,9 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
     warn_batch_size(set(population.column("batch_size")),
                     max(len(train) for train, _ in engine_folds))
     lone = splits.is_lone(population.n_models)
+    # each fold's transforms, fitted on its training rows (a lone model's on every row)
+    inputs = InputTransforms.fit(population.column("input_transform"), data.X,
+                                 fit_rows(folds, data.X.shape[0], lone))
     if checkpoint is not None:  # a path that cannot be written fails now, before training
         checkpoint.start()
     return SearchPlan(
@@ -276,6 +284,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
         cv=splits.cv,
         keep_predictions=bool(estimator.refit) and ensemble.held_out_predictions,
+        inputs=inputs,
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._core._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, SEARCHED_PARAMS
+from .._core._params import MODEL_PARAMS, SEARCHED_DEFAULTS, SEARCHED_PARAMS
 from .._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
 
 
@@ -21,8 +21,8 @@ class Population:
     """Rows of models: ``params[i]`` and ``repeats[i]`` describe model i.
 
     ``params[i]`` holds a value of every searched parameter
-    (:data:`SEARCHED_PARAMS`; optimizer parameters it lacks take
-    :data:`OPTIMIZER_DEFAULTS`); ``shown`` names those ``cv_results_``
+    (:data:`SEARCHED_PARAMS`; optimizer and input parameters it lacks take
+    :data:`SEARCHED_DEFAULTS`); ``shown`` names those ``cv_results_``
     shows (:meth:`shown_params`): the model parameters, and the optimizer
     parameters that were searched. ``unset[i]`` names those model i's
     ``param_grid`` subspace left to the estimator's value (masked in
@@ -54,7 +54,7 @@ class Population:
         return cls(params=params, repeats=np.array(repeats, dtype=int), shown=shown, unset=unset)
 
     def column(self, name):
-        default = OPTIMIZER_DEFAULTS.get(name)
+        default = SEARCHED_DEFAULTS.get(name)
         return [p.get(name, default) for p in self.params]
 
     def masked(self, name):

@@ -2,7 +2,8 @@
 
 :func:`run_search` is what ``fit`` and
 :func:`skpmlp.model_selection.fused_cross_validate` share: it trains the
-plan's population (:func:`~skpmlp._execution._training.train_models`), judges the failed
+plan's population (:func:`~skpmlp._execution._training.train_models`, one
+call per ``input_transform`` value: :mod:`skpmlp._search._inputs`), judges the failed
 fits, scores every replica on its fold's held-out rows with every scorer
 and builds ``cv_results_``. It returns a :class:`SearchRun`, which the
 selection (:mod:`skpmlp._selection._choice`) and the refits (:mod:`skpmlp._selection._refit`) read.
@@ -14,9 +15,9 @@ import numpy as np
 
 from .._engine import PopulationSpec, TrainResult, torch_threads
 from .._execution._progress import announce_fits, report_fits
-from .._execution._training import train_models
 from ._adaptive import AdaptiveRows, SpaceRefills
 from ._failures import judge_failures
+from ._inputs import train_by_input
 from ._plan import SearchPlan, plan_search
 from ._population import Population
 from ._results import build_cv_results
@@ -92,8 +93,12 @@ def run_search(plan):
     verbose = 0 if plan.lone else plan.execution.progress.verbose
     announce_fits(len(plan.folds), plan.population.n_models, verbose)
     data = plan.data
-    result, shards = train_models(
-        plan.train_spec, plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
+    values = plan.population.column("input_transform")
+    if plan.resumed is not None:  # the rows a resumed search trains again
+        values = [values[row] for row in plan.resumed]
+    result, shards = train_by_input(
+        plan.train_spec, values, lambda value: plan.inputs.folds(value, len(plan.folds)),
+        plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
         sample_weight=data.train_weight, refill_source=source,
     )
     if plan.resumed is not None:  # the whole population: the others as they were
@@ -108,7 +113,8 @@ def run_search(plan):
     # them 25x slower with 2 threads (digits, 24 models, load 5: 430 ms
     # against 17 ms per fold)
     with torch_threads(1):
-        scores, score_time, test_loss, held_out = score_folds(plan, result, spec, failed)
+        scores, score_time, test_loss, held_out = score_folds(
+            plan, result, spec, failed, population.column("input_transform"))
     multimetric = plan.multimetric or set(scores["test"]) != {"score"}
     status = {"n_iter": result.n_iter.max(axis=1), "failed": failed.any(axis=1)}
     if plan.config.pruning is not None:

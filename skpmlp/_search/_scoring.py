@@ -15,8 +15,9 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .._core._targets import ClassifierTargetsMixin
-from .._engine import MONITOR_SCORES, local_device, negated_loss, population_outputs, training_loss
+from .._engine import MONITOR_SCORES, local_device, negated_loss, training_loss
 from ._failures import ScoringFailures
+from ._inputs import population_outputs_by_input
 
 
 class _PrecomputedClassifier(ClassifierTargetsMixin, ClassifierMixin, BaseEstimator):
@@ -244,7 +245,7 @@ def population_loss(outputs, y_encoded, *, config, failed=None, sample_weight=No
     return np.where(bad, np.nan, loss)
 
 
-def score_folds(plan, result, spec, failed):
+def score_folds(plan, result, spec, failed, input_transforms=None):
     """Score every replica of a search on its fold's test (and, with
     ``return_train_score``, training) rows with every scorer (those of
     ``plan.weighted`` weighted by ``sample_weight``, as GridSearchCV's), and
@@ -258,6 +259,10 @@ def score_folds(plan, result, spec, failed):
         What the run trained, one entry per model of ``spec``.
     spec : PopulationSpec
     failed : ndarray of bool of shape (n_models, n_folds)
+    input_transforms : list of str, optional
+        Every model's ``input_transform`` (None: all ``"none"``); a
+        fold's rows reach each model through its fold's fitted transform
+        (``plan.inputs``).
 
     Returns
     -------
@@ -287,14 +292,13 @@ def score_folds(plan, result, spec, failed):
     score_time = np.zeros((n_models, len(folds)))
     failures = ScoringFailures()  # scorers that raised: one warning for the whole search
     held_out = [] if plan.keep_predictions else None
+    values = ["none"] * n_models if input_transforms is None else input_transforms
     for k, fold_rows in enumerate(folds):
         for part, rows in zip(("train", "test"), fold_rows):
             if part not in scores or rows is None:
                 continue
-            outputs = population_outputs(
-                result.coefs[k], result.intercepts[k], spec.activations, scoring_config,
-                data.X[rows]
-            )
+            outputs = population_outputs_by_input(
+                result, k, spec, values, plan.inputs.of, scoring_config, data.X[rows])
             if part == "test":
                 if held_out is not None:
                     held_out.append((np.asarray(rows), outputs))

@@ -28,7 +28,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_random_state
 
 from .._core._checks import as_list
-from .._core._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, PARAMS, SEARCHED_PARAMS
+from .._core._params import MODEL_PARAMS, PARAMS, SEARCHED_DEFAULTS, SEARCHED_PARAMS
 from ._population import Population
 
 __all__ = ["LayerSizesDistribution", "SearchSpace", "build_population", "is_distribution"]
@@ -131,7 +131,7 @@ class SearchSpace:
             nor a distribution (a single value or a string must be wrapped
             in a list, as in GridSearchCV).
         """
-        base = {name: params.get(name, OPTIMIZER_DEFAULTS.get(name)) for name in PARAMETERS}
+        base = {name: params.get(name, SEARCHED_DEFAULTS.get(name)) for name in PARAMETERS}
         # a missing model parameter is an error, as it always was
         base.update({name: params[name] for name in MODEL_PARAMS})
         if param_grid is None:

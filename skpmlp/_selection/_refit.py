@@ -9,6 +9,7 @@ refitted) into a :class:`~skpmlp.SingleMLPClassifier` /
 :class:`~skpmlp.SingleMLPRegressor`, for the refit and for ``export_model``.
 """
 
+import copy
 import dataclasses
 import time
 
@@ -16,10 +17,11 @@ import numpy as np
 
 from .._core._attributes import MLP_ATTRIBUTES, SHARED_ATTRIBUTES, mlp_attributes
 from .._core._compat import get_param_names
-from .._core._params import OPTIMIZER_PARAMS, training_params
+from .._core._params import INPUT_PARAMS, OPTIMIZER_PARAMS, training_params
+from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform
 from .._core._values import one_value, uses_early_stopping
-from .._execution._training import train_models
 from .._search._failures import warn_halted
+from .._search._inputs import train_by_input
 from .._search._splits import SplitSettings, validation_split
 
 #: Attributes that data validation sets on the estimator, before training starts.
@@ -57,15 +59,17 @@ def refit(estimator, run, fitted, members):
     """
     start = time.perf_counter()
     rows, cv = members.rows, run.plan.cv
-    refitted, overrides = {}, {}
+    refitted, overrides, transforms = {}, {}, {}
     holdout = cv is None and estimator.holdout_refit and run.plan.held_out
     if not members.through_folds:  # else the fold models themselves: nothing to retrain
         if holdout and run.population.n_models > 1:
-            refitted, overrides = _holdout_refit(estimator, run, fitted, rows)
+            transforms = _refit_transforms(run, rows)
+            refitted, overrides = _holdout_refit(estimator, run, fitted, rows, transforms)
         elif cv is not None:
-            refitted = _cv_refit(estimator, run, rows)
+            transforms = _refit_transforms(run, rows)
+            refitted = _cv_refit(estimator, run, rows, transforms)
     data = {name: vars(estimator)[name] for name in DATA_ATTRIBUTES if name in vars(estimator)}
-    state = {**fitted, **data, "_refitted": refitted}
+    state = {**fitted, **data, "_refitted": refitted, "_refit_input_transforms": transforms}
     if members.through_folds:
         models = [fold_ensemble(estimator, state, row) for row in rows]
     else:
@@ -79,6 +83,7 @@ def refit(estimator, run, fitted, members):
         models, weights=None if equal else members.weights)
     attributes = {
         "_refitted": refitted,
+        "_refit_input_transforms": transforms,
         "best_estimator_": best,
         "ensemble_indices_": np.array(rows),
         "ensemble_weights_": np.asarray(members.weights, dtype=float),
@@ -136,14 +141,28 @@ def fitted_cv(estimator, state):
     return state.get("cv_", estimator.cv)
 
 
-def _retrain(run, rows, config, folds):
+def _refit_transforms(run, rows):
+    """``{value: fitted transform}`` of the ``input_transform`` values of
+    ``rows`` but ``"none"``, each fitted on all the rows (what a refit on
+    all the data trains on)."""
+    column = run.population.column("input_transform")
+    values = {column[row] for row in rows}
+    X = run.plan.data.X
+    return {value: fit_input_transform(value, X) for value in INPUT_TRANSFORMS
+            if value != "none" and value in values}
+
+
+def _retrain(run, rows, config, folds, transforms):
     """Train the configurations of ``rows`` on ``folds`` (one) as the search
-    trained, in a "refit run": ``{row: (coefs, intercepts, loss_curve,
+    trained, in a "refit run", their inputs through ``transforms`` (see
+    :func:`_refit_transforms`): ``{row: (coefs, intercepts, loss_curve,
     validation_curve, n_train)}``."""
     plan = run.plan
-    result, _ = train_models(
-        run.spec.subset(rows), config, plan.data.X, plan.data.y_encoded, folds,
-        dataclasses.replace(plan.execution, name="refit run"),
+    column = run.population.column("input_transform")
+    result, _ = train_by_input(
+        run.spec.subset(rows), [column[row] for row in rows],
+        lambda value: [transforms.get(value)], config, plan.data.X, plan.data.y_encoded,
+        folds, dataclasses.replace(plan.execution, name="refit run"),
         sample_weight=plan.data.train_weight,
     )
     warn_halted(result, "the refit of the best configuration")
@@ -158,9 +177,10 @@ def _retrain(run, rows, config, folds):
     return refitted
 
 
-def _cv_refit(estimator, run, members):
+def _cv_refit(estimator, run, members, transforms):
     """The configurations of ``members`` retrained on all the rows (with
-    early stopping, on all but its validation part), as GridSearchCV refits."""
+    early stopping, on all but its validation part; their input transforms
+    on all of them), as GridSearchCV refits."""
     plan = run.plan
     rows = np.arange(plan.data.X.shape[0])
     if uses_early_stopping(estimator):
@@ -169,10 +189,10 @@ def _cv_refit(estimator, run, members):
         fold = (rows, None)
     # a refit trains the chosen configurations to completion: no halving
     config = dataclasses.replace(plan.config, pruning=None, refill=None)
-    return _retrain(run, members, config, [fold])
+    return _retrain(run, members, config, [fold], transforms)
 
 
-def _holdout_refit(estimator, run, fitted, members):
+def _holdout_refit(estimator, run, fitted, members, transforms):
     """Retrain the configurations of ``members`` on all the rows
     (training and validation part), each for as many epochs as it
     trained on the training part: ``n_iter_``, or its best epoch with
@@ -206,7 +226,7 @@ def _holdout_refit(estimator, run, fitted, members):
         group = [row for row in members if epochs[row] == n]
         training = {"max_iter": n, "n_iter_no_change": n, "early_stopping": False}
         config = dataclasses.replace(run.plan.config, pruning=None, refill=None, **training)
-        refitted.update(_retrain(run, group, config, [(rows, None)]))
+        refitted.update(_retrain(run, group, config, [(rows, None)], transforms))
         overrides.update({row: training for row in group})
     return refitted, overrides
 
@@ -258,12 +278,26 @@ def single_model(estimator, state, index, fold, *, refitted=None, training=None)
         n_train=n_train, out_activation=estimator._out_activation(),
         early_stopping=(training or {}).get("early_stopping", estimator.early_stopping),
     ))
+    model.input_transform_ = _model_transform(state, model.input_transform, fold, refitted)
     for name in DATA_ATTRIBUTES:
         if name in state:
             setattr(model, name, state[name])
     if state.get("_classes") is not None:  # refit=False: the search itself has no classes_
         model.classes_ = state["_classes"]
     return model
+
+
+def _model_transform(state, value, fold, refitted):
+    """The fitted ``input_transform`` of a model of the fitted ``state``: its
+    fold's, or for a refitted model the one fitted on all the rows; a copy
+    (None for ``"none"``)."""
+    if value == "none":
+        return None
+    if refitted:
+        transform = state["_refit_input_transforms"][value]
+    else:
+        transform = state["_input_transforms"][fold][value]
+    return copy.deepcopy(transform)
 
 
 def _model_params(estimator, params, training):
@@ -276,7 +310,7 @@ def _model_params(estimator, params, training):
     return {
         **{name: getattr(estimator, name) for name in training_params(task) if name in names},
         # an optimizer setting not shown was not searched: one value
-        **{name: one_value(getattr(estimator, name)) for name in OPTIMIZER_PARAMS
+        **{name: one_value(getattr(estimator, name)) for name in OPTIMIZER_PARAMS + INPUT_PARAMS
            if name in names},
         **params,
         **(training or {}),

@@ -20,6 +20,7 @@ from skpmlp import (
     SingleMLPRegressor,
 )
 from skpmlp._core._params import (
+    INPUT_PARAMS,
     MODEL_PARAMS,
     OPTIMIZER_DEFAULTS,
     OPTIMIZER_PARAMS,
@@ -79,7 +80,8 @@ def test_optimizer_parameters_are_the_engines_settings():
     assert {name: fields[name].default for name in fields} == {
         name: OPTIMIZER_DEFAULTS[name] for name in fields
     }
-    assert SEARCHED_PARAMS == MODEL_PARAMS + OPTIMIZER_PARAMS
+    assert SEARCHED_PARAMS == MODEL_PARAMS + OPTIMIZER_PARAMS + INPUT_PARAMS
+    assert INPUT_PARAMS == ("input_transform",)  # the search layer's, never the engine's
     assert all(PARAMS[name].searchable for name in SEARCHED_PARAMS)
 
 

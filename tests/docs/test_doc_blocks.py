@@ -390,6 +390,18 @@ def _constructor_check(n_models):
     return check
 
 
+def _check_input_transform(run):
+    search, X_test = run.namespace["search"], run.namespace["X_test"]
+    assert search.n_models_ == 6
+    best = run['pandas.DataFrame(search.cv_results_).groupby("param_input_transform")'
+               '["mean_test_score"].max()']
+    assert sorted(best.index) == ["none", "robust-smooth-clip", "standard"]
+    assert np.isfinite(best.to_numpy()).all()
+    if run.data == "breast_cancer":  # features of scales 1e-3 to 1e3: scaling matters
+        assert max(best["standard"], best["robust-smooth-clip"]) > best["none"]
+    assert search.predict(X_test).shape == (len(X_test),)
+
+
 def _check_class_weight(run):
     search = run.namespace["search"]
     assert search.class_weight == "balanced" and search.n_models_ == 18
@@ -415,6 +427,7 @@ CHECKS = {
     "space-param-grid": _constructor_check(8),
     "space-solvers": _constructor_check(32),
     "space-class-weight": _check_class_weight,
+    "space-input-transform": _check_input_transform,
 }
 
 #: Blocks that cannot run in the test suite, and why.

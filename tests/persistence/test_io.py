@@ -62,6 +62,16 @@ def _regression():
     return X, y / y.std()
 
 
+def _raw_iris():
+    X, y = load_iris(return_X_y=True)
+    return X * [1, 10, 100, 1000], y
+
+
+def _raw_regression():
+    X, y = _regression()
+    return X * [1, 50, 0.1, 3] + 20, y
+
+
 def _multilabel():
     X, Y = make_multilabel_classification(n_samples=90, n_features=5, n_classes=3, random_state=0)
     return StandardScaler().fit_transform(X), Y
@@ -135,6 +145,30 @@ CASES = {
         ),
         _iris,
     ),
+    # input transforms: fitted per fold, refitted, in a fold ensemble's members
+    "clf_cv_inputs": (
+        lambda: ParallelMLPClassifier(
+            [(4,), (8,)], "tanh", cv=3, ensemble="best",
+            input_transform=["none", "standard", "robust-smooth-clip"], **FAST,
+        ),
+        _raw_iris,
+    ),
+    "reg_holdout_inputs_greedy": (
+        lambda: ParallelMLPRegressor(
+            [(4,), (8,)], "relu", ensemble="greedy", input_transform=["standard", "robust-smooth-clip"],
+            **FAST,
+        ),
+        _raw_regression,
+    ),
+    "clf_cv_folds_robust": (
+        lambda: ParallelMLPClassifier((4,), "tanh", cv=3, ensemble="folds",
+                                      input_transform="robust-smooth-clip", **FAST),
+        _raw_iris,
+    ),
+    "single_clf_standard": (lambda: SingleMLPClassifier((8,), "tanh", input_transform="standard",
+                                                        **FAST), _raw_iris),
+    "single_reg_robust": (lambda: SingleMLPRegressor((8,), "tanh", input_transform="robust-smooth-clip",
+                                                     **FAST), _raw_regression),
     "single_clf": (lambda: SingleMLPClassifier((8, 4), "mish", **FAST), _iris_strings),
     "single_clf_multilabel": (lambda: SingleMLPClassifier((8,), "relu", **FAST), _multilabel),
     "single_reg": (lambda: SingleMLPRegressor((8,), "tanh", **FAST), _regression),
@@ -672,5 +706,60 @@ def test_tampered_distribution_is_refused(saved_cases, tmp_path, edit, message):
         members = {name: archive[name] for name in archive.files}
     document = json.loads(members.pop("__document__").tobytes())
     edit(_saved_estimator(document)["params"]["learning_rate_init"]["$distribution"])
+    with pytest.raises(ValueError, match=message):
+        skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+# ------------------------------------------------------ input transforms
+def test_input_transforms_round_trip(saved_cases):
+    """Every model a search with input transforms exports predicts as before
+    the file, through its own fold's (or refitted) transform."""
+    fitted, loaded, X, _, _ = saved_cases("clf_cv_inputs")
+    assert loaded._input_transforms[1]["standard"] is not fitted._input_transforms[1]["standard"]
+    for i in range(fitted.n_models_):
+        for fold in (None, 0, 2):
+            assert_array_equal(loaded.export_model(i, fold=fold).predict_proba(X),
+                               fitted.export_model(i, fold=fold).predict_proba(X))
+    assert type(loaded.best_estimator_.to_sklearn()).__name__ == (
+        "MLPClassifier" if loaded.best_estimator_.input_transform == "none" else "Pipeline")
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda model: setattr(model, "input_transform_", None), "not a fitted StandardScaler"),
+        (lambda model: model.set_params(input_transform="none"), "but input_transform is 'none'"),
+        (lambda model: model.set_params(input_transform="robust-smooth-clip"),
+         "not a fitted RobustSmoothClipScaler"),
+        (lambda model: setattr(model.input_transform_, "scale_", np.array([1.0, np.nan])),
+         "scale_ is not one finite float per feature"),
+        (lambda model: setattr(model.input_transform_, "n_features_in_", 3), "takes 3 features"),
+    ],
+)
+def test_inconsistent_input_transform_is_refused(edit, message, tmp_path):
+    X, y = _raw_iris()
+    model = SingleMLPClassifier((4,), input_transform="standard", **FAST).fit(X[:, :2], y)
+    edit(model)
+    path = tmp_path / "model.skpmlp"
+    skpmlp.io.save(model, path)
+    with pytest.raises(skpmlp.io.InvalidFileError, match=message):
+        skpmlp.io.load(path)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.update({"class": "FunctionTransformer"}), "unknown transformer class"),
+        (lambda t: t.update(module="os"), "unknown transformer class"),
+        (lambda t: t["params"].update(evil=1), "StandardScaler has no parameters"),
+        (lambda t: t["state"].update({"not_state": 1}), "not a fitted attribute name"),
+    ],
+)
+def test_tampered_transformer_is_refused(saved_cases, tmp_path, edit, message):
+    *_, path = saved_cases("single_clf_standard")
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    document = json.loads(members.pop("__document__").tobytes())
+    edit(_saved_estimator(document)["state"]["input_transform_"]["$transformer"])
     with pytest.raises(ValueError, match=message):
         skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))

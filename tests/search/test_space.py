@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
 
 from skpmlp import LayerSizesDistribution, ParallelMLPClassifier, ParallelMLPRegressor
-from skpmlp._core._params import OPTIMIZER_DEFAULTS
+from skpmlp._core._params import SEARCHED_DEFAULTS
 from skpmlp._search._space import PARAMETERS, SearchSpace
 from skpmlp.model_selection import fused_cross_validate
 
@@ -58,8 +58,8 @@ def test_grid_is_the_cross_product_in_parameter_grid_order():
     drawn = _space().draw()
     grid = {"hidden_layer_sizes": [(4,), (8, 4)], "activation": ["relu", "tanh", "elu"],
             "learning_rate_init": [0.01, 0.1], "alpha": [0.0]}
-    # the optimizer parameters not given take scikit-learn's defaults
-    assert drawn == [{name: {**OPTIMIZER_DEFAULTS, **c}[name] for name in PARAMETERS} for c in ParameterGrid(grid)]
+    # the optimizer (and input) parameters not given take their defaults (scikit-learn's)
+    assert drawn == [{name: {**SEARCHED_DEFAULTS, **c}[name] for name in PARAMETERS} for c in ParameterGrid(grid)]
     assert _space().n_configurations == GRID_SIZE and not _space().is_sampled
 
 

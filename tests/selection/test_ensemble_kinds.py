@@ -18,7 +18,7 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_sco
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
-import skpmlp._search._run
+import skpmlp._search._inputs
 import skpmlp._search._splits
 import skpmlp.io
 from skpmlp import MLPEnsembleClassifier, ParallelMLPClassifier, ParallelMLPRegressor
@@ -407,7 +407,7 @@ def test_folds_with_a_holdout_is_refused_before_training(classification, monkeyp
     def no_training(*args, **kwargs):
         raise AssertionError("trained")
 
-    monkeypatch.setattr(skpmlp._search._run, "train_models", no_training)
+    monkeypatch.setattr(skpmlp._search._inputs, "train_models", no_training)
     with pytest.raises(ValueError, match=r"ensemble='folds' .* needs k folds .* Pass cv=5"):
         ParallelMLPClassifier(**SEARCH, cv=None, ensemble="folds").fit(X, y)
     # cv="auto" choosing the holdout (one configuration) says so

@@ -1,0 +1,164 @@
+"""The inputs of a search's models: ``input_transform`` fitted per fold, and what each trains on.
+
+A model's input transform is fitted on the rows its ``fit`` sees: a fold's
+training rows (never its held-out or test rows), all the rows of a lone
+model or a refit. The engine never sees a transform: the models of each
+value train as their own training call (:func:`train_by_input`, as the
+models of each batch size train as their own run), on data where fold k's
+rows are fold k's transformed copy of ``X`` (:func:`stacked`), so a fold's
+batches are those of the untransformed search and every model equals the
+same model trained alone on its fold's transformed rows.
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed
+from .._engine import merge_results, population_outputs
+from .._execution._training import train_models
+
+
+@dataclasses.dataclass(frozen=True)
+class InputTransforms:
+    """Every ``input_transform`` value of a population, fitted on every fold.
+
+    Attributes
+    ----------
+    fitted : dict of str to list
+        ``{value: [fold 0's fitted transformer, ...]}`` of every value but
+        ``"none"`` the population has (none: empty).
+    """
+
+    fitted: dict
+
+    @classmethod
+    def fit(cls, values, X, fit_rows):
+        """The transforms of ``values`` (every model's) fitted on each
+        fold's ``fit_rows`` of ``X``."""
+        names = [value for value in INPUT_TRANSFORMS if value != "none" and value in set(values)]
+        return cls({name: [fit_input_transform(name, X[rows]) for rows in fit_rows]
+                    for name in names})
+
+    def of(self, value, fold):
+        """Fold ``fold``'s fitted transform of ``value`` (None for ``"none"``)."""
+        return None if value == "none" else self.fitted[value][fold]
+
+    def folds(self, value, n_folds):
+        """Every fold's fitted transform of ``value``."""
+        return [self.of(value, k) for k in range(n_folds)]
+
+    def per_fold(self, n_folds):
+        """``[{value: fold k's fitted transform}]``: what a search keeps
+        (``_input_transforms``) and exported models read."""
+        return [{value: fits[k] for value, fits in self.fitted.items()} for k in range(n_folds)]
+
+
+def fit_rows(folds, n_samples, lone):
+    """The rows each fold's transforms are fitted on: its training rows, or
+    every row for a lone model (scikit-learn's MLP, whose early-stopping
+    part is its own, as in a ``Pipeline``)."""
+    if lone:
+        return [np.arange(n_samples)] * len(folds)
+    return [np.asarray(train) for train, _ in folds]
+
+
+def input_groups(values):
+    """``[(value, models)]``: the models (indices) of every value in
+    ``values``, in :data:`INPUT_TRANSFORMS` order."""
+    values = np.asarray(list(values), dtype=object)
+    return [(name, np.flatnonzero(values == name)) for name in INPUT_TRANSFORMS
+            if (values == name).any()]
+
+
+def stacked(X, y, sample_weight, folds, transforms):
+    """``(X, y, sample_weight, folds)`` that train models whose inputs go
+    through ``transforms`` (one fitted transform per fold, None for
+    none).
+
+    Without a transform, the data as given. With one fold, the fold's
+    transform of ``X``. With k folds, k transformed copies of ``X`` one
+    after another, fold k's rows (training and evaluation) shifted into its
+    own copy: a fold's rows keep their order, so its batches are the
+    untransformed search's.
+    """
+    if all(transform is None for transform in transforms):
+        return X, y, sample_weight, folds
+    if len(folds) == 1:
+        return transformed(transforms[0], X), y, sample_weight, folds
+    n, K = X.shape[0], len(folds)
+    copies = np.concatenate([transformed(transform, X) for transform in transforms])
+    shifted = [(np.asarray(train) + k * n, None if rows is None else np.asarray(rows) + k * n)
+               for k, (train, rows) in enumerate(folds)]
+    weight = None if sample_weight is None else np.tile(sample_weight, K)
+    return copies, np.concatenate([y] * K), weight, shifted
+
+
+def _name(execution, value):
+    """A value's training call: its own checkpoint section and progress."""
+    if value == "none":
+        return execution
+    return dataclasses.replace(execution, name=f"{execution.name} ({value} inputs)")
+
+
+def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
+                   sample_weight=None, refill_source=None):
+    """Train the models of ``spec`` (their ``input_transform`` ``values``)
+    on ``folds``: the models of each value as one training call, on its
+    transformed data (:func:`stacked`), the calls one after another.
+
+    Parameters
+    ----------
+    spec : PopulationSpec
+    values : sequence of str
+        Every model's ``input_transform``.
+    transforms : callable
+        ``transforms(value)``: every fold's fitted transform of ``value``.
+    config, X, y, folds, execution, sample_weight, refill_source :
+        As :func:`~skpmlp._execution._training.train_models`'s.
+
+    Returns
+    -------
+    result : TrainResult
+        In ``spec``'s order; ``train_time`` the sum of the calls'.
+    shards : list of dict
+        Every call's (``shards_``).
+    """
+    groups = input_groups(values)
+    parts, shards = [], []
+    for i, (value, models) in enumerate(groups):
+        data = stacked(X, y, sample_weight, folds, transforms(value))
+        every = len(models) == spec.n_models
+        called = _name(execution, value)
+        if parts and parts[-1][1].halted == "interrupted":
+            # Ctrl-C stopped training: the calls left train nothing
+            called = dataclasses.replace(called, deadline=time.time())
+        result, call_shards = train_models(
+            spec if every else spec.subset(models), config, data[0], data[1], data[3], called,
+            sample_weight=data[2], refill_source=refill_source, always_start=i == 0,
+        )
+        parts.append((models, result))
+        shards += call_shards
+    if len(parts) == 1:
+        return parts[0][1], shards
+    return merge_results(parts, spec.n_models), shards
+
+
+def population_outputs_by_input(result, k, spec, values, transforms, config, X):
+    """Every model's outputs on ``X`` (raw rows) with its fold ``k``
+    weights, each model's input through its fold ``k`` transform
+    (``transforms(value, k)``); as :func:`~skpmlp._engine.population_outputs`."""
+    coefs, intercepts = result.coefs[k], result.intercepts[k]
+    groups = input_groups(values)
+    if len(groups) == 1:
+        value, _ = groups[0]
+        return population_outputs(coefs, intercepts, spec.activations, config,
+                                  transformed(transforms(value, k), X))
+    outputs = np.empty((spec.n_models, X.shape[0], config.n_outputs))
+    for value, models in groups:
+        outputs[models] = population_outputs(
+            [coefs[i] for i in models], [intercepts[i] for i in models],
+            [spec.activations[i] for i in models], config, transformed(transforms(value, k), X),
+        )
+    return outputs

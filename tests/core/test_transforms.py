@@ -1,0 +1,115 @@
+"""The input transforms (issue 40, item 1): scikit-learn transformers that match
+their formulas, computed here by hand in float64."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import check_estimator
+
+from skpmlp import RobustSmoothClipScaler
+from skpmlp._core._transforms import INPUT_TRANSFORMS, fit_input_transform, input_transformer
+
+
+def _quantile(values, q):
+    """numpy's default (linear) quantile, by hand: between the sorted values
+    at positions floor and ceil of ``q * (n - 1)``."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(np.floor(position))
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
+
+
+def _by_hand(train, X, bound=3.0):
+    """RealMLP-TD's robust scale and smooth clip, column by column in Python floats."""
+    out = np.empty(X.shape)
+    for j in range(X.shape[1]):
+        column = [float(v) for v in train[:, j]]
+        median = _quantile(column, 0.5)
+        spread = _quantile(column, 0.75) - _quantile(column, 0.25)
+        if spread == 0:
+            spread = 0.5 * (max(column) - min(column))
+        factor = 0.0 if spread == 0 else 1 / (spread + 1e-30)
+        for i in range(X.shape[0]):
+            z = factor * (float(X[i, j]) - median)
+            out[i, j] = z / np.sqrt(1 + (z / bound) ** 2)
+    return out
+
+
+def test_robust_smooth_clip_is_the_formula():
+    rng = np.random.default_rng(0)
+    train = rng.standard_t(2, size=(37, 4)) * [1, 10, 0.01, 1e4]
+    X = rng.standard_t(2, size=(11, 4)) * [1, 10, 0.01, 1e4]
+    scaler = RobustSmoothClipScaler().fit(train)
+    np.testing.assert_allclose(scaler.center_, np.median(train, axis=0), rtol=0, atol=0)
+    np.testing.assert_allclose(scaler.transform(X), _by_hand(train, X), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(scaler.transform(train), _by_hand(train, train), rtol=1e-14)
+    assert (np.abs(scaler.transform(X * 1e6)) <= 3).all()
+
+
+def test_degenerate_columns():
+    """A constant column transforms to 0 everywhere (even far from its value);
+    a column whose quartiles coincide is scaled by half its range."""
+    train = np.array([[5.0, 0.0, 1.0], [5.0, 0.0, 2.0], [5.0, 0.0, 3.0], [5.0, 0.0, 4.0],
+                      [5.0, 8.0, 5.0]])
+    scaler = RobustSmoothClipScaler().fit(train)
+    # column 1: quartiles 0 and 0, half the range is 4
+    np.testing.assert_array_equal(scaler.factor_, [0.0, 1 / (4 + 1e-30), 0.5])
+    X = np.array([[5.0, 8.0, 3.0], [-1e300, -4.0, 3.5], [1e300, 1.0, 100.0]])
+    out = scaler.transform(X)
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(out[:, 0], 0.0)
+    np.testing.assert_allclose(out, _by_hand(train, X), rtol=1e-15, atol=0)
+    # where the formula's square overflows, the bound (not 0)
+    huge = scaler.transform(np.array([[5.0, 1e300, -1e300]]))
+    np.testing.assert_allclose(huge, [[0.0, 3.0, -3.0]], rtol=1e-15, atol=0)
+    # a single row is constant in every column
+    np.testing.assert_array_equal(RobustSmoothClipScaler().fit(train[:1]).transform(X), 0.0)
+
+
+def test_quantile_range_and_bound():
+    rng = np.random.default_rng(1)
+    train, X = rng.normal(size=(50, 3)), rng.normal(size=(7, 3)) * 4
+    scaler = RobustSmoothClipScaler(quantile_range=(10.0, 90.0), clip_bound=2.0).fit(train)
+    spread = np.quantile(train, 0.9, axis=0) - np.quantile(train, 0.1, axis=0)
+    z = (X - np.median(train, axis=0)) / spread
+    np.testing.assert_allclose(scaler.transform(X), z / np.sqrt(1 + (z / 2) ** 2), rtol=1e-13)
+    assert (np.abs(scaler.transform(X * 1e9)) <= 2).all()
+
+
+def test_dtypes_and_refusals():
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    scaler = RobustSmoothClipScaler().fit(X)
+    assert scaler.center_.dtype == np.float64 and scaler.transform(X).dtype == np.float32
+    assert RobustSmoothClipScaler().fit_transform(X.astype(int)).dtype == np.float64
+    with pytest.raises(ValueError, match="NaN"):
+        RobustSmoothClipScaler().fit(np.array([[1.0], [np.nan]]))
+    with pytest.raises(ValueError, match="quantile_range"):
+        RobustSmoothClipScaler(quantile_range=(75.0, 25.0)).fit(X)
+    with pytest.raises(InvalidParameterError, match="clip_bound"):
+        RobustSmoothClipScaler(clip_bound=0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        scaler.transform(np.ones((2, 3)))
+
+
+def test_it_is_a_scikit_learn_transformer():
+    check_estimator(RobustSmoothClipScaler())
+    X = np.random.default_rng(2).normal(size=(20, 3))
+    pipeline = make_pipeline(RobustSmoothClipScaler(), StandardScaler()).fit(X)
+    assert pipeline.transform(X).shape == (20, 3)
+    assert list(clone(RobustSmoothClipScaler(clip_bound=5.0)).get_params().values()) == [
+        5.0, (25.0, 75.0)]
+    assert list(RobustSmoothClipScaler().fit(X).get_feature_names_out()) == ["x0", "x1", "x2"]
+
+
+def test_the_values_of_input_transform():
+    X = np.random.default_rng(3).normal(size=(20, 3)) * 7 + 2
+    assert INPUT_TRANSFORMS == ("none", "standard", "robust-smooth-clip")
+    assert input_transformer("none") is None and fit_input_transform("none", X) is None
+    np.testing.assert_array_equal(fit_input_transform("standard", X).transform(X),
+                                  StandardScaler().fit_transform(X))
+    np.testing.assert_array_equal(fit_input_transform("robust-smooth-clip", X).transform(X),
+                                  RobustSmoothClipScaler().fit_transform(X))
