@@ -96,6 +96,35 @@ def test_kernel_equals_torch_engine(task, n_outputs, solver):
     np.testing.assert_allclose(native.validation_scores, reference.validation_scores, rtol=1e-12)
 
 
+@pytest.mark.parametrize("task, n_features, n_outputs", [
+    ("classification", 4, 3), ("regression", 1, 1), ("multilabel", 2, 2)])
+def test_kernel_equals_torch_engine_on_narrow_and_uneven_layers(task, n_features, n_outputs):
+    """Layers of 1 to 33 units on 1 to 4 inputs (every register tile of the
+    matmul and the weight gradient, whole and cut, and the sums of a tile
+    with more and fewer values than lanes), each activation kind (the
+    epilogues in the matmul's registers, the derivative recomputed from
+    f(z) or stored): the torch engine's weights and loss curves."""
+    archs = [(1,), (2,), (16,), (33,), (17, 2), (3, 9, 1)]
+    acts = sorted(ACTIVATIONS)
+    models = [(arch, act) for arch in archs for act in acts]
+    spec = PopulationSpec(
+        hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
+        learning_rates=np.full(len(models), 1e-2), alphas=np.full(len(models), 1e-3),
+        init_seeds=[(3, i) for i in range(len(models))])
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, n_features))
+    y = {"classification": lambda: rng.integers(0, 3, 90),
+         "regression": lambda: rng.normal(size=90),
+         "multilabel": lambda: rng.integers(0, 2, (90, 2)).astype(float)}[task]()
+    cfg = TrainConfig(task=task, n_outputs=n_outputs, batch_size=37, max_iter=3, dtype="float64",
+                      n_iter_no_change=1000)
+    folds = two_folds(len(X))
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds)
+    native = train_population(spec, dataclasses.replace(cfg, backend="native"), X, y, folds)
+    assert_same_models(reference, native)
+    np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-12)
+
+
 def test_kernel_keeps_the_invariants_of_stopping_halving_and_compaction():
     """Early stopping, successive halving and compaction around the kernel's
     epochs give what they give around the torch path."""

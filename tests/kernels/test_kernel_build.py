@@ -231,6 +231,29 @@ def test_bad_kernel_arguments_raise_before_the_call(spoil, error, match):
 
 
 @needs_kernel
+@pytest.mark.parametrize("spoil, error, match", [
+    (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["w_off"]), 10**9), ValueError, "outside"),
+    (lambda m, h, b, f: f.update(state2=None), ValueError, "Adam"),
+    (lambda m, h, b, f: f.update(params=f["params"][:-1].contiguous(), state1=f["state1"][:-1].contiguous(),
+                                 state2=f["state2"][:-1].contiguous()), ValueError, "outside"),
+    (lambda m, h, b, f: h.__setitem__((0, _kernels.HYPER_FIELDS["momentum"]), 0.9)
+     or m.__setitem__((0, _kernels.META_FIELDS["solver"]), 1) or f.update(state1=None), ValueError, "momentum"),
+])
+def test_tables_checked_once_are_checked_again_when_anything_they_index_changes(spoil, error, match):
+    """The kernel skips checking tables equal to ones it checked against the
+    same buffers (every epoch of a run hands it the same): a call that
+    passed, then the same call spoilt, is still refused."""
+    meta, hyper, batches, buffers = _epoch_call()
+    _run(meta.copy(), hyper.copy(), batches, dict(buffers))  # checked, remembered
+    _run(meta.copy(), hyper.copy(), batches, dict(buffers))  # remembered
+    spoil(meta, hyper, batches, buffers)
+    before = buffers["params"].clone()
+    with pytest.raises(error, match=match):
+        _run(meta, hyper, batches, buffers)
+    assert before.equal(buffers["params"])
+
+
+@needs_kernel
 def test_argument_checks_hold_under_python_O():
     """The checks are exceptions, not asserts: ``python -O`` keeps them."""
     code = (
