@@ -474,6 +474,22 @@ _ROWS = (
         so a parameter's step size never grows back. SGD ignores it.""",
     ),
     Param(
+        "label_smoothing", _OPTIMIZER.label_smoothing, _interval(Real, 0, 1, "left"), "float",
+        role="optimizer", task="classifier",
+        doc="""\
+        Label smoothing of the training loss, in [0, 1) (not in
+        scikit-learn; 0, the default, none): the softmax cross-entropy's
+        targets are ``(1 - label_smoothing) * onehot + label_smoothing /
+        n_classes``, as ``torch.nn.functional.cross_entropy(label_smoothing=...)``
+        (binary problems too: their two softmax outputs); a multilabel
+        model's 0/1 targets are ``y * (1 - label_smoothing) +
+        label_smoothing / 2``. ``loss_curve_`` reports the smoothed loss;
+        the validation loss (``monitor="loss"``, ``selection="loss"``) is
+        the plain log-loss. Every solver, L-BFGS included. A fitted model
+        is its weights: ``to_sklearn`` and ``to_torch`` predict the same,
+        but scikit-learn's MLP cannot retrain with it.""",
+    ),
+    Param(
         "pruning", None, ([None, StrOptions({"halving"})], None), '{None, "halving"}',
         role="search",
         family="search",
@@ -858,7 +874,11 @@ SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS
 
 def _param_grid_doc():
     """``param_grid``'s description: it lists every searchable parameter."""
-    names = ", ".join(f"``{name}``" for name in SEARCHED_PARAMS)
+    task = {row.name: row.task for row in _ROWS}
+    names = ", ".join(
+        f"``{name}``" + (f" ({task[name]}s only)" if task[name] != "both" else "")
+        for name in SEARCHED_PARAMS
+    )
     return f"""\
         Conditional search spaces, as ``GridSearchCV(param_grid=...)``
         takes them: each dict maps searched parameters ({names}) to a

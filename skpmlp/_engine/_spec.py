@@ -15,7 +15,8 @@ from .._kernels import SOLVERS
 
 @dataclass(frozen=True, order=True)
 class OptimizerSettings:
-    """One model's optimizer, as scikit-learn's MLP parameters name it.
+    """One model's optimizer, as scikit-learn's MLP parameters name it, and
+    the other per-model setting of its training: its loss's label smoothing.
 
     Parameters
     ----------
@@ -36,6 +37,12 @@ class OptimizerSettings:
     amsgrad : bool
         Adam's AMSGrad variant (``torch.optim.Adam(amsgrad=True)``): the
         step divides by the running maximum of the second moment.
+    label_smoothing : float
+        Classification losses only: the softmax cross-entropy's targets are
+        ``(1 - label_smoothing) * onehot + label_smoothing / n_classes``
+        (``torch.nn.functional.cross_entropy(label_smoothing=...)``), a
+        multilabel model's 0/1 targets ``y * (1 - label_smoothing) +
+        label_smoothing / 2``; L-BFGS models too. Ignored by regression.
     """
 
     solver: str = "adam"
@@ -47,10 +54,12 @@ class OptimizerSettings:
     learning_rate: str = "constant"
     power_t: float = 0.5
     amsgrad: bool = False
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
         assert self.solver in SOLVERS
         assert self.learning_rate in ("constant", "invscaling", "adaptive")
+        assert 0 <= self.label_smoothing < 1
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from .._core._checks import architectures
 from .._core._compat import _fit_context, validate_data
 from .._core._data import SPARSE, SparseInputMixin, dense, validated_data
 from .._core._params import (
+    OPTIMIZER_DEFAULTS,
     OPTIMIZER_PARAMS,
     parameter_constraints,
     parameter_entries,
@@ -156,7 +157,8 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
             "activation": self.activation,
             "learning_rate_init": self.learning_rate_init,
             "alpha": self.alpha,
-            **{name: getattr(self, name) for name in OPTIMIZER_PARAMS},
+            # an optimizer parameter of the other task (label_smoothing) has its default
+            **{name: getattr(self, name, OPTIMIZER_DEFAULTS[name]) for name in OPTIMIZER_PARAMS},
         }
         return Population(params=[params], repeats=np.array([self.repeat]))
 
@@ -318,6 +320,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        label_smoothing=0.0,
         repeat=0,
         dtype="float32",
         device="auto",
