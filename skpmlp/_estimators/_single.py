@@ -192,7 +192,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         Only the activations scikit-learn's MLP has can be converted:
         identity, logistic (sigmoid), tanh and relu. A binary classifier's
         two softmax outputs become scikit-learn's single logistic output
-        (same probabilities).
+        (same probabilities). A fitted MLP is its weights: what
+        scikit-learn's parameters cannot say of the training
+        (``label_smoothing``, ``warmup_fraction``; a ``learning_rate`` of
+        ``"cosine"`` or ``"coslog4"``, kept, which scikit-learn's own
+        ``fit`` refuses) changes nothing it predicts.
 
         Returns
         -------
