@@ -20,7 +20,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.metrics import get_scorer_names
 
-from .._engine import ACTIVATION_NAMES, OptimizerSettings
+from .._engine import ACTIVATION_NAMES, SCHEDULES, OptimizerSettings
 from .._kernels import SOLVERS
 from . import _checks
 from ._compat import HasMethods, Interval, Options, StrOptions
@@ -454,15 +454,32 @@ _ROWS = (
         Adam's numerical stability term, > 0.""",
     ),
     Param(
-        "learning_rate", _OPTIMIZER.learning_rate, _options("constant", "invscaling", "adaptive"),
-        '{"constant", "invscaling", "adaptive"}', role="optimizer",
+        "learning_rate", _OPTIMIZER.learning_rate, _options(*SCHEDULES),
+        "{" + ", ".join(f'"{name}"' for name in SCHEDULES) + "}", role="optimizer",
         doc="""\
-        SGD's learning-rate schedule, as scikit-learn's MLP:
+        The learning-rate schedule. ``"constant"``, ``"invscaling"`` and
+        ``"adaptive"`` are SGD's, as scikit-learn's MLP:
         ``"invscaling"`` divides ``learning_rate_init`` by
         ``t ** power_t`` (t the training samples seen), ``"adaptive"``
         divides it by 5 where the stopping rule (``tol``,
         ``n_iter_no_change``) would stop the model, and stops only once it
-        is below 1e-6. Adam ignores it.""",
+        is below 1e-6; Adam and AdamW ignore them. ``"cosine"`` and
+        ``"coslog4"`` (not in scikit-learn) apply to every minibatch
+        solver: epoch ``e`` of ``max_iter`` (0-based) trains at
+        ``learning_rate_init * s(t)``, ``t = (e + 0.5) / max_iter``, with
+        ``s(t) = (1 + cos(pi t)) / 2`` for ``"cosine"`` (from
+        ``learning_rate_init`` down to 0) and
+        ``s(t) = (1 - cos(2 pi log2(1 + 15 t))) / 2`` for ``"coslog4"``
+        (RealMLP's schedule, Holzmüller et al. 2024: four cycles from 0 up
+        to ``learning_rate_init`` and back, each twice as long as the one
+        before). The rate changes once per epoch, not per minibatch. A
+        model that stops early (``tol``, ``early_stopping``) stops where
+        its schedule is; with ``"coslog4"``, whose rate falls near 0
+        between cycles, the training-loss rule may stop a model in a
+        trough (``n_iter_no_change=np.inf`` or ``early_stopping`` avoid
+        it). A model that joins an adaptive search late (``refill``)
+        starts its schedule when it starts, over the epochs left. SGD keeps
+        scikit-learn's velocity across rate changes. L-BFGS ignores it.""",
     ),
     Param(
         "power_t", _OPTIMIZER.power_t, _interval(Real, 0, None, "left"), "float", role="optimizer",
@@ -475,6 +492,34 @@ _ROWS = (
         Adam's AMSGrad variant, as ``torch.optim.Adam(amsgrad=True)``: each
         step divides by the running maximum of the second moment estimates,
         so a parameter's step size never grows back. SGD ignores it.""",
+    ),
+    Param(
+        "warmup_fraction", _OPTIMIZER.warmup_fraction, _interval(Real, 0, 1, "both"), "float",
+        role="optimizer",
+        doc="""\
+        A linear warm-up of the learning rate over this fraction of the
+        ``max_iter`` epochs, in [0, 1] (not in scikit-learn; 0, the
+        default, none): epoch ``e`` (0-based) trains at the rate the
+        schedule (``learning_rate``, any of them) gives it times
+        ``min(1, t / warmup_fraction)``, ``t = (e + 0.5) / max_iter``.
+        Stepped once per epoch, not per minibatch; every minibatch solver
+        (Adam, AdamW and SGD) follows it, L-BFGS ignores it.""",
+    ),
+    Param(
+        "label_smoothing", _OPTIMIZER.label_smoothing, _interval(Real, 0, 1, "left"), "float",
+        role="optimizer", task="classifier",
+        doc="""\
+        Label smoothing of the training loss, in [0, 1) (not in
+        scikit-learn; 0, the default, none): the softmax cross-entropy's
+        targets are ``(1 - label_smoothing) * onehot + label_smoothing /
+        n_classes``, as ``torch.nn.functional.cross_entropy(label_smoothing=...)``
+        (binary problems too: their two softmax outputs); a multilabel
+        model's 0/1 targets are ``y * (1 - label_smoothing) +
+        label_smoothing / 2``. ``loss_curve_`` reports the smoothed loss;
+        the validation loss (``monitor="loss"``, ``selection="loss"``) is
+        the plain log-loss. Every solver, L-BFGS included. A fitted model
+        is its weights: ``to_sklearn`` and ``to_torch`` predict the same,
+        but scikit-learn's MLP cannot retrain with it.""",
     ),
     Param(
         "input_transform", "none", _options(*INPUT_TRANSFORMS),
@@ -637,8 +682,10 @@ _ROWS = (
         and batch order, as GridSearchCV refits; ``best_estimator_`` is then
         that model, with ``max_iter`` (and ``n_iter_no_change``) set to the
         epoch count and no early stopping, so its ``fit`` retrains exactly
-        it. False returns the model trained in the search on the training
-        part itself (its validation score then describes it). Ignored with
+        it (a schedule over ``max_iter`` epochs, ``learning_rate="cosine"``
+        or ``"coslog4"`` or a warm-up, then spans that count). False
+        returns the model trained in the search on the training part
+        itself (its validation score then describes it). Ignored with
         ``cv``, and for a lone configuration (nothing was chosen; with
         ``early_stopping`` it is then scikit-learn's MLP, validation part
         included). The user guide's "Choosing the model" section has the
@@ -907,7 +954,11 @@ SEARCHED_DEFAULTS = {
 
 def _param_grid_doc():
     """``param_grid``'s description: it lists every searchable parameter."""
-    names = ", ".join(f"``{name}``" for name in SEARCHED_PARAMS)
+    task = {row.name: row.task for row in _ROWS}
+    names = ", ".join(
+        f"``{name}``" + (f" ({task[name]}s only)" if task[name] != "both" else "")
+        for name in SEARCHED_PARAMS
+    )
     return f"""\
         Conditional search spaces, as ``GridSearchCV(param_grid=...)``
         takes them: each dict maps searched parameters ({names}) to a

@@ -33,7 +33,7 @@ from ._losses import MONITOR_SCORES, negated_loss, training_loss
 from ._predict import mlp_forward, population_outputs
 from ._run_state import restore_result, result_state
 from ._runs import RunOptions
-from ._spec import OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
+from ._spec import SCHEDULES, OptimizerSettings, PopulationSpec, TrainConfig, TrainResult
 from ._threads import torch_threads
 from ._train import PausedTraining, ResumeError, train_population
 
@@ -42,6 +42,7 @@ __all__ = [
     "ACTIVATION_CODES",
     "ACTIVATION_NAMES",
     "MONITOR_SCORES",
+    "SCHEDULES",
     "OptimizerSettings",
     "PopulationSpec",
     "RunOptions",

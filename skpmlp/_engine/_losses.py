@@ -4,27 +4,41 @@ Losses reduce over the batch separately for each model, with per-row
 weights that sum to one per model (sample weights, and zeros for padding
 rows), so summing them over models and calling ``backward`` once gives each
 model exactly the gradient of its own loss.
+
+The classification losses take each model's label smoothing (a ``(G,)``
+tensor, or None for none): a model of smoothing 0 beside smoothed ones gets
+exactly its unsmoothed loss and gradient (``1 * x + 0 * s`` is ``x``).
 """
 
+import numpy as np
 import torch
 
 
-def cross_entropy(logits, y, weights):
+def cross_entropy(logits, y, weights, smoothing=None):
     """Softmax cross-entropy, each model's weighted batch mean.
+
+    With ``smoothing`` (each model's ``eps``) the targets are
+    ``(1 - eps) * onehot + eps / C``, as
+    ``torch.nn.functional.cross_entropy(label_smoothing=eps)``: a row's loss
+    is ``-(1 - eps) log p_y - eps / C * sum_c log p_c``.
 
     Parameters
     ----------
     logits : Tensor of shape (G, B, C)
     y : Tensor of int64 of shape (G, B) or (1, B)
     weights : Tensor of shape (G, B) or (1, B), summing to 1 over B
+    smoothing : Tensor of shape (G,), optional
 
     Returns
     -------
     Tensor of shape (G,)
     """
-    G, B, _ = logits.shape
+    G, B, C = logits.shape
     log_p = torch.log_softmax(logits, dim=2)
     picked = log_p.gather(2, y.unsqueeze(2).expand(G, B, 1)).squeeze(2)
+    if smoothing is not None:
+        eps = smoothing.view(G, 1)
+        picked = (1 - eps) * picked + eps / C * log_p.sum(2)
     return -(picked * weights).sum(1)
 
 
@@ -45,21 +59,29 @@ def squared_error(outputs, y, weights):
     return 0.5 * ((outputs - y).square().mean(2) * weights).sum(1)
 
 
-def binary_log_loss(logits, y, weights):
+def binary_log_loss(logits, y, weights, smoothing=None):
     """Sigmoid binary log-loss summed over the outputs (labels), as
     scikit-learn's MLP for multilabel targets, each model's weighted batch
     mean.
+
+    With ``smoothing`` (each model's ``eps``) the targets are
+    ``y * (1 - eps) + eps / 2``: each label's two classes smoothed as a
+    two-class softmax's would be.
 
     Parameters
     ----------
     logits : Tensor of shape (G, B, C)
     y : Tensor of 0/1 floats of shape (G, B, C) or (1, B, C)
     weights : Tensor of shape (G, B) or (1, B)
+    smoothing : Tensor of shape (G,), optional
 
     Returns
     -------
     Tensor of shape (G,)
     """
+    if smoothing is not None:
+        eps = smoothing.view(-1, 1, 1)
+        y = y * (1 - eps) + eps / 2
     per_label = torch.nn.functional.binary_cross_entropy_with_logits(
         logits, y.expand_as(logits), reduction="none"
     )
@@ -192,3 +214,24 @@ def predictions(outputs, config):
     """Raw outputs (any shape) as a regression run's predictions (``exp``
     for ``loss="poisson"``); unchanged for other tasks and losses."""
     return torch.exp(outputs) if output_activation(config) == "exp" else outputs
+
+
+def group_smoothing(task, per_slot, group_offsets, *, dtype, device):
+    """Each group's label smoothing for the classification losses: a
+    ``(G,)`` tensor of its slots' values, or None where none of them smooths
+    (and for regression, whose losses have none).
+
+    Parameters
+    ----------
+    task : str
+    per_slot : ndarray of shape (n_slots,)
+    group_offsets : sequence of int
+        The first slot of every group, then the slot count.
+    """
+    per_slot = np.asarray(per_slot, dtype=float)
+    out = []
+    for a, b in zip(group_offsets[:-1], group_offsets[1:]):
+        values = per_slot[a:b]
+        smooths = task != "regression" and bool((values != 0).any())
+        out.append(torch.as_tensor(values, dtype=dtype, device=device) if smooths else None)
+    return out

@@ -12,10 +12,16 @@ import numpy as np
 
 from .._kernels import SOLVERS
 
+#: The values of ``learning_rate``: scikit-learn's SGD schedules, then the
+#: schedules over ``max_iter`` epochs of every minibatch solver.
+SCHEDULES = ("constant", "invscaling", "adaptive", "cosine", "coslog4")
+
 
 @dataclass(frozen=True, order=True)
 class OptimizerSettings:
-    """One model's optimizer, as scikit-learn's MLP parameters name it.
+    """One model's optimizer, as scikit-learn's MLP parameters name it, and
+    the other per-model settings of its training: its learning-rate
+    schedule and warm-up, and its loss's label smoothing.
 
     Parameters
     ----------
@@ -29,13 +35,25 @@ class OptimizerSettings:
         Nesterov momentum for SGD.
     beta_1, beta_2, epsilon : float
         Adam's coefficients (unused by SGD).
-    learning_rate : {"constant", "invscaling", "adaptive"}
-        SGD's schedule (:mod:`skpmlp._engine._minibatch._schedules`); Adam ignores it.
+    learning_rate : {"constant", "invscaling", "adaptive", "cosine", "coslog4"}
+        The schedule (:mod:`skpmlp._engine._minibatch._schedules`):
+        ``"invscaling"`` and ``"adaptive"`` are SGD's (Adam ignores them, as
+        scikit-learn's MLP); ``"cosine"`` and ``"coslog4"`` apply to every
+        minibatch solver.
     power_t : float
         The invscaling exponent.
     amsgrad : bool
         Adam's AMSGrad variant (``torch.optim.Adam(amsgrad=True)``): the
         step divides by the running maximum of the second moment.
+    warmup_fraction : float
+        The rate warms up linearly over this fraction of ``max_iter``
+        epochs (every minibatch solver; 0: no warm-up).
+    label_smoothing : float
+        Classification losses only: the softmax cross-entropy's targets are
+        ``(1 - label_smoothing) * onehot + label_smoothing / n_classes``
+        (``torch.nn.functional.cross_entropy(label_smoothing=...)``), a
+        multilabel model's 0/1 targets ``y * (1 - label_smoothing) +
+        label_smoothing / 2``; L-BFGS models too. Ignored by regression.
     """
 
     solver: str = "adam"
@@ -47,10 +65,13 @@ class OptimizerSettings:
     learning_rate: str = "constant"
     power_t: float = 0.5
     amsgrad: bool = False
+    warmup_fraction: float = 0.0
+    label_smoothing: float = 0.0
 
     def __post_init__(self):
         assert self.solver in SOLVERS
-        assert self.learning_rate in ("constant", "invscaling", "adaptive")
+        assert self.learning_rate in SCHEDULES
+        assert 0 <= self.warmup_fraction <= 1 and 0 <= self.label_smoothing < 1
 
 
 @dataclass(frozen=True)

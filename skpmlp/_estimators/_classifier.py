@@ -77,6 +77,8 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        warmup_fraction=0.0,
+        label_smoothing=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

@@ -73,6 +73,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        warmup_fraction=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

@@ -25,6 +25,7 @@ from .._core._checks import architectures
 from .._core._compat import _fit_context, validate_data
 from .._core._data import SPARSE, SparseInputMixin, dense, validated_data
 from .._core._params import (
+    OPTIMIZER_DEFAULTS,
     OPTIMIZER_PARAMS,
     parameter_constraints,
     parameter_entries,
@@ -161,7 +162,8 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
             "activation": self.activation,
             "learning_rate_init": self.learning_rate_init,
             "alpha": self.alpha,
-            **{name: getattr(self, name) for name in OPTIMIZER_PARAMS},
+            # an optimizer parameter of the other task (label_smoothing) has its default
+            **{name: getattr(self, name, OPTIMIZER_DEFAULTS[name]) for name in OPTIMIZER_PARAMS},
         }
         return Population(params=[params], repeats=np.array([self.repeat]))
 
@@ -197,7 +199,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         Only the activations scikit-learn's MLP has can be converted:
         identity, logistic (sigmoid), tanh and relu. A binary classifier's
         two softmax outputs become scikit-learn's single logistic output
-        (same probabilities).
+        (same probabilities). A fitted MLP is its weights: what
+        scikit-learn's parameters cannot say of the training
+        (``label_smoothing``, ``warmup_fraction``; a ``learning_rate`` of
+        ``"cosine"`` or ``"coslog4"``, kept, which scikit-learn's own
+        ``fit`` refuses) changes nothing it predicts.
 
         Returns
         -------
@@ -334,6 +340,8 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        warmup_fraction=0.0,
+        label_smoothing=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",
@@ -417,6 +425,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         learning_rate="constant",
         power_t=0.5,
         amsgrad=False,
+        warmup_fraction=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",

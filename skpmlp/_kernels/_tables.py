@@ -27,7 +27,8 @@ META_WIDTH = 6 + 4 * MAX_DEPTH + 5
 
 #: Columns of the float64 ``hyper`` table, one row per model.
 #: ``step_offset``: the fold's optimizer steps a model did not take (it
-#: joined the run later, or took over another model's optimizer state)
+#: joined the run later, or took over another model's optimizer state);
+#: ``label_smoothing``: the softmax / logistic loss's (0: none)
 HYPER_FIELDS = {
     "lr": 0,
     "alpha": 1,
@@ -36,6 +37,7 @@ HYPER_FIELDS = {
     "epsilon": 4,
     "momentum": 5,
     "step_offset": 6,
+    "label_smoothing": 7,
 }
 HYPER_WIDTH = 8
 

@@ -64,7 +64,8 @@ the loss gradient with :func:`_loss_grad`.
 
 The arithmetic follows torch, as ``mlp_step.cpp``: softmax cross-entropy /
 half squared error (mean over outputs) / binary log-loss (sum over
-outputs), each model's weighted batch mean; float32 matmuls in IEEE
+outputs), each model's weighted batch mean (the classification losses with
+the model's label smoothing); float32 matmuls in IEEE
 precision (no TF32), as torch's default.
 """
 
@@ -98,6 +99,7 @@ _H_BETA2 = tl.constexpr(HYPER_FIELDS["beta_2"])
 _H_EPS = tl.constexpr(HYPER_FIELDS["epsilon"])
 _H_MOMENTUM = tl.constexpr(HYPER_FIELDS["momentum"])
 _H_STEP_OFFSET = tl.constexpr(HYPER_FIELDS["step_offset"])
+_H_SMOOTHING = tl.constexpr(HYPER_FIELDS["label_smoothing"])
 _HYPER = tl.constexpr(HYPER_WIDTH)
 
 _SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
@@ -168,16 +170,19 @@ def _activation_backward(g, d, act):
 
 
 @triton.jit
-def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.constexpr):
+def _loss_grad(logits, rows, bmask, w, y_ptr, C, hyper, LOSS: tl.constexpr, C_PAD: tl.constexpr):
     """Loss gradient on the logits of one batch tile, weighted per row,
     and the tile's weighted loss.
 
     logits (BB, C_PAD); rows, bmask, w (BB,): the tile's data rows, which
-    of them are real and their weights. Returns ``(delta, loss)``."""
+    of them are real and their weights; ``hyper``: the model's row (its
+    label smoothing ``eps``: softmax targets ``(1 - eps) onehot + eps / C``,
+    logistic ones ``y (1 - eps) + eps / 2``). Returns ``(delta, loss)``."""
     c = tl.arange(0, C_PAD)
     cmask = c < C
     valid = bmask[:, None] & cmask[None, :]
     zero = tl.zeros(logits.shape, logits.dtype)
+    eps = tl.load(hyper + _H_SMOOTHING).to(logits.dtype)
     if LOSS == 0:  # softmax cross-entropy
         label = tl.load(y_ptr + rows, mask=bmask, other=0)
         z = tl.where(cmask[None, :], logits, float("-inf"))
@@ -185,10 +190,11 @@ def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.c
         e = tl.where(cmask[None, :], tl.exp(z - zmax[:, None]), zero)
         total = tl.sum(e, 1)
         onehot = c[None, :] == label[:, None]
-        delta = tl.where(
-            cmask[None, :], (e / total[:, None] - onehot.to(logits.dtype)) * w[:, None], zero
-        )
-        picked = tl.sum(tl.where(onehot, z, zero), 1)
+        target = onehot.to(logits.dtype) * (1 - eps) + eps / C
+        delta = tl.where(cmask[None, :], (e / total[:, None] - target) * w[:, None], zero)
+        # the smoothed target's logit: (1 - eps) z_y + eps / C sum_c z_c
+        picked = tl.sum(tl.where(onehot, z, zero), 1) * (1 - eps)
+        picked += eps / C * tl.sum(tl.where(cmask[None, :], logits, zero), 1)
         row_loss = tl.log(total) + zmax - picked
         loss = tl.sum(tl.where(w != 0, w * row_loss, 0.0), 0)
     elif LOSS == 1:  # half squared error, mean over the outputs
@@ -198,6 +204,7 @@ def _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS: tl.constexpr, C_PAD: tl.c
         loss = tl.sum(0.5 * w * tl.sum(r * r, 1) / C, 0)
     else:  # binary log-loss summed over the outputs: sigmoid - y, softplus(z) - y z
         target = tl.load(y_ptr + rows[:, None] * C + c[None, :], mask=valid, other=0.0)
+        target = target * (1 - eps) + eps / 2
         sigmoid = 1.0 / (1.0 + tl.exp(-logits))
         delta = tl.where(cmask[None, :], (sigmoid - target) * w[:, None], zero)
         softplus = tl.maximum(logits, zero) + tl.log(1.0 + tl.exp(-tl.abs(logits)))
@@ -494,7 +501,9 @@ def epoch_one_hidden(
                     z = tl.dot(x, W0, input_precision="ieee") + b0[None, :]
                     a, d = _activate(z, act)
                     logits = tl.dot(a, W1, input_precision="ieee") + b1[None, :]
-                    delta, tile_loss = _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS, C_PAD)
+                    delta, tile_loss = _loss_grad(
+                        logits, rows, bmask, w, y_ptr, C, hyper, LOSS, C_PAD
+                    )
                     loss += tile_loss
                     gW1 += tl.dot(tl.trans(a), delta, input_precision="ieee")
                     gb1 += tl.sum(delta, 0)
@@ -601,7 +610,9 @@ def epoch_deep(
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
                     a_in = tl.load(act_base + last + rb[:, None] * H + h[None, :])
                     logits = tl.dot(a_in, Wo, input_precision="ieee") + bo[None, :]
-                    delta, tile_loss = _loss_grad(logits, rows, bmask, w, y_ptr, C, LOSS, C_PAD)
+                    delta, tile_loss = _loss_grad(
+                        logits, rows, bmask, w, y_ptr, C, hyper, LOSS, C_PAD
+                    )
                     loss += tile_loss
                     tl.store(delta_base + rb[:, None] * DW + c[None, :], delta)
                 tl.debug_barrier()

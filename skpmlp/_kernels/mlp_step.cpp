@@ -72,7 +72,7 @@ enum Meta {
     M_LD = M_BOFF + MAX_DEPTH + 1,         // weight row strides
     META = M_LD + MAX_DEPTH + 1,
 };
-enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, H_STEP_OFFSET, HYPER = 8 };
+enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, H_STEP_OFFSET, H_SMOOTHING, HYPER = 8 };
 enum Loss { LOSS_SOFTMAX = 0, LOSS_SQUARED = 1, LOSS_LOGISTIC = 2 };
 enum Act {
     A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
@@ -584,6 +584,7 @@ struct Model {
     int slot, depth, act, fold, solver, nesterov;
     Layer layers[MAX_DEPTH + 1];
     double lr, alpha, beta1, beta2, eps, momentum, step_offset;
+    double smoothing;  // label smoothing of the softmax and logistic losses (0: none)
 
     Model(const int64_t* m, const double* h) {
         slot = int(m[M_SLOT]), depth = int(m[M_DEPTH]), act = int(m[M_ACT]), fold = int(m[M_FOLD]);
@@ -592,6 +593,7 @@ struct Model {
             layers[l] = {int(m[M_SIZES + l]), int(m[M_SIZES + l + 1]), m[M_WOFF + l], m[M_BOFF + l], m[M_LD + l]};
         lr = h[H_LR], alpha = h[H_ALPHA], beta1 = h[H_BETA1], beta2 = h[H_BETA2], eps = h[H_EPS];
         momentum = h[H_MOMENTUM], step_offset = h[H_STEP_OFFSET];
+        smoothing = h[H_SMOOTHING];
     }
     int n_outputs() const { return layers[depth].n_out; }
 };
@@ -704,12 +706,18 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
     const int C = P.n_outputs;
     T* d = s.delta;
     double loss = 0;
+    // label smoothing eps: softmax targets (1 - eps) onehot + eps / C, whose
+    // loss is lse - (1 - eps) z_y - eps / C sum_c z_c (torch's
+    // cross_entropy(label_smoothing=eps)); logistic targets y (1 - eps) + eps / 2
+    const bool smooth = m.smoothing != 0;
+    const T keep = T(1 - m.smoothing);
     if (P.loss == LOSS_SOFTMAX) {
-        // softmax - onehot, a vector of samples at a time
+        // softmax - onehot (the smoothed targets), a vector of samples at a time
         typedef Math M;
         typedef typename M::V V;
         constexpr int L = VT<T>::L;
         const T* label = P.Yb + batch * bp;
+        const T spread = T(m.smoothing / C);
         V loss_lanes{};
         for (long i = 0; i < bp; i += L) {
             V zmax = vload(s.logits + i);
@@ -717,7 +725,7 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
                 const V z = vload(s.logits + c * bp + i);
                 zmax = z > zmax ? z : zmax;
             }
-            V total{}, picked{};
+            V total{}, picked{}, zsum{};
             const V y = vload(label + i), wi = vload(w + i);
             for (int c = 0; c < C; ++c) {
                 const V z = vload(s.logits + c * bp + i);
@@ -725,12 +733,15 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
                 vstore(d + c * bp + i, e);
                 total += e;
                 picked = y == M::splat(T(c)) ? z : picked;
+                if (smooth) zsum += z;
             }
             const V inv = M::recip(total);
             for (int c = 0; c < C; ++c) {
-                const V onehot = y == M::splat(T(c)) ? M::splat(1) : V{};
+                V onehot = y == M::splat(T(c)) ? M::splat(1) : V{};
+                if (smooth) onehot = onehot * keep + spread;
                 vstore(d + c * bp + i, (vload(d + c * bp + i) * inv - onehot) * wi);
             }
+            if (smooth) picked = picked * keep + zsum * spread;
             if constexpr (std::is_same<T, float>::value) {  // float: the log in lanes too
                 const V term = wi * (M::log(total) + zmax - picked);
                 loss_lanes += wi != V{} ? term : V{};
@@ -768,15 +779,16 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
                 }
                 // binary log-loss, summed over outputs: sigmoid - y, and
                 // softplus(z) - y z, overflow-safe
-                vstore(dc + i, (M::recip(one + M::exp(-zi)) - yi) * wi);
+                const V yt = smooth ? yi * keep + T(m.smoothing / 2) : yi;
+                vstore(dc + i, (M::recip(one + M::exp(-zi)) - yt) * wi);
                 if constexpr (lanes) {
                     const V sp = (zi > zero ? zi : zero) + M::log(one + M::exp(zi < zero ? zi : -zi));
-                    loss_lanes += wi != zero ? wi * (sp - yi * zi) : zero;
+                    loss_lanes += wi != zero ? wi * (sp - yt * zi) : zero;
                 } else {
                     for (int k = 0; k < L; ++k) {
                         const double zk = zi[k];
                         const double sp = zk > 0 ? zk + std::log1p(std::exp(-zk)) : std::log1p(std::exp(zk));
-                        if (wi[k] != 0) loss += double(wi[k]) * (sp - double(yi[k]) * zk);
+                        if (wi[k] != 0) loss += double(wi[k]) * (sp - double(yt[k]) * zk);
                     }
                 }
             }

@@ -295,7 +295,8 @@ def _drawn_population(estimator, seed, prior, checkpoint):
     attributes before this fit), refills and a checkpoint's population."""
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
-    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid)
+    task = "regressor" if estimator._task == "regression" else "classifier"
+    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid, task)
     configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
     population = Population.from_configurations(configurations, estimator.n_repeats,
                                                 space.searched, unset)

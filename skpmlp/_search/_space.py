@@ -46,7 +46,14 @@ PARAMETERS = {name: PARAMS[name].values for name in SEARCHED_PARAMS}
 
 
 # ------------------------------------------------------------------- space
-def _subspace(override, base, where):
+def searchable_params(task=None):
+    """The searchable parameters of the estimators of ``task``
+    ("classifier" or "regressor"; None: of either), in :data:`PARAMETERS`
+    order."""
+    return [name for name in PARAMETERS if task is None or PARAMS[name].task in ("both", task)]
+
+
+def _subspace(override, base, where, task=None):
     """One subspace: the ``base`` values (one per searchable parameter), those
     of a ``param_grid`` dict ``override`` (``param_grid{where}``) instead,
     every list read into its valid candidates.
@@ -58,11 +65,12 @@ def _subspace(override, base, where):
     """
     if not isinstance(override, dict):
         raise ValueError(f"param_grid{where} must be a dict; got {override!r}.")
-    unknown = sorted(set(override) - set(PARAMETERS), key=str)
+    searchable = searchable_params(task)
+    unknown = sorted(set(override) - set(searchable), key=str)
     if unknown:
         raise ValueError(
             f"param_grid{where} has keys {unknown} that cannot be searched; searchable "
-            f"parameters are {list(PARAMETERS)} (set the others on the estimator)."
+            f"parameters are {searchable} (set the others on the estimator)."
         )
     # the lists are checked as GridSearchCV checks its param_grid (a
     # single value or a string is refused, not read as one value)
@@ -105,7 +113,7 @@ class SearchSpace:
         self.unset = list(unset) if unset is not None else [frozenset()] * len(subspaces)
 
     @classmethod
-    def from_params(cls, params, param_grid=None):
+    def from_params(cls, params, param_grid=None, task=None):
         """The space of an estimator's parameters, validated.
 
         Parameters
@@ -119,6 +127,9 @@ class SearchSpace:
             Subspaces, as ``GridSearchCV.param_grid``: each dict overrides
             ``params`` for some searchable parameters; the others keep their
             value from ``params``. None is one subspace, ``params`` itself.
+        task : {"classifier", "regressor"}, optional
+            The estimators' task: ``param_grid`` may not name another
+            task's parameters (a regressor's ``label_smoothing``).
 
         Raises
         ------
@@ -147,7 +158,7 @@ class SearchSpace:
             )
         numbered = isinstance(param_grid, (list, tuple))  # errors name param_grid[i]
         subspaces = [
-            _subspace(override, base, f"[{i}]" if numbered else "")
+            _subspace(override, base, f"[{i}]" if numbered else "", task)
             for i, override in enumerate(overrides)
         ]
         # what cv_results_ shows: the model parameters always, an optimizer

@@ -43,10 +43,15 @@ def _fit(estimator, X, y):
                                              SingleMLPClassifier, SingleMLPRegressor])
 def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
     params = estimator_class().get_params()
-    assert {name: params[name] for name in OPTIMIZER_PARAMS} == OPTIMIZER_DEFAULTS
+    # label_smoothing is the classifiers' only
+    classifier = "Classifier" in estimator_class.__name__
+    assert ("label_smoothing" in params) == classifier
+    assert {name: params[name] for name in OPTIMIZER_PARAMS if name in params} == {
+        name: value for name, value in OPTIMIZER_DEFAULTS.items() if name in params}
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                                       beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
-                                      amsgrad=False, batch_size="auto")
+                                      amsgrad=False, warmup_fraction=0.0, label_smoothing=0.0,
+                                      batch_size="auto")
 
 
 def test_a_default_search_shows_no_optimizer_columns():
@@ -115,10 +120,15 @@ def test_distributions_and_a_budget():
     (dict(nesterovs_momentum=[True, 1]), "nesterovs_momentum values must be booleans"),
     (dict(power_t=[-1.0]), "power_t values must be numbers in"),
     (dict(beta_1=uniform(0.5, 1.0), n_models=20), r"beta_1 values must be numbers in \[0, 1\)"),
+    (dict(learning_rate=uniform(0, 1), n_models=2), "learning_rate values must be one of"),
+    (dict(warmup_fraction=[0.5, 1.5]), r"warmup_fraction values must be numbers in \[0, 1\]"),
+    (dict(label_smoothing=[0.1, 1.0]), r"label_smoothing values must be numbers in \[0, 1\)"),
+    (dict(label_smoothing=uniform(-1, 1), n_models=4), r"label_smoothing values must be numbers in \[0, 1\)"),
     (dict(batch_size=[16, 0]), "batch_size"),
     (dict(batch_size=[16, "big"]), "batch_size"),
     (dict(batch_size=randint(-5, 0), n_models=2), "batch_size values must be 'auto' or positive ints"),
 ], ids=["solver", "momentum", "beta_2", "epsilon", "learning_rate", "nesterov", "power_t", "drawn",
+        "learning_rate-drawn", "warmup_fraction", "label_smoothing", "label_smoothing-drawn",
         "batch_size", "batch_size-string", "batch_size-drawn"])
 def test_bad_optimizer_values_are_named(params, message):
     X, y = _classification()
@@ -171,6 +181,10 @@ SETTINGS = {
     "solvers-schedules": dict(solver=["sgd", "adam"], learning_rate=["constant", "invscaling"]),
     "distributions": dict(solver=["sgd", "adam"], momentum=uniform(0.1, 0.8), beta_1=uniform(0.5, 0.4),
                           n_models=5),
+    "schedules-over-the-run": dict(solver=["adam", "sgd"], learning_rate=["cosine", "coslog4"],
+                                   warmup_fraction=[0.0, 0.3]),
+    "warmup-distribution": dict(solver=["adamw", "sgd"], learning_rate="invscaling",
+                                warmup_fraction=uniform(0, 0.5), n_models=4),
     "batch-sizes": dict(solver=["sgd", "adam"], batch_size=[16, "auto", 50]),
     "batch-size-distribution": dict(batch_size=randint(8, 64), n_models=4),
     "conditional": dict(param_grid=[{"solver": ["sgd"], "momentum": [0.3, 0.9],
@@ -193,7 +207,24 @@ def test_exported_model_with_searched_optimizer_trains_alone_to_the_same_weights
     _assert_exported_models_train_alone(search, X, y)
 
 
-@pytest.mark.parametrize("setting", ["sgd-invscaling", "adam-betas", "solvers-schedules"])
+@pytest.mark.parametrize("setting", [dict(label_smoothing=[0.0, 0.2]),
+                                     dict(label_smoothing=[0.0, 0.2], solver=["adam", "lbfgs"]),
+                                     dict(label_smoothing=uniform(0, 0.3), solver="sgd", n_models=3),
+                                     dict(label_smoothing=[0.1], learning_rate="coslog4", warmup_fraction=0.1)],
+                         ids=["list", "lbfgs", "distribution", "with-schedules"])
+def test_exported_smoothed_model_trains_alone_to_the_same_weights(setting):
+    X, y = _classification()
+    params = {**BASE, "hidden_layer_sizes": [(5,), (4, 3)], **setting}
+    search = _fit(ParallelMLPClassifier(**params, cv=None, dtype="float64", holdout_refit=False), X, y)
+    if isinstance(setting["label_smoothing"], list) and len(setting["label_smoothing"]) > 1:
+        assert set(search.cv_results_["param_label_smoothing"]) == {0.0, 0.2}
+    for i, params in enumerate(search.cv_results_["params"]):
+        assert search.export_model(i).label_smoothing == params.get("label_smoothing", 0.1)
+    _assert_exported_models_train_alone(search, X, y)
+
+
+@pytest.mark.parametrize("setting", ["sgd-invscaling", "adam-betas", "solvers-schedules",
+                                     "schedules-over-the-run"])
 def test_best_estimator_refit_on_all_rows_carries_the_models_settings(setting):
     """With holdout_refit the best model is its configuration retrained on every
     row: refitting it alone gives the same weights."""

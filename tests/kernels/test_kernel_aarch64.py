@@ -59,13 +59,15 @@ def driver():
     return path
 
 
-def _problem(task, n_outputs, solver, tmp_path):
+def _problem(task, n_outputs, solver, tmp_path, smoothing=0.0):
     """One epoch's inputs from the host engine, written for the driver;
-    returns the host kernel's results on them."""
+    returns the host kernel's results on them (every other model with
+    label smoothing ``smoothing``)."""
     X, y, sw = data(task)
     cfg = TrainConfig(task=task, n_outputs=n_outputs, batch_size=32, dtype="float64", solver=solver,
                       momentum=0.9, nesterovs_momentum=True)
     trainer = NativeTrainer(population(), cfg, X.shape[1], 1)
+    trainer._hyper[::2, _kernels.HYPER_FIELDS["label_smoothing"]] = smoothing
     X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
     plan = BatchPlanner([np.arange(len(X))], 32, 3, sw, dtype=torch.float64, device="cpu").next_epoch()
     batches = epoch_batches(X_t, y_t, plan, task)
@@ -108,7 +110,18 @@ def _problem(task, n_outputs, solver, tmp_path):
 def test_aarch64_kernel_agrees_with_the_host_in_float64(driver, tmp_path, task, n_outputs, solver):
     """Every activation at depths 1-3, sample weights, a short last batch:
     one epoch and a forward under emulation equal the host's."""
-    host = _problem(task, n_outputs, solver, tmp_path)
+    _agree(driver, tmp_path, _problem(task, n_outputs, solver, tmp_path))
+
+
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("multilabel", 3)])
+def test_aarch64_label_smoothing_agrees_with_the_host_in_float64(driver, tmp_path, task, n_outputs):
+    """The softmax and logistic losses with label smoothing (every other
+    model) under emulation equal the host's."""
+    _agree(driver, tmp_path, _problem(task, n_outputs, "adam", tmp_path, smoothing=0.15))
+
+
+def _agree(driver, tmp_path, host):
+    """The driver's results on the files of ``_problem`` equal ``host``'s."""
     done = subprocess.run([EMULATOR, str(driver), str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"driver exit {done.returncode}: {done.stdout} {done.stderr[-2000:]}"
     assert done.stdout.split() == ["neon", "16"]

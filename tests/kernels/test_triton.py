@@ -150,6 +150,20 @@ def test_every_loss_and_optimizer_equals_torch(task):
 
 
 @needs_triton
+@pytest.mark.parametrize("task", ["classification", "multilabel"])
+def test_label_smoothing_equals_torch(task):
+    """Each model's label smoothing (0 among them) in both kernels, two
+    folds, sample weights: float64 to rounding."""
+    X, y, sw = data(task, n=60)
+    spec = population([(7,), (6, 4)], ["tanh", "relu"])
+    smoothing = [0.1, 0.0, 0.3, 0.05]
+    spec = dataclasses.replace(spec, optimizers=[
+        dataclasses.replace(o, label_smoothing=e) for o, e in zip(spec.optimizers, smoothing)])
+    reference, triton = both(spec, config(task), X, y, two_folds(len(X)), sample_weight=sw)
+    assert_agree(reference, triton)
+
+
+@needs_triton
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_float32_stays_close_to_torch(task):
     """float32 rounds differently (exp, tanh and erf, summation order of

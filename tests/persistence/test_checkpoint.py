@@ -151,6 +151,48 @@ def test_an_adaptive_search_killed_after_a_write_resumes_to_the_same_result(
             np.testing.assert_array_equal(mine[name], theirs[name])
 
 
+#: a halving search of the schedules over the run, warm-ups and label smoothing
+INGREDIENTS = dict(
+    HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
+    learning_rate=["cosine", "coslog4"], warmup_fraction=[0.0, 0.3], label_smoothing=[0.0, 0.1],
+)
+
+
+#: SGD's adaptive rates divided while they warm up (every epoch past the
+#: patience of one, whatever the loss)
+ADAPTIVE_WARMUP = dict(
+    hidden_layer_sizes=[(4,), (6,)], learning_rate_init=(0.01, 0.05), solver="sgd",
+    learning_rate="adaptive", warmup_fraction=[0.0, 0.5], max_iter=9, tol=1e9, n_iter_no_change=1,
+    batch_size=32, dtype="float64", random_state=0, checkpoint_every=1e-6, cv=None,
+)
+
+
+@pytest.mark.parametrize("search", ["ingredients", "refill", "adaptive-warmup"])
+@pytest.mark.parametrize("n_writes", [3, 8])
+def test_a_search_with_schedules_and_smoothing_killed_resumes_to_the_same_result(
+        iris, tmp_path, backend, kill_after_write, count_epochs, search, n_writes):
+    """Each replica's schedule (where it is, its warm-up, an adaptive rate's
+    divisions, a refill's own start) and smoothing are in the checkpoint:
+    the resumed fit gives the uninterrupted result, bit for bit,
+    re-training nothing."""
+    path = tmp_path / "search.ckpt"
+    params = {"ingredients": INGREDIENTS, "refill": dict(INGREDIENTS, refill="sample"),
+              "adaptive-warmup": ADAPTIVE_WARMUP}[search]
+    reference = _fit(params, iris)
+    if search == "refill":
+        assert (reference.cv_results_["start_iter"] > 0).any()
+    uninterrupted = count_epochs[0]
+    kill_after_write.arm(n_writes)
+    with pytest.raises(Killed):
+        _fit(params, iris, path)
+    kill_after_write.disarm()
+    killed = count_epochs[0] - uninterrupted
+    resumed = _fit(params, iris, path)
+    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
+    _assert_same(resumed, reference)
+    assert resumed.cv_results_["params"] == reference.cv_results_["params"]
+
+
 @pytest.mark.parametrize("n_writes", [3, 9])
 def test_a_kill_during_a_write_leaves_the_previous_checkpoint(iris, tmp_path, kill_after_write,
                                                                n_writes):

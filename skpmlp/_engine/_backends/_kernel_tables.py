@@ -45,6 +45,7 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     hyper[:, h["beta_2"]] = [o.beta_2 for o in settings]
     hyper[:, h["epsilon"]] = [o.epsilon for o in settings]
     hyper[:, h["momentum"]] = [o.momentum for o in settings]
+    hyper[:, h["label_smoothing"]] = [o.label_smoothing for o in settings]
     group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
     for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
         rows = np.flatnonzero(group_of_row == gi)

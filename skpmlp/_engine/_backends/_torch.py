@@ -15,7 +15,7 @@ import torch
 
 from ..._kernels import SOLVERS, n_state_buffers
 from .._build import DTYPES, build_network
-from .._losses import monitor_function, training_loss
+from .._losses import group_smoothing, monitor_function, training_loss
 from .._minibatch._optim import make_optimizer
 from .._minibatch._slots import read_slot, write_slot
 from .._run_state import network_from_state, network_state, tensor_state, to_device
@@ -154,7 +154,16 @@ class PopulationTrainer:
         self.alphas = to((self._replica_alpha * coupled)[net.slot_models], net.dtype)
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
+        self._smoothing_changed()
         self._slots_changed()
+
+    def _smoothing_changed(self):
+        """Each group's label smoothing for the loss (None where no slot of
+        it smooths), from its slots' settings."""
+        net = self.net
+        per_slot = [self._replica_optimizer[r].label_smoothing for r in net.slot_models]
+        self.group_smoothing = group_smoothing(self.config.task, per_slot, net.group_offsets,
+                                               dtype=net.dtype, device=net.device)
 
     def _slots_changed(self):
         """Rebuild what a step reads of the slots and their settings, after
@@ -249,6 +258,7 @@ class PopulationTrainer:
             for newcomer in newcomers:
                 for k in range(len(newcomer.slots)):
                     self._place(newcomer, k, views)
+        self._smoothing_changed()
         self._slots_changed()
 
     def _grow_state(self, n_buffers):
@@ -355,8 +365,10 @@ class PopulationTrainer:
         total = 0
         for gi in range(len(net.groups)):
             x = xb[0] if self.n_folds == 1 else xb.index_select(0, self.group_folds[gi])
+            smoothing = self.group_smoothing[gi]
             losses = self.loss_fn(
-                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights)
+                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights),
+                **({} if smoothing is None else {"smoothing": smoothing}),
             )
             a, b = net.group_offsets[gi], net.group_offsets[gi + 1]
             self.loss_sums[a:b] += losses.detach() * self._per_slot(gi, counts)

@@ -49,7 +49,7 @@ from ... import _kernels
 from .._backends._kernel_tables import kernel_tables
 from .._backends._native import _LOSS_OF_TASK, native_supported
 from .._build import as_tensor, build_network, targets_tensor
-from .._losses import LOSSES, training_loss
+from .._losses import LOSSES, group_smoothing, training_loss
 from .._run_state import tensor_state, to_device
 from .._spec import OptimizerSettings, TrainResult
 from ._linesearch import STATE_FIELDS as SEARCH_FIELDS
@@ -127,10 +127,12 @@ class FoldRows:
 
 @dataclass(frozen=True)
 class SlotSettings:
-    """Every slot's fold and L2 penalty, arrays of shape (n_slots,)."""
+    """Every slot's fold, L2 penalty and label smoothing (None: none),
+    arrays of shape (n_slots,)."""
 
     fold: np.ndarray
     alpha: np.ndarray
+    smoothing: np.ndarray = None
 
 
 class FullBatch:
@@ -149,7 +151,7 @@ class FullBatch:
     net : FusedNetwork
     task : str
     slots : SlotSettings
-        Every slot's fold and L2 penalty.
+        Every slot's fold, L2 penalty and label smoothing.
     data : FoldRows
         ``X``, ``y``, every fold's training rows and the row weights.
     backend : {"torch", "native"}
@@ -188,6 +190,10 @@ class FullBatch:
         ]
         self.slot_l2 = np.asarray(slots.alpha, float) / weight_sums[self.slot_fold]
         self.l2 = to(self.slot_l2, dtype)
+        self.slot_smoothing = (np.zeros(len(self.slot_fold)) if slots.smoothing is None
+                               else np.asarray(slots.smoothing, float))
+        self.group_smoothing = group_smoothing(task, self.slot_smoothing, net.group_offsets,
+                                               dtype=dtype, device=device)
         self.loss_fn = loss_fn or LOSSES[task]
         self.kernel_loss = _LOSS_OF_TASK[task]
         if backend == "native":
@@ -203,8 +209,10 @@ class FullBatch:
         losses, total = [], 0
         for gi in range(len(net.groups)):
             x = self.X[0] if self.K == 1 else self.X.index_select(0, self.group_folds[gi])
+            smoothing = self.group_smoothing[gi]
             loss = self.loss_fn(net.group_forward(gi, x), self._per_slot(gi, self.y),
-                                self._per_slot(gi, self.w))
+                                self._per_slot(gi, self.w),
+                                **({} if smoothing is None else {"smoothing": smoothing}))
             losses.append(loss.detach())
             total = total + loss.sum()
         total.backward()
@@ -234,9 +242,11 @@ class FullBatch:
         n_slots = len(net.slot_models)
         self.loss_sums = torch.zeros(n_slots, dtype=net.dtype)
         zeros = np.zeros(n_slots)
+        # only the loss's settings matter to the gradients the kernel evaluates
+        losses = [OptimizerSettings(label_smoothing=float(e)) for e in self.slot_smoothing]
         self.meta, self.hyper = kernel_tables(
             net, np.arange(n_slots), slot_fold=self.slot_fold, slot_lr=zeros, slot_alpha=zeros,
-            slot_optimizer=[OptimizerSettings()] * n_slots,
+            slot_optimizer=losses,
         )
 
     # --------------------------------------------------------------- call
@@ -545,8 +555,10 @@ def open_lbfgs(spec, config, X, y, folds, *, sample_weight=None):
     replica_fold = np.repeat(np.arange(K), M)
     net = build_network(replicas, config, X.shape[1], folds=replica_fold)
     backend = _backend(config, spec)
+    smoothing = np.array([o.label_smoothing for o in replicas.optimizers_of(config)])
     slots = SlotSettings(replica_fold[net.slot_models],
-                         np.asarray(replicas.alphas, float)[net.slot_models])
+                         np.asarray(replicas.alphas, float)[net.slot_models],
+                         smoothing[net.slot_models])
     data = FoldRows(X, y, [train for train, _ in folds], sample_weight)
     evaluate = FullBatch(net, config.task, slots, data, backend,
                          n_threads=torch.get_num_threads(), loss_fn=training_loss(config))

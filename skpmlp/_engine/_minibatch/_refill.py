@@ -428,6 +428,7 @@ def _refill_free_seats(seats, status, rates, epoch, score, kept):
         replicas = (np.arange(K)[:, None] * C + np.asarray(born)[None, :]).ravel()
         rates.admit(replicas, trainer.learning_rates[replicas],
                     [trainer.replica_optimizers[r] for r in replicas], epoch)
+        trainer.set_learning_rates(rates.current)  # the newcomers' first epoch
 
 
 def _own_epochs(rows, start, n_iter, n):

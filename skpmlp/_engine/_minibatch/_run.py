@@ -134,7 +134,9 @@ class FusedRun:
         data = run_data(config, self.X, self.y, self.folds, options.sample_weight, options.monitor,
                         dtype=trainer.net.dtype, device=trainer.net.device)
         rates = LearningRates(trainer.initial_learning_rates, trainer.replica_optimizers,
-                              data.fold_sizes)
+                              data.fold_sizes, config.max_iter)
+        if state is None:  # the first epoch's rates (a schedule over the run starts below 1)
+            trainer.set_learning_rates(rates.current)
         # refills may bring scheduled rates the first population lacks
         watched = rates if rates.scheduled or refills is not None else None
         status = ReplicaStatus(self.K, self.width(refills), config, watched)
@@ -144,8 +146,7 @@ class FusedRun:
         live = _Live(trainer, data, rates, status, curves, kept, refills)
         if state is not None:
             restore_planner(data.planner, state["planner"])
-            rates.current[:] = state["rates"]["current"]
-            rates.born[:] = state["rates"]["born"]
+            rates.restore(state["rates"])
             restore_status(status, state["status"])
             curves.restore(state["curves"], self.K * self.width(refills), self.epoch)
             live.kept = restore_kept(state["kept"])
@@ -170,7 +171,7 @@ class FusedRun:
         return {
             "epoch": self.epoch, "elapsed": self.elapsed,
             "trainer": live.trainer.host_state(), "planner": planner_state(live.data.planner),
-            "rates": {"current": live.rates.current.copy(), "born": live.rates.born.copy()},
+            "rates": live.rates.state(),
             "status": status_state(live.status), "curves": live.curves.state(n_replicas),
             "kept": kept_state(live.kept),
             "pending_finished": None if live.finished is None else live.finished.copy(),
