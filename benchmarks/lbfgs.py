@@ -171,24 +171,27 @@ def limits(name):
         (ParallelMLPClassifier, MLPClassifier) if task == "classification"
         else (ParallelMLPRegressor, MLPRegressor)
     )
-    runs, original = [], _lbfgs._run
+    runs, original = [], _lbfgs._result
 
-    def spy(*args, **kwargs):  # the fused run's result and CPU time
-        start = time.thread_time()
+    def spy(*args, **kwargs):  # the fused run's result (its function evaluations)
         result = original(*args, **kwargs)
-        runs.append((result, time.thread_time() - start))
+        runs.append(result)
         return result
 
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
-    _lbfgs._run = spy
+    _lbfgs._result = spy
     try:
+        # the search's CPU time on this thread (the kernel runs on it with
+        # one thread): the fused run and the scoring of its folds, no refit
+        start = time.thread_time()
         ours = ours_class(**GRID, solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
                           dtype="float64", random_state=SEED, refit=False).fit(X_train, y_train)
+        ours_cpu = time.thread_time() - start
     finally:
-        _lbfgs._run = original
+        _lbfgs._result = original
         torch.set_num_threads(previous)
-    (result, ours_cpu), = runs
+    result, = runs
     n_fun = result.extra["n_fun"]  # (configurations, folds), in cv_results_'s order
     assert np.array_equal(result.n_iter.max(1), np.asarray(ours.cv_results_["n_iter"]))
     splitter = (StratifiedKFold if task == "classification" else KFold)(CV)
