@@ -388,14 +388,7 @@ class _FileTags:
                 f"Invalid skpmlp file: unknown estimator class {str(name)[:80]!r}; known classes "
                 f"are {', '.join(sorted(self.classes))}."
             )
-        cls = self.classes[name]
-        estimator = _construct(cls, name, params, get_param_names(cls), child)
-        for attr, value in state.items():
-            if not _is_state_name(attr) or attr in params:
-                raise InvalidFileError(
-                    f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
-                )
-            setattr(estimator, attr, child(value))
+        estimator = _restored(self.classes[name], name, params, state, child)
         for attr in derived:
             if attr not in _DERIVED_ATTRIBUTES:
                 raise InvalidFileError(
@@ -460,14 +453,7 @@ def _decode_transformer(payload, child):
             f"Invalid skpmlp file: unknown transformer class {module!r}.{str(name)[:80]!r}; known "
             f"classes are {_TRANSFORMER_MODULE}'s {', '.join(sorted(_TRANSFORMERS))}."
         )
-    cls = _TRANSFORMERS[name]
-    transformer = _construct(cls, name, params, get_param_names(cls), child)
-    for attr, value in state.items():
-        if not _is_state_name(attr) or attr in params:
-            raise InvalidFileError(
-                f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
-            )
-        setattr(transformer, attr, child(value))
+    transformer = _restored(_TRANSFORMERS[name], name, params, state, child)
     check_loaded(transformer)
     return transformer
 
@@ -512,6 +498,21 @@ def _construct(cls, name, encoded_params, param_names, child):
 
 
 # -------------------------------------------------------------------- API
+
+def _restored(cls, name, params, state, child):
+    """An instance of ``cls`` built from its saved parameters, with its
+    saved fitted attributes (names that are not a fitted attribute's, or
+    that a parameter has, are refused)."""
+    instance = _construct(cls, name, params, get_param_names(cls), child)
+    for attr, value in state.items():
+        if not _is_state_name(attr) or attr in params:
+            raise InvalidFileError(
+                f"Invalid skpmlp file: {attr[:80]!r} is not a fitted attribute name."
+            )
+        setattr(instance, attr, child(value))
+    return instance
+
+
 def save(estimator, path, *, compress=False, include_host_info=False):
     """Save a fitted skpmlp estimator to one file, without pickle.
 

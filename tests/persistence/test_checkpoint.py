@@ -104,23 +104,32 @@ def count_epochs(wrap_run_epoch):
     return calls
 
 
+def _killed_and_resumed(params, iris, path, n_writes, kill_after_write, count_epochs):
+    """The uninterrupted fit of ``params``, and the fit resumed from its
+    checkpoint after a kill at write ``n_writes``, which re-trains no epoch
+    (the killed and the resumed fit together train as many as the
+    uninterrupted one); checked equal."""
+    reference = _fit(params, iris)
+    uninterrupted = count_epochs[0]
+    kill_after_write.arm(n_writes)
+    with pytest.raises(Killed):
+        _fit(params, iris, path)
+    kill_after_write.disarm()
+    killed = count_epochs[0] - uninterrupted
+    resumed = _fit(params, iris, path)
+    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
+    _assert_same(resumed, reference)
+    return reference, resumed
+
+
 @pytest.mark.parametrize("n_writes", [2, 7, 15])
 def test_a_search_killed_after_a_write_resumes_to_the_same_result(
         iris, tmp_path, backend, kill_after_write, count_epochs, n_writes):
     """Before the first rung, after it, after the last: the resumed fit
     re-trains no epoch the killed one saved, and skips none."""
-    path = tmp_path / "search.ckpt"
-    reference = _fit(HALVING, iris)
+    reference, _ = _killed_and_resumed(HALVING, iris, tmp_path / "search.ckpt", n_writes,
+                                       kill_after_write, count_epochs)
     assert reference.cv_results_["pruned"].any()  # the rungs at epochs 2, 4, 8 prune
-    uninterrupted = count_epochs[0]
-    kill_after_write.arm(n_writes)
-    with pytest.raises(Killed):
-        _fit(HALVING, iris, path)
-    kill_after_write.disarm()
-    killed = count_epochs[0] - uninterrupted
-    resumed = _fit(HALVING, iris, path)
-    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
-    _assert_same(resumed, reference)
 
 
 @pytest.mark.parametrize("refill", ["sample", "perturb"])
@@ -131,18 +140,9 @@ def test_an_adaptive_search_killed_after_a_write_resumes_to_the_same_result(
     its first refills, midway, after its last epoch, it resumes to the
     uninterrupted result (the models drawn, their parents and starts, every
     weight), re-training nothing."""
-    path, params = tmp_path / "search.ckpt", dict(HALVING, refill=refill)
-    reference = _fit(params, iris)
+    reference, resumed = _killed_and_resumed(dict(HALVING, refill=refill), iris, tmp_path / "search.ckpt",
+                                             n_writes, kill_after_write, count_epochs)
     assert (reference.cv_results_["start_iter"] > 0).any()  # it refilled
-    uninterrupted = count_epochs[0]
-    kill_after_write.arm(n_writes)
-    with pytest.raises(Killed):
-        _fit(params, iris, path)
-    kill_after_write.disarm()
-    killed = count_epochs[0] - uninterrupted
-    resumed = _fit(params, iris, path)
-    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
-    _assert_same(resumed, reference)
     assert resumed.cv_results_["params"] == reference.cv_results_["params"]
     for mine, theirs in zip(resumed.hyperparameter_schedules_,
                             reference.hyperparameter_schedules_):
@@ -175,21 +175,12 @@ def test_a_search_with_schedules_and_smoothing_killed_resumes_to_the_same_result
     divisions, a refill's own start) and smoothing are in the checkpoint:
     the resumed fit gives the uninterrupted result, bit for bit,
     re-training nothing."""
-    path = tmp_path / "search.ckpt"
     params = {"ingredients": INGREDIENTS, "refill": dict(INGREDIENTS, refill="sample"),
               "adaptive-warmup": ADAPTIVE_WARMUP}[search]
-    reference = _fit(params, iris)
+    reference, resumed = _killed_and_resumed(params, iris, tmp_path / "search.ckpt", n_writes,
+                                             kill_after_write, count_epochs)
     if search == "refill":
         assert (reference.cv_results_["start_iter"] > 0).any()
-    uninterrupted = count_epochs[0]
-    kill_after_write.arm(n_writes)
-    with pytest.raises(Killed):
-        _fit(params, iris, path)
-    kill_after_write.disarm()
-    killed = count_epochs[0] - uninterrupted
-    resumed = _fit(params, iris, path)
-    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
-    _assert_same(resumed, reference)
     assert resumed.cv_results_["params"] == reference.cv_results_["params"]
 
 
