@@ -428,16 +428,7 @@ def test_a_search_with_input_transforms_killed_resumes_to_the_same_result(
     """Each input_transform value trains as its own call (its own section):
     killed in the first, in the second, or in the refit, the resumed fit
     re-trains nothing the killed one saved."""
-    path = tmp_path / "inputs.ckpt"
     params = dict(HALVING, cv=2, ensemble="best", input_transform=["none", "robust-smooth-clip"])
-    reference = _fit(params, iris)
-    uninterrupted = count_epochs[0]
-    kill_after_write.arm(n_writes)
-    with pytest.raises(Killed):
-        _fit(params, iris, path)
-    kill_after_write.disarm()
-    killed = count_epochs[0] - uninterrupted
-    resumed = _fit(params, iris, path)
-    assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
-    _assert_same(resumed, reference)
+    reference, resumed = _killed_and_resumed(params, iris, tmp_path / "inputs.ckpt", n_writes,
+                                             kill_after_write, count_epochs)
     np.testing.assert_array_equal(resumed.predict_proba(iris[0]), reference.predict_proba(iris[0]))
