@@ -385,8 +385,8 @@ template <class T, class M = VMath<T>> void activate(int act, T* z, T* a, long n
 // and NVB vectors of lanes: MR x NVB accumulators stay in registers while
 // the inner dimension t streams. Each finished accumulator goes to
 // store(offset, acc), offset its place in the (rows, ld) output: the store
-// is where the layer's epilogue (the activation, or its derivative in the
-// backward) runs, on registers, so that no pass stores the product and
+// is where a layer's epilogue runs on registers (a cheap activation in the
+// forward, f'(z) in the backward), so that no pass stores the product and
 // loads it back.
 template <class T, int MR, int NVB, class Store>
 inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T* __restrict in, long out_off,
