@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 from kernel_widths import NATIVE_BACKENDS, backend_name
-from optimizer_checks import assert_kernel_equals_torch
+from optimizer_checks import assert_kernel_equals_torch, sequential, train_minibatches
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
@@ -66,14 +66,7 @@ def _torch_adamw(i, X, y, cfg):
     arch, activation, lr = MODELS[i]
     settings = OPTIMIZERS[i]
     coefs, intercepts = initial_weights(arch, activation, (0, i, *arch), X.shape[1], 3)
-    layers = []
-    for k, (W, b) in enumerate(zip(coefs, intercepts)):
-        linear = torch.nn.Linear(*W.shape).double()
-        with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(W.T))
-            linear.bias.copy_(torch.from_numpy(b))
-        layers += [linear] + ([TORCH_ACTIVATIONS[activation]()] if k < len(coefs) - 1 else [])
-    net = torch.nn.Sequential(*layers)
+    net = sequential(coefs, intercepts, TORCH_ACTIVATIONS[activation])
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     optimizer = torch.optim.AdamW(
         [{"params": [m.weight for m in linears], "weight_decay": ALPHA},
@@ -81,19 +74,7 @@ def _torch_adamw(i, X, y, cfg):
         lr=lr, betas=(settings.beta_1, settings.beta_2), eps=settings.epsilon,
         amsgrad=settings.amsgrad,
     )
-    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
-    generator = torch.Generator().manual_seed(cfg.shuffle_seed)
-    for _ in range(cfg.max_iter):
-        order, total = torch.randperm(len(X), generator=generator), 0.0
-        for begin in range(0, len(X), cfg.batch_size):
-            rows = order[begin : begin + cfg.batch_size]
-            loss = torch.nn.functional.cross_entropy(net(X_t[rows]), y_t[rows])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(rows)
-    with torch.no_grad():
-        return net(X_t).numpy(), total / len(X)
+    return train_minibatches(net, optimizer, X, y, cfg, torch.nn.functional.cross_entropy)
 
 
 @pytest.mark.parametrize("backend", ["torch", *NATIVE_BACKENDS])

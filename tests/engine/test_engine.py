@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from kernel_widths import NATIVE_BACKENDS, backend_name
+from optimizer_checks import sequential
 
 from skpmlp._engine import (
     ACTIVATIONS,
@@ -102,16 +103,7 @@ def plain_network(model, n_features, n_outputs):
     nn.Sequential with the initial weights the engine gives it."""
     arch, act, _, _, repeat = model
     coefs, intercepts = initial_weights(arch, act, (0, repeat, len(arch), *arch), n_features, n_outputs)
-    layers = []
-    for i, (W, b) in enumerate(zip(coefs, intercepts)):
-        lin = torch.nn.Linear(*W.shape).double()
-        with torch.no_grad():
-            lin.weight.copy_(torch.from_numpy(W.T))
-            lin.bias.copy_(torch.from_numpy(b))
-        layers.append(lin)
-        if i < len(coefs) - 1:
-            layers.append(TORCH_ACTIVATIONS[act]())
-    return torch.nn.Sequential(*layers)
+    return sequential(coefs, intercepts, TORCH_ACTIVATIONS[act])
 
 
 def torch_reference(model, X, y, task, n_outputs, cfg, settings=None):

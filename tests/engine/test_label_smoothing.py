@@ -15,7 +15,7 @@ import pytest
 import scipy.optimize
 import torch
 from kernel_widths import NATIVE_BACKENDS, backend_name
-from optimizer_checks import assert_kernel_equals_torch
+from optimizer_checks import assert_kernel_equals_torch, train_minibatches
 from test_engine import BACKENDS, make_data, plain_network
 
 from skpmlp._engine import (
@@ -72,19 +72,8 @@ def torch_smoothed(model, settings, X, y, task, cfg):
     else:
         optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=settings.momentum,
                                     nesterov=settings.nesterovs_momentum)
-    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
-    generator = torch.Generator().manual_seed(cfg.shuffle_seed)
-    for _ in range(cfg.max_iter):
-        order, total = torch.randperm(len(X), generator=generator), 0.0
-        for begin in range(0, len(X), cfg.batch_size):
-            rows = order[begin : begin + cfg.batch_size]
-            loss = smoothed_loss(net(X_t[rows]), y_t[rows], task, settings.label_smoothing)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(rows)
-    with torch.no_grad():
-        return net(X_t).numpy(), total / len(X)
+    return train_minibatches(net, optimizer, X, y, cfg,
+                             lambda out, target: smoothed_loss(out, target, task, settings.label_smoothing))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -6,6 +6,7 @@ form of momentum at the same rates."""
 import numpy as np
 import pytest
 import torch
+from optimizer_checks import train_minibatches
 from test_engine import BACKENDS, config, make_data, make_spec, plain_network, train
 
 from skpmlp._engine import PopulationSpec, mlp_forward
@@ -148,22 +149,14 @@ def torch_scheduled(model, X, y, n_outputs, cfg, settings, rates):
     optimizer = kind([{"params": [m.weight for m in linears], "weight_decay": decay},
                       {"params": [m.bias for m in linears], "weight_decay": 0.0}],
                      lr=rates[0], betas=(settings.beta_1, settings.beta_2), eps=settings.epsilon)
-    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
-    gen = torch.Generator().manual_seed(cfg.shuffle_seed)
-    for lr in rates:
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        order = torch.randperm(len(X), generator=gen)
-        for begin in range(0, len(X), cfg.batch_size):
-            idx = order[begin : begin + cfg.batch_size]
-            loss = torch.nn.functional.cross_entropy(net(X_t[idx]), y_t[idx])
-            if settings.solver == "adam":  # scikit-learn's coupled L2 term
-                loss = loss + 0.5 * model[3] * sum((m.weight**2).sum() for m in linears) / len(idx)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    with torch.no_grad():
-        return net(X_t).numpy()
+
+    def loss(outputs, targets):
+        value = torch.nn.functional.cross_entropy(outputs, targets)
+        if settings.solver == "adam":  # scikit-learn's coupled L2 term
+            value = value + 0.5 * model[3] * sum((m.weight**2).sum() for m in linears) / len(targets)
+        return value
+
+    return train_minibatches(net, optimizer, X, y, cfg, loss, rates=rates)[0]
 
 
 SCHEDULED = [
