@@ -150,7 +150,10 @@ CV = 5
 # HOOK (issue 30): the skpmlp searches compared, one entry each. ``label``
 # (short: a table column) and ``params``, set on top of GRID, max_iter and
 # random_state. Add entries here; those the estimators do not accept yet are
-# skipped with a note. "defaults" is what a user gets without choosing.
+# skipped with a note. "defaults" is what a user gets without choosing beyond
+# the grid; an entry with ``"grid": False`` leaves GRID out and searches the
+# estimator's own default space ("no args": what ``ParallelMLPClassifier()``
+# searches when given nothing but ``max_iter`` and ``random_state``).
 SKPMLP_VARIANTS = [
     {"label": "defaults", "params": {}},
     {"label": "hold", "params": {"cv": None}},
@@ -159,7 +162,43 @@ SKPMLP_VARIANTS = [
     {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
     {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
     {"label": "auto", "params": {"cv": "auto", "ensemble": "auto"}},
+    {"label": "no args", "params": {}, "grid": False},
+    # issue 40, item 2: candidates for the default space, each the
+    # estimators' own space with one change more than the entry before
+    # (run them with --variants; docs/user_guide/selection_benchmark.rst)
+    {"label": "na rsc", "params": {"input_transform": "robust-smooth-clip"}, "grid": False},
+    {"label": "na rsc ls", "params": {"input_transform": "robust-smooth-clip"},
+     "classifier_params": {"label_smoothing": 0.1}, "grid": False},
+    {"label": "na rsc ls cos", "params": {"input_transform": "robust-smooth-clip",
+                                          "learning_rate": "coslog4", "beta_2": 0.95},
+     "classifier_params": {"label_smoothing": 0.1}, "grid": False},
+    {"label": "na alpha", "params": {"alpha": [1e-4, 1e-2]}, "grid": False},
+    {"label": "na rt", "params": {"activation": ["relu", "tanh"]}, "grid": False},
+    {"label": "na rsc rt", "params": {"input_transform": "robust-smooth-clip",
+                                      "activation": ["relu", "tanh"]}, "grid": False},
+    {"label": "na rsc rt lr", "params": {"input_transform": "robust-smooth-clip",
+                                         "activation": ["relu", "tanh"],
+                                         "learning_rate_init": [0.003, 0.01, 0.03]},
+     "grid": False},
+    {"label": "na rsc rt w", "params": {"input_transform": "robust-smooth-clip",
+                                        "activation": ["relu", "tanh"],
+                                        "hidden_layer_sizes": [(64,), (128,), (256,), (128, 128)]},
+     "grid": False},
+    {"label": "na rsc rt a3", "params": {"input_transform": "robust-smooth-clip",
+                                         "activation": ["relu", "tanh"], "alpha": 1e-3},
+     "grid": False},
+    {"label": "na rsc mish", "params": {"input_transform": "robust-smooth-clip",
+                                        "activation": ["relu", "tanh", "mish", "selu"]},
+     "grid": False},
+    {"label": "na rsc deep", "params": {"input_transform": "robust-smooth-clip",
+                                        "hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
+                                                               (128, 128, 128)]},
+     "grid": False},
+    {"label": "na wide", "params": {"hidden_layer_sizes": [(64,), (256,), (256, 256),
+                                                           (256, 256, 256)]}, "grid": False},
 ]
+#: The variant issue 40's targets judge: the estimators given nothing.
+NO_ARGS = "no args"
 
 METHODS = ("default", "gscv", "skpmlp", "realmlp", "hgb")
 DEFAULT_LABEL = "dflt MLP"
@@ -174,6 +213,33 @@ TIE = 1e-3  # |gap| at most this counts as a tie
 LOSS_SHOWN = 0.01  # losses larger than this are listed by name
 TARGET_SPEEDUP = 10.0
 TARGET_GAP_DEFAULT = 0.01
+
+
+def space(variant):
+    """The grid a variant searches on top of its parameters: :data:`GRID`,
+    or nothing (the estimator's own default space) where it says
+    ``"grid": False``."""
+    return GRID if variant.get("grid", True) else {}
+
+
+def task_params(variant, classifier):
+    """A variant's parameters for one task: ``params``, with
+    ``classifier_params`` on top for the classifier (label smoothing and
+    other options the regressor lacks)."""
+    extra = variant.get("classifier_params", {}) if classifier else {}
+    return {**variant["params"], **extra}
+
+
+def recorded(variant):
+    """How a results file records a variant: its parameters, with the
+    classifier's own under ``classifier_params`` and ``grid: "none"``
+    where it leaves :data:`GRID` out."""
+    found = dict(variant["params"])
+    if variant.get("classifier_params"):
+        found["classifier_params"] = variant["classifier_params"]
+    if not variant.get("grid", True):
+        found["grid"] = "none: the estimators' default space"
+    return found
 
 
 def sk_label(variant):
@@ -203,7 +269,7 @@ def timed(fn):
         return result, time.perf_counter() - start
 
 
-def unsupported(search_class, params):
+def unsupported(search_class, params, grid=GRID):
     """Why ``search_class`` cannot run with ``params`` yet, or ``None``.
 
     Parameters
@@ -212,6 +278,8 @@ def unsupported(search_class, params):
         ``ParallelMLPClassifier`` or ``ParallelMLPRegressor``.
     params : dict
         The variant's parameters.
+    grid : dict, default=GRID
+        The space they are set on top of.
 
     Returns
     -------
@@ -219,7 +287,7 @@ def unsupported(search_class, params):
         The first line of the error an unknown parameter name or a refused
         value raises; ``None`` when the estimator accepts them.
     """
-    search = search_class(**GRID)
+    search = search_class(**grid)
     unknown = sorted(set(params) - set(search.get_params()))
     if unknown:
         return f"{search_class.__name__} has no parameter {', '.join(map(repr, unknown))}"
@@ -233,9 +301,9 @@ def unsupported(search_class, params):
     return None
 
 
-def effective_params(search_class, params):
+def effective_params(search_class, params, grid=GRID):
     """A hashable key of every parameter a variant's search runs with."""
-    search = search_class(**GRID, **params)
+    search = search_class(**grid, **params)
     return repr(sorted(search.get_params().items()))
 
 
@@ -268,7 +336,7 @@ def fit_gscv(data, classifier, max_iter, n_jobs):
             "best_cv": float(grid.best_score_), "best_params": grid.best_params_}
 
 
-def fit_skpmlp(data, classifier, max_iter, params, seeds):
+def fit_skpmlp(data, classifier, max_iter, params, seeds, grid=GRID):
     """One skpmlp variant, fitted once per seed.
 
     Parameters
@@ -280,10 +348,12 @@ def fit_skpmlp(data, classifier, max_iter, params, seeds):
     max_iter : int
         Epochs.
     params : dict
-        The variant's parameters, on top of :data:`GRID`.
+        The variant's parameters, on top of ``grid``.
     seeds : list of int
         ``random_state`` values; the test score is their mean, the seconds
         their median.
+    grid : dict, default=GRID
+        The space searched (empty: the estimator's own default space).
 
     Returns
     -------
@@ -295,7 +365,7 @@ def fit_skpmlp(data, classifier, max_iter, params, seeds):
     runs = []
     for seed in seeds:
         search, seconds = timed(lambda: search_class(
-            **GRID, max_iter=max_iter, random_state=seed, **params,
+            **grid, max_iter=max_iter, random_state=seed, **params,
         ).fit(data["X_train"], data["y_train"]))
         runs.append({"seed": seed, "test": float(search.score(data["X_test"], data["y_test"])),
                      "seconds": seconds, "best_score": float(search.best_score_),
@@ -417,12 +487,13 @@ def run_dataset(name, config, variants, realmlp, reused=None):
     if "skpmlp" in config["methods"]:
         fitted = {}
         for variant in variants:
-            key = effective_params(search_class, variant["params"])
+            params = task_params(variant, classifier)
+            key = effective_params(search_class, params, space(variant))
             if key in fitted:  # same parameters as an earlier entry: same fit
                 results[sk_label(variant)] = {**results[fitted[key]], "same_fit_as": fitted[key]}
                 continue
             attempt(sk_label(variant), lambda: fit_skpmlp(
-                data, classifier, config["max_iter"], variant["params"], config["seeds"]))
+                data, classifier, config["max_iter"], params, config["seeds"], space(variant)))
             fitted[key] = sk_label(variant)
     if "gscv" in config["methods"]:
         attempt(GSCV_LABEL, lambda: fit_gscv(data, classifier, config["max_iter"],
@@ -526,7 +597,7 @@ def summarise(rows, labels):
 
 
 def targets(summary, variants):
-    """Issue 30's targets, each with its figures and whether it is met.
+    """Issues 30's and 40's targets, each with its figures and whether it is met.
 
     Parameters
     ----------
@@ -559,6 +630,7 @@ def targets(summary, variants):
             "figures": f"worst {a['worst_gap']:+.4f} ({a['worst_set']})",
             "met": a["worst_gap"] >= -TARGET_GAP_DEFAULT,
         })
+    found.extend(issue_40_targets(summary, variants))
     greedy = "sk cv5 greedy"
     if greedy in summary and REALMLP_LABEL in summary and summary[greedy]["n_sets"]:
         s, r = summary[greedy], summary[REALMLP_LABEL]
@@ -566,6 +638,45 @@ def targets(summary, variants):
             "target": f"{greedy}: mean test >= RealMLP-TD n_cv=5's",
             "figures": f"{s['mean_test']:.4f} vs {r['mean_test']:.4f}",
             "met": s["mean_test"] >= r["mean_test"],
+        })
+    return found
+
+
+def issue_40_targets(summary, variants):
+    """Issue 40's targets for the estimators' own default space (the
+    :data:`NO_ARGS` column): at least RealMLP-TD on each task's mean, at
+    least HGB on classification and within 0.01 of it on regression, and
+    no set more than 0.01 below the default MLP, and at least
+    :data:`TARGET_SPEEDUP` times less time than GridSearchCV over
+    :data:`GRID` (its own, different space: the comparison a user makes)."""
+    chosen = sk_label({"label": NO_ARGS})
+    if chosen not in summary or chosen not in variants:
+        return []
+    s, found = summary[chosen], []
+    for ref, slack in ((REALMLP_LABEL, {"classification": 0.0, "regression": 0.0}),
+                       (HGB_LABEL, {"classification": 0.0, "regression": 0.01})):
+        if ref not in summary:
+            continue
+        for task in TASKS:
+            mine, theirs = s[f"mean_test_{task}"], summary[ref][f"mean_test_{task}"]
+            bound = f">= {ref}'s" if not slack[task] else f"within {slack[task]} of {ref}'s"
+            found.append({
+                "target": f"{chosen}: mean test over the {task} sets {bound}",
+                "figures": f"{mine:.4f} vs {theirs:.4f} ({mine - theirs:+.4f})",
+                "met": mine >= theirs - slack[task],
+            })
+    if DEFAULT_LABEL in s["against"]:
+        a = s["against"][DEFAULT_LABEL]
+        found.append({
+            "target": f"{chosen}: no set more than {TARGET_GAP_DEFAULT} below the default MLP",
+            "figures": f"worst {a['worst_gap']:+.4f} ({a['worst_set']})",
+            "met": a["worst_gap"] >= -TARGET_GAP_DEFAULT,
+        })
+    if GSCV_LABEL in summary:
+        found.append({
+            "target": f"{chosen}: >= {TARGET_SPEEDUP:.0f}x less wall time than GSCV",
+            "figures": f"{s['gscv_time_ratio']:.1f}x (geometric mean over the sets)",
+            "met": s["gscv_time_ratio"] >= TARGET_SPEEDUP,
         })
     return found
 
@@ -649,7 +760,7 @@ def print_tables(rows, labels, summary, found):
         for label, name, error in failed:
             print(f"  {label} on {name}: {error}")
     if found:
-        print("\nIssue 30's targets")
+        print("\nTargets (issues 30 and 40)")
         for t in found:
             print(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {t['figures']}")
 
@@ -780,7 +891,8 @@ def main(argv=None):
     runnable, skipped = [], {}
     if "skpmlp" in args.methods:
         for variant in variants:
-            reasons = {c.__name__: unsupported(c, variant["params"])
+            reasons = {c.__name__: unsupported(c, task_params(variant, c is ParallelMLPClassifier),
+                                               space(variant))
                        for c in (ParallelMLPClassifier, ParallelMLPRegressor)}
             reasons = {k: v for k, v in reasons.items() if v}
             if reasons:
@@ -816,7 +928,7 @@ def main(argv=None):
           f"{args.hgb_threads} thread(s); "
           f"{info['cpu_count']} CPUs, load average {info['load_average'][0]:.2f}")
     for variant in runnable:
-        print(f"  {sk_label(variant)}: {variant['params'] or 'the estimators defaults'}")
+        print(f"  {sk_label(variant)}: {recorded(variant) or 'the estimators defaults'}")
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -831,7 +943,7 @@ def main(argv=None):
         payload = {
             "machine": info, "grid": GRID, "cv": CV, "test_size": TEST_SIZE,
             "max_rows": MAX_ROWS, "config": config, "labels": labels,
-            "variants": {sk_label(v): v["params"] for v in runnable},
+            "variants": {sk_label(v): recorded(v) for v in runnable},
             "skipped_variants": skipped, "summary": summary, "rows": rows, "reused": source,
             "complete": len(rows) == len(names),
             "elapsed_seconds": time.perf_counter() - start,
