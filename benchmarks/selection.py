@@ -194,6 +194,16 @@ SKPMLP_VARIANTS = [
                                         "hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
                                                                (128, 128, 128)]},
      "grid": False},
+    # the ingredients added later in issue 40, on the measured best space
+    {"label": "rsc rt drop", "params": {"input_transform": "robust-smooth-clip",
+                                        "activation": ["relu", "tanh"], "dropout": [0.0, 0.15]},
+     "grid": False},
+    {"label": "rsc rt best", "params": {"input_transform": "robust-smooth-clip",
+                                        "activation": ["relu", "tanh"],
+                                        "restore_best_weights": True}, "grid": False},
+    {"label": "rsc rt diag", "params": {"input_transform": "robust-smooth-clip",
+                                        "activation": ["relu", "tanh"],
+                                        "diagonal_scaling": True}, "grid": False},
     {"label": "na wide", "params": {"hidden_layer_sizes": [(64,), (256,), (256, 256),
                                                            (256, 256, 256)]}, "grid": False},
 ]
