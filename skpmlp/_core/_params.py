@@ -343,6 +343,39 @@ _ROWS = (
         the fused network (compacted), so they stop costing compute.""",
     ),
     Param(
+        "restore_best_weights", False, _BOOLEAN, "bool", role="search", family="search",
+        doc="""\
+        Keep each trained model at its own best epoch (Keras's
+        ``restore_best_weights``, RealMLP's best-epoch selection): every
+        epoch, each fold replica of each model (with ``cv=None``, each
+        model) is judged by its validation loss (cross-entropy for
+        classifiers, half squared error, or half Poisson deviance, for
+        regressors; without the L2 term, whatever ``monitor``) on its own
+        validation rows, and ends training with the weights of the epoch
+        where that loss was lowest (the first of ties), independently of
+        its other folds and of the other models. With ``cv=None`` the
+        validation rows are the ``validation_fraction`` held out (which
+        also score the models); with ``cv`` they are a
+        ``validation_fraction`` part of each fold's own training rows, as
+        for ``early_stopping``, so a fold's test rows stay unseen and
+        ``cv_results_`` stays an honest estimate (RealMLP's ``n_cv``
+        instead picks each fold model's epoch on the fold's held-out rows,
+        the rows that then score it). Stopping does not change: the
+        training-loss rule, or ``early_stopping``'s (whose own best weights
+        then give way to each replica's best epoch by the loss); halving
+        ranks as without it. ``best_epoch_per_model_`` holds every
+        replica's best epoch. The refit (``refit=True``, ``ensemble="best"``)
+        retrains on all the rows for a fixed number of epochs: with
+        ``cv=None`` (``holdout_refit``) the model's best epoch, with ``cv``
+        the mean of its fold replicas' best epochs (rounded); the refitted
+        model's ``max_iter`` and ``n_iter_no_change`` are that count and it
+        has no ``early_stopping``. Fold ensembles (``ensemble="folds"``, a
+        greedy ensemble with ``cv``) and ``export_model`` use the restored
+        fold models. One setting for the whole search, not searchable per
+        model: it decides which rows are held out, for every model alike.
+        L-BFGS models (never monitored) ignore it.""",
+    ),
+    Param(
         "warm_start", False, _BOOLEAN, "bool", role="fit",
         doc="""\
         Reuse the solution of the previous call to fit as initialization,
