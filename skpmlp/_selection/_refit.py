@@ -35,11 +35,13 @@ def refit(estimator, run, fitted, members):
     Members that predict through their fold models (``ensemble="folds"``,
     a greedy ensemble with ``cv``) are the average of their fold replicas:
     nothing is retrained. Otherwise, with cv, their configurations are
-    retrained on all the data in one fused run; with a holdout, the same for
-    the epochs they trained (``holdout_refit``) or the trained models
-    themselves. A lone configuration is scikit-learn's MLP (its
-    early-stopping validation part its own): nothing was chosen, nothing is
-    retrained.
+    retrained on all the data in one fused run (with
+    ``restore_best_weights``, for the mean of their folds' best epochs, see
+    :func:`fold_best_epochs`); with a holdout, the same for the epochs they
+    trained (``holdout_refit``; their best epoch with early stopping or
+    ``restore_best_weights``) or the trained models themselves. A lone
+    configuration is scikit-learn's MLP (its early-stopping validation part
+    its own): nothing was chosen, nothing is retrained.
 
     Parameters
     ----------
