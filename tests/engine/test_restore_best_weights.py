@@ -18,6 +18,7 @@ from kernel_widths import backend_name
 from test_engine import make_data, make_spec, plain_network
 
 from skpmlp._engine import TrainConfig, train_population
+from skpmlp._engine._minibatch._stopping import BestEpochs
 
 #: (hidden_layer_sizes, activation, lr, alpha, repeat): rates high enough
 #: that the validation loss turns up within the run
@@ -203,3 +204,16 @@ def test_without_it_nothing_is_recorded_and_the_last_weights_are_kept():
     for k in range(len(FOLDS)):
         _assert_weights_equal(_weights(result, k, 1), _trained_for(make_spec(MODELS), cfg, X, y, 1,
                                                                    k, 5), atol=1e-12)
+
+
+def test_the_bookkeeping_keeps_the_first_of_ties_and_never_a_nan():
+    best = BestEpochs(4)
+    every = np.ones(4, dtype=bool)
+    improved = best.update(0, np.array([2.0, np.nan, 1.0, 3.0]), every)
+    np.testing.assert_array_equal(improved, [True, False, True, True])
+    improved = best.update(1, np.array([2.0, 5.0, 0.5, 1.0]), np.array([True, True, True, False]))
+    np.testing.assert_array_equal(improved, [False, True, True, False])  # a tie, a stopped one
+    np.testing.assert_array_equal(best.epoch, [1, 2, 2, 1])
+    np.testing.assert_array_equal(best.loss, [2.0, 5.0, 0.5, 3.0])
+    best.reset([2])
+    assert best.epoch[2] == 0 and best.loss[2] == np.inf
