@@ -339,8 +339,11 @@ _ROWS = (
         weights. Otherwise each model stops on a training-loss plateau.
         With ``cv``, the validation score is that of a ``validation_fraction``
         part of each fold's training rows, averaged over the folds, so a
-        model's fold replicas stop together. Stopped models are dropped from
-        the fused network (compacted), so they stop costing compute.""",
+        model's fold replicas stop together (and keep the epoch of the
+        model's best mean score; ``restore_best_weights`` keeps each
+        replica's own best epoch by its validation loss instead). Stopped
+        models are dropped from the fused network (compacted), so they stop
+        costing compute.""",
     ),
     Param(
         "restore_best_weights", False, _BOOLEAN, "bool", role="search", family="search",
@@ -422,8 +425,8 @@ _ROWS = (
         With ``cv=None``, the fraction of the rows held out (stratified for
         single-label classifiers; the fraction of the groups, whole, when
         ``fit`` gets ``groups``) to score and select models; with ``cv``, the
-        fraction of each fold's training rows that early stopping and
-        pruning watch.""",
+        fraction of each fold's training rows that early stopping, pruning
+        and ``restore_best_weights`` watch.""",
     ),
     Param(
         "monitor", "score", ([StrOptions({"score", "loss"})], None), '{"score", "loss"}',
@@ -711,12 +714,13 @@ _ROWS = (
         With ``cv=None`` and ``refit``: True retrains the chosen
         configuration(s) on all the rows, the validation part included, each
         for as many epochs as it trained in the search (``n_iter_``, or its
-        best epoch with ``early_stopping``), from the same initial weights
-        and batch order, as GridSearchCV refits; ``best_estimator_`` is then
-        that model, with ``max_iter`` (and ``n_iter_no_change``) set to the
-        epoch count and no early stopping, so its ``fit`` retrains exactly
-        it (a schedule over ``max_iter`` epochs, ``learning_rate="cosine"``
-        or ``"coslog4"`` or a warm-up, then spans that count). False
+        best epoch with ``early_stopping`` or ``restore_best_weights``),
+        from the same initial weights and batch order, as GridSearchCV
+        refits; ``best_estimator_`` is then that model, with ``max_iter``
+        (and ``n_iter_no_change``) set to the epoch count and no early
+        stopping, so its ``fit`` retrains exactly it (a schedule over
+        ``max_iter`` epochs, ``learning_rate="cosine"`` or ``"coslog4"`` or
+        a warm-up, then spans that count). False
         returns the model trained in the search on the training part
         itself (its validation score then describes it). Ignored with
         ``cv``, and for a lone configuration (nothing was chosen; with
