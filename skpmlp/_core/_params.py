@@ -367,7 +367,8 @@ _ROWS = (
         training-loss rule, or ``early_stopping``'s (whose own best weights
         then give way to each replica's best epoch by the loss); halving
         ranks as without it. ``best_epoch_per_model_`` holds every
-        replica's best epoch. The refit (``refit=True``, ``ensemble="best"``)
+        replica's best epoch, ``cv_results_["best_epoch"]`` each model's
+        mean over its folds. The refit (``refit=True``, ``ensemble="best"``)
         retrains on all the rows for a fixed number of epochs: with
         ``cv=None`` (``holdout_refit``) the model's best epoch, with ``cv``
         the mean of its fold replicas' best epochs (rounded); the refitted

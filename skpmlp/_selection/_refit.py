@@ -22,6 +22,7 @@ from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform
 from .._core._values import one_value, restores_best, uses_early_stopping
 from .._search._failures import warn_halted
 from .._search._inputs import train_by_input
+from .._search._results import mean_best_epoch
 from .._search._splits import SplitSettings, validation_split
 
 #: Attributes that data validation sets on the estimator, before training starts.
@@ -222,14 +223,13 @@ def _holdout_refit(estimator, run, fitted, members, transforms):
 
 def fold_best_epochs(fitted, row):
     """The epochs a cv refit of ``row`` trains with ``restore_best_weights``:
-    the mean of its fold replicas' best epochs, rounded half up (folds
-    without one, that never had a finite validation loss, left out; at
-    least 1; its ``n_iter`` where no fold has one)."""
-    best = np.asarray(fitted["best_epoch_per_model_"][row])
-    found = best[best > 0]
-    if len(found) == 0:
+    the mean of its fold replicas' best epochs (``cv_results_["best_epoch"]``:
+    folds without one, that never had a finite validation loss, left out),
+    rounded half up; its ``n_iter`` where no fold has one; at least 1."""
+    mean = mean_best_epoch(np.asarray(fitted["best_epoch_per_model_"])[[row]])[0]
+    if np.isnan(mean):
         return max(int(np.max(fitted["n_iter_per_model_"][row])), 1)
-    return max(int(np.floor(found.mean() + 0.5)), 1)
+    return max(int(np.floor(mean + 0.5)), 1)
 
 
 def _fixed_epochs_refit(run, epochs, transforms):

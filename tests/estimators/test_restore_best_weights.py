@@ -69,6 +69,7 @@ def test_it_watches_the_rows_early_stopping_watches(data, cv):
     assert best.shape == restored.n_iter_per_model_.shape
     assert (best >= 1).all() and (best <= restored.n_iter_per_model_).all()
     assert (best < restored.n_iter_per_model_).any()
+    assert "best_epoch" not in early.cv_results_
 
 
 def test_the_cv_refit_trains_the_mean_of_the_folds_best_epochs_and_refits_so(data):
@@ -76,6 +77,8 @@ def test_the_cv_refit_trains_the_mean_of_the_folds_best_epochs_and_refits_so(dat
     search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3, ensemble="best")), X, y)
     best = search.best_epoch_per_model_[search.best_index_]
     n = max(int(np.floor(best.mean() + 0.5)), 1)
+    np.testing.assert_array_equal(search.cv_results_["best_epoch"],
+                                  search.best_epoch_per_model_.mean(axis=1))
     model = search.best_estimator_
     assert model.n_iter_ == n and model.max_iter == n and not model.early_stopping
     assert len(model.loss_curve_) == n
