@@ -339,8 +339,45 @@ _ROWS = (
         weights. Otherwise each model stops on a training-loss plateau.
         With ``cv``, the validation score is that of a ``validation_fraction``
         part of each fold's training rows, averaged over the folds, so a
-        model's fold replicas stop together. Stopped models are dropped from
-        the fused network (compacted), so they stop costing compute.""",
+        model's fold replicas stop together (and keep the epoch of the
+        model's best mean score; ``restore_best_weights`` keeps each
+        replica's own best epoch by its validation loss instead). Stopped
+        models are dropped from the fused network (compacted), so they stop
+        costing compute.""",
+    ),
+    Param(
+        "restore_best_weights", False, _BOOLEAN, "bool", role="search", family="search",
+        doc="""\
+        Keep each trained model at its own best epoch (Keras's
+        ``restore_best_weights``, RealMLP's best-epoch selection): every
+        epoch, each fold replica of each model (with ``cv=None``, each
+        model) is judged by its validation loss (cross-entropy for
+        classifiers, half squared error, or half Poisson deviance, for
+        regressors; without the L2 term, whatever ``monitor``) on its own
+        validation rows, and ends training with the weights of the epoch
+        where that loss was lowest (the first of ties), independently of
+        its other folds and of the other models. With ``cv=None`` the
+        validation rows are the ``validation_fraction`` held out (which
+        also score the models); with ``cv`` they are a
+        ``validation_fraction`` part of each fold's own training rows, as
+        for ``early_stopping``, so a fold's test rows stay unseen and
+        ``cv_results_`` stays an honest estimate (RealMLP's ``n_cv``
+        instead picks each fold model's epoch on the fold's held-out rows,
+        the rows that then score it). Stopping does not change: the
+        training-loss rule, or ``early_stopping``'s (whose own best weights
+        then give way to each replica's best epoch by the loss); halving
+        ranks as without it. ``best_epoch_per_model_`` holds every
+        replica's best epoch, ``cv_results_["best_epoch"]`` each model's
+        mean over its folds. The refit (``refit=True``, ``ensemble="best"``)
+        retrains on all the rows for a fixed number of epochs: with
+        ``cv=None`` (``holdout_refit``) the model's best epoch, with ``cv``
+        the mean of its fold replicas' best epochs (rounded); the refitted
+        model's ``max_iter`` and ``n_iter_no_change`` are that count and it
+        has no ``early_stopping``. Fold ensembles (``ensemble="folds"``, a
+        greedy ensemble with ``cv``) and ``export_model`` use the restored
+        fold models. One setting for the whole search, not searchable per
+        model: it decides which rows are held out, for every model alike.
+        L-BFGS models (never monitored) ignore it.""",
     ),
     Param(
         "warm_start", False, _BOOLEAN, "bool", role="fit",
@@ -389,8 +426,8 @@ _ROWS = (
         With ``cv=None``, the fraction of the rows held out (stratified for
         single-label classifiers; the fraction of the groups, whole, when
         ``fit`` gets ``groups``) to score and select models; with ``cv``, the
-        fraction of each fold's training rows that early stopping and
-        pruning watch.""",
+        fraction of each fold's training rows that early stopping, pruning
+        and ``restore_best_weights`` watch.""",
     ),
     Param(
         "monitor", "score", ([StrOptions({"score", "loss"})], None), '{"score", "loss"}',
@@ -678,12 +715,13 @@ _ROWS = (
         With ``cv=None`` and ``refit``: True retrains the chosen
         configuration(s) on all the rows, the validation part included, each
         for as many epochs as it trained in the search (``n_iter_``, or its
-        best epoch with ``early_stopping``), from the same initial weights
-        and batch order, as GridSearchCV refits; ``best_estimator_`` is then
-        that model, with ``max_iter`` (and ``n_iter_no_change``) set to the
-        epoch count and no early stopping, so its ``fit`` retrains exactly
-        it (a schedule over ``max_iter`` epochs, ``learning_rate="cosine"``
-        or ``"coslog4"`` or a warm-up, then spans that count). False
+        best epoch with ``early_stopping`` or ``restore_best_weights``),
+        from the same initial weights and batch order, as GridSearchCV
+        refits; ``best_estimator_`` is then that model, with ``max_iter``
+        (and ``n_iter_no_change``) set to the epoch count and no early
+        stopping, so its ``fit`` retrains exactly it (a schedule over
+        ``max_iter`` epochs, ``learning_rate="cosine"`` or ``"coslog4"`` or
+        a warm-up, then spans that count). False
         returns the model trained in the search on the training part
         itself (its validation score then describes it). Ignored with
         ``cv``, and for a lone configuration (nothing was chosen; with

@@ -42,6 +42,13 @@ def uses_early_stopping(estimator):
     return bool(estimator.early_stopping) and not full_batch(estimator)
 
 
+def restores_best(estimator):
+    """Whether ``estimator`` keeps every model at its own best epoch:
+    ``restore_best_weights=True`` (search estimators only) with a minibatch
+    solver (L-BFGS models are never monitored)."""
+    return bool(getattr(estimator, "restore_best_weights", False)) and not full_batch(estimator)
+
+
 def full_batch(estimator):
     """Whether ``estimator``'s one solver trains full-batch (L-BFGS); a
     searched ``solver`` counts as minibatch."""

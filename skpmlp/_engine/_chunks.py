@@ -69,6 +69,9 @@ def merge_results(parts, n_models):
     val = np.full((n_models, K, n_epochs), np.nan) if monitored else None
     per_model = {name: np.zeros((n_models, K), dtype=getattr(first, name).dtype)
                  for name in ("n_iter", "converged", "diverged", "pruned")}
+    # restore_best_weights: 0 (none) for parts L-BFGS trained
+    if any(r.best_epoch is not None for _, r in parts):
+        per_model["best_epoch"] = np.zeros((n_models, K), dtype=int)
     for index, result in parts:
         for k in range(K):
             for j, i in enumerate(index):
@@ -77,7 +80,8 @@ def merge_results(parts, n_models):
         if result.validation_scores is not None:
             val[index] = _pad_epochs(result.validation_scores, n_epochs)
         for name, array in per_model.items():
-            array[index] = getattr(result, name)
+            if getattr(result, name) is not None:
+                array[index] = getattr(result, name)
     halts = [r.halted for _, r in parts if r.halted]
     return TrainResult(
         coefs=coefs, intercepts=intercepts, loss_curves=loss, validation_scores=val,

@@ -154,6 +154,14 @@ def negated_loss(loss):
     return score
 
 
+def validation_loss_function(config):
+    """Each model's validation loss on its evaluation rows, a function of
+    the raw outputs: the training loss without label smoothing or the L2
+    term (what ``restore_best_weights`` watches, lower is better)."""
+    negated = negated_loss(training_loss(config))
+    return lambda outputs, y, weights=None: -negated(outputs, y, weights)
+
+
 def monitor_function(config):
     """What a run watches on its evaluation rows each epoch, a function of
     the raw outputs: the default score of the predictions

@@ -39,13 +39,19 @@ def model_parameters(hidden_layer_sizes, n_features, n_outputs):
     return sum((fan_in + 1) * fan_out for fan_in, fan_out in zip(sizes[:-1], sizes[1:]))
 
 
+def keeps_best(config):
+    """Whether a run keeps a second copy of every slot's weights (the best
+    so far: ``early_stopping``, ``restore_best_weights``)."""
+    return bool(config.early_stopping or config.restore_best_weights)
+
+
 def model_bytes(spec, config, n_features, *, n_folds, n_eval):
     """Device bytes each model of ``spec`` needs in a fused run (all its
     fold replicas included): ndarray of shape (n_models,)."""
     itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
     padding = 1.0 + config.max_padding
     # parameters, gradients, optimizer state (for the whole run), best weights
-    n_buffers = 2 + n_state_buffers(spec.optimizers_of(config)) + bool(config.early_stopping)
+    n_buffers = 2 + n_state_buffers(spec.optimizers_of(config)) + keeps_best(config)
     C, B = config.n_outputs, config.batch_size
     out = np.empty(spec.n_models)
     for i, arch in enumerate(spec.hidden_layer_sizes):
@@ -63,7 +69,7 @@ def held_bytes(spec, config, n_features, *, n_folds):
     activations): ndarray of shape (n_models,)."""
     itemsize = torch.finfo(getattr(torch, config.dtype)).bits // 8
     padding = 1.0 + config.max_padding
-    n_buffers = 1 + n_state_buffers(spec.optimizers_of(config)) + bool(config.early_stopping)
+    n_buffers = 1 + n_state_buffers(spec.optimizers_of(config)) + keeps_best(config)
     params = np.array([model_parameters(arch, n_features, config.n_outputs)
                        for arch in spec.hidden_layer_sizes], float)
     return n_folds * n_buffers * params * padding * itemsize

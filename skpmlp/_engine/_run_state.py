@@ -94,6 +94,9 @@ def status_state(status):
     epochs, the stopping rule's bests and counters and a pending rung."""
     state = {name: getattr(status, name).copy() for name in _STATUS_ARRAYS}
     state.update(best=status.rule.best.copy(), count=status.rule.count.copy(), rung=None)
+    if status.best is not None:  # restore_best_weights: every replica's own best epoch
+        state["best_epochs"] = {"loss": status.best.loss.copy(),
+                                "epoch": status.best.epoch.copy()}
     rung = status.rung
     if rung is not None:
         state["rung"] = {"epoch": int(rung.epoch), "models": rung.models.copy(),
@@ -108,6 +111,11 @@ def restore_status(status, state):
     status.rule.best[:] = state["best"]
     status.rule.count[:] = state["count"]
     status.rung = None if state["rung"] is None else saved_rung(state["rung"])
+    if status.best is not None:
+        if state.get("best_epochs") is None:
+            raise ValueError("the saved run kept no best epochs (restore_best_weights)")
+        status.best.loss[:] = state["best_epochs"]["loss"]
+        status.best.epoch[:] = state["best_epochs"]["epoch"]
 
 
 def saved_rung(state):
@@ -135,7 +143,8 @@ def restore_kept(state):
     }
 
 
-_RESULT_ARRAYS = ("loss_curves", "validation_scores", "n_iter", "converged", "diverged", "pruned")
+_RESULT_ARRAYS = ("loss_curves", "validation_scores", "n_iter", "converged", "diverged", "pruned",
+                  "best_epoch")
 
 
 def result_state(result):
@@ -152,7 +161,8 @@ def result_state(result):
 
 def restore_result(state):
     """The :class:`~._spec.TrainResult` saved by :func:`result_state`."""
-    arrays = {name: None if state[name] is None else np.array(state[name])
+    # best_epoch: absent from the files of a version without it
+    arrays = {name: None if state.get(name) is None else np.array(state[name])
               for name in _RESULT_ARRAYS}
     for name in ("converged", "diverged", "pruned"):
         arrays[name] = arrays[name].astype(bool)

@@ -176,7 +176,7 @@ def plan_runs(spec, config, X, folds, options):
     for size in np.unique(batch_sizes):
         models = minibatch[batch_sizes == size]
         sized = dataclasses.replace(config, batch_size=int(size))
-        monitored = config.early_stopping or config.pruning
+        monitored = config.early_stopping or config.pruning or config.restore_best_weights
         assert has_eval(folds) or not monitored, "monitoring needs evaluation rows"
         if dp is not None:
             dp.plan_rows(min(sized.batch_size, max(len(train) for train, _ in folds)))

@@ -217,6 +217,15 @@ class TrainConfig(OptimizerSettings):
         the training loss. L-BFGS models (full batch) stop by scipy's
         L-BFGS-B rules instead: largest absolute gradient entry ``<= tol``
         or relative loss decrease ``<= 2.2e-9``.
+    restore_best_weights : bool
+        Watch every replica's own validation loss (cross-entropy / half
+        squared error / half Poisson deviance, no L2 term; the loss
+        whatever ``monitor`` is) on its fold's evaluation rows each epoch, and end
+        the replica with the weights of its own best epoch (the first of
+        ties), independently of every other replica; ``best_epoch`` of the
+        result says which. Stopping is unchanged (the training-loss rule,
+        or early stopping's), and so are the rungs. Needs evaluation rows;
+        L-BFGS runs (never monitored) ignore it.
     shuffle : bool
         Draw a new order of each fold's training rows every epoch (else
         the batches take the rows in the order given), as scikit-learn's MLP.
@@ -274,6 +283,7 @@ class TrainConfig(OptimizerSettings):
     tol: float = 1e-4
     n_iter_no_change: int = 10
     early_stopping: bool = False
+    restore_best_weights: bool = False
     shuffle: bool = True
     shuffle_seed: int = 0
     dtype: str = "float32"
@@ -346,6 +356,11 @@ class TrainResult:
         when detected.
     pruned : ndarray of bool of shape (n_models, n_folds)
         Whether each replica was stopped by successive halving.
+    best_epoch : ndarray of int of shape (n_models, n_folds) or None
+        With ``restore_best_weights``, the epoch (1-based: after how many
+        epochs) whose weights each replica holds, its lowest validation
+        loss; 0 where no epoch had a finite one (it holds its initial
+        weights). None otherwise.
     train_time : float
         Wall time of the fused training, in seconds.
     halted : {None, "interrupted", "terminated", "max_time"}
@@ -362,6 +377,7 @@ class TrainResult:
     converged: np.ndarray = None
     diverged: np.ndarray = None
     pruned: np.ndarray = None
+    best_epoch: np.ndarray = None
     train_time: float = 0.0
     halted: str = None
     extra: dict = field(default_factory=dict)

@@ -438,6 +438,8 @@ def _untrained(spec, config, n_features, K, monitor, halted):
         loss_curves=empty, validation_scores=empty.copy() if monitor else None,
         n_iter=np.zeros((M, K), dtype=int), converged=false, diverged=false.copy(),
         pruned=false.copy(), halted=halted,
+        best_epoch=np.zeros((M, K), dtype=int) if monitor and config.restore_best_weights
+        else None,
     )
 
 

@@ -136,7 +136,8 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
 
         One configuration (one value per parameter, ``n_repeats=1``) with
         ``cv=None`` (or ``"auto"``, which is then None) and neither
-        ``early_stopping`` nor ``pruning`` is scikit-learn's MLP: the one
+        ``early_stopping``, ``pruning`` nor ``restore_best_weights`` is
+        scikit-learn's MLP: the one
         model trains on every row, nothing is held out, and its test scores
         (``best_score_``) are NaN. With
         ``early_stopping`` it trains on the rows scikit-learn's MLP would
@@ -306,6 +307,9 @@ class BaseParallelMLP(SparseInputMixin, BaseEstimator):
                 None if result.validation_scores is None else squeeze(result.validation_scores)
             ),
             "n_iter_per_model_": squeeze(result.n_iter),
+            "best_epoch_per_model_": (
+                None if result.best_epoch is None else squeeze(result.best_epoch)
+            ),
             "validation_loss_": run.test_loss,
             "shards_": run.shards,
             "_train_sizes": plan.train_sizes,

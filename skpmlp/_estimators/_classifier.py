@@ -64,6 +64,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         n_models=None,
         param_grid=None,
         early_stopping=False,
+        restore_best_weights=False,
         warm_start=False,
         validation_fraction=0.1,
         monitor="score",

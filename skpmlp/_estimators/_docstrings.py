@@ -230,6 +230,11 @@ _SEARCH_MODELS = (
         ``tie_breaker="loss"`` compare."""),
     ("n_iter_per_model_ : ndarray of shape (n_models,) or (n_models, n_splits)", """\
         Epochs each model (fold replica) trained for."""),
+    ("best_epoch_per_model_ : ndarray of shape (n_models,) or (n_models, n_splits), or None", """\
+        With ``restore_best_weights``, the epoch whose weights each model
+        (fold replica) holds, 1-based (after how many epochs): the one of
+        its lowest validation loss; 0 where none was finite (it holds its
+        initial weights). None without ``restore_best_weights``."""),
     ("hyperparameter_schedules_ : list of dict", """\
         Only with ``refill``: per row of ``cv_results_``, the
         hyperparameters of every epoch along its lineage (its oldest

@@ -60,6 +60,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         n_models=None,
         param_grid=None,
         early_stopping=False,
+        restore_best_weights=False,
         warm_start=False,
         validation_fraction=0.1,
         monitor="score",

@@ -68,6 +68,16 @@ def _store(results, key, per_split, *, splits=True, rank=False, demoted=None, wa
         results[f"rank_{key}"] = rank_scores(means, demoted)
 
 
+def mean_best_epoch(best_epoch):
+    """Every model's mean best epoch over its folds, from ``best_epoch`` of
+    shape (n_models, n_folds): the folds that kept one (above 0) only; NaN
+    where none did."""
+    best = np.asarray(best_epoch, dtype=float)
+    found = best > 0
+    with np.errstate(invalid="ignore"):
+        return np.where(found.any(1), (best * found).sum(1) / found.sum(1), np.nan)
+
+
 def build_cv_results(population, scores, *, fit_time, score_time, multimetric, status=None,
                      held_out=True):
     """Build ``cv_results_`` for a population.
@@ -94,7 +104,10 @@ def build_cv_results(population, scores, *, fit_time, score_time, multimetric, s
         halving: the ``pruned`` column; they rank below the others) and
         ``"failed"`` (diverged or never trained: they rank below every
         other model whatever their ``error_score``, so they are never
-        selected while another model is left); each may be left out.
+        selected while another model is left), ``"best_epoch"``
+        (``restore_best_weights``: the mean of its folds' best epochs, see
+        :func:`mean_best_epoch`: the ``best_epoch`` column); each may be
+        left out.
     held_out : bool, default=True
         Whether the test scores come from held-out rows. False when a lone
         configuration trained on every row (its test scores are NaN by
@@ -125,6 +138,8 @@ def build_cv_results(population, scores, *, fit_time, score_time, multimetric, s
         results["n_iter"] = np.asarray(n_iter, dtype=int)
     if pruned is not None:
         results["pruned"] = np.asarray(pruned, dtype=bool)
+    if status.get("best_epoch") is not None:
+        results["best_epoch"] = np.asarray(status["best_epoch"], dtype=float)
     demoted = np.zeros(n, dtype=bool)
     for mask in (pruned, failed):
         if mask is not None:

@@ -20,7 +20,7 @@ from ._failures import judge_failures
 from ._inputs import train_by_input
 from ._plan import SearchPlan, plan_search
 from ._population import Population
-from ._results import build_cv_results
+from ._results import build_cv_results, mean_best_epoch
 from ._scoring import score_folds
 from ._warm_start import folds_digest, merge_resumed
 
@@ -119,6 +119,8 @@ def run_search(plan):
     status = {"n_iter": result.n_iter.max(axis=1), "failed": failed.any(axis=1)}
     if plan.config.pruning is not None:
         status["pruned"] = result.pruned.any(axis=1)
+    if result.best_epoch is not None:
+        status["best_epoch"] = mean_best_epoch(result.best_epoch)
     cv_results = build_cv_results(
         population, scores, fit_time=result.train_time, score_time=score_time,
         multimetric=multimetric, status=status, held_out=plan.held_out,

@@ -12,7 +12,7 @@ from numbers import Integral
 import numpy as np
 
 from .._core._params import OPTIMIZER_DEFAULTS
-from .._core._values import full_batch, one_value, uses_early_stopping
+from .._core._values import full_batch, one_value, restores_best, uses_early_stopping
 from .._engine import OptimizerSettings, TrainConfig, check_device
 from .._kernels import SOLVERS
 from ._population import resolve_batch_size
@@ -32,7 +32,8 @@ def check_solvers(estimator, population):
         ``"lbfgs"`` and others a minibatch solver, or the models' solver is
         not the estimator's own ``"lbfgs"`` / minibatch choice.
     """
-    monitored = bool(estimator.early_stopping) or getattr(estimator, "pruning", None) is not None
+    monitored = (bool(estimator.early_stopping) or getattr(estimator, "pruning", None) is not None
+                 or bool(getattr(estimator, "restore_best_weights", False)))
     if not monitored:
         return
     solvers = set(population.column("solver"))
@@ -42,10 +43,11 @@ def check_solvers(estimator, population):
     if mixed or (own_lbfgs and families != {"lbfgs"}):
         raise ValueError(
             f"The searched solvers {sorted(solvers)} mix 'lbfgs' with minibatch solvers while "
-            f"early_stopping={estimator.early_stopping!r} and pruning="
-            f"{getattr(estimator, 'pruning', None)!r}: L-BFGS models train full-batch and are "
-            f"never monitored. Search 'lbfgs' in a fit of its own, or set early_stopping=False "
-            f"and pruning=None."
+            f"early_stopping={estimator.early_stopping!r}, pruning="
+            f"{getattr(estimator, 'pruning', None)!r} and restore_best_weights="
+            f"{getattr(estimator, 'restore_best_weights', False)!r}: L-BFGS models train "
+            f"full-batch and are never monitored. Search 'lbfgs' in a fit of its own, or set "
+            f"early_stopping=False, pruning=None and restore_best_weights=False."
         )
 
 
@@ -93,6 +95,7 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         tol=estimator.tol,
         n_iter_no_change=estimator.n_iter_no_change,
         early_stopping=uses_early_stopping(estimator),
+        restore_best_weights=restores_best(estimator),
         shuffle=estimator.shuffle,
         shuffle_seed=seed,
         dtype=training_dtype(estimator.dtype, X_dtype),

@@ -15,7 +15,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit, check_cv, train_test_split
 from sklearn.utils import check_array
 
-from .._core._values import uses_early_stopping
+from .._core._values import restores_best, uses_early_stopping
 
 #: The folds of ``cv="auto"`` where it chooses k-fold.
 AUTO_CV_FOLDS = 5
@@ -147,6 +147,9 @@ class SplitSettings:
         Whether the models early-stop (minibatch solvers only, see
         :func:`~skpmlp._core._values.uses_early_stopping`).
     pruning : {None, "halving"}, default=None
+    restore_best_weights : bool, default=False
+        Whether every model keeps its own best epoch by its validation loss
+        (minibatch solvers only, see :func:`~skpmlp._core._values.restores_best`).
     """
 
     classifier: bool
@@ -154,6 +157,7 @@ class SplitSettings:
     validation_fraction: float = 0.1
     early_stopping: bool = False
     pruning: object = None
+    restore_best_weights: bool = False
 
     @classmethod
     def of(cls, estimator):
@@ -163,12 +167,14 @@ class SplitSettings:
             validation_fraction=estimator.validation_fraction,
             early_stopping=uses_early_stopping(estimator),
             pruning=getattr(estimator, "pruning", None),
+            restore_best_weights=restores_best(estimator),
         )
 
     @property
     def monitored(self):
-        """Whether training watches validation scores (early stopping, pruning)."""
-        return self.early_stopping or self.pruning is not None
+        """Whether training watches validation rows (early stopping, pruning,
+        each model's best epoch)."""
+        return self.early_stopping or self.pruning is not None or self.restore_best_weights
 
     def stratifies(self, y_encoded):
         """Whether splits of ``y_encoded`` are stratified: for classifiers

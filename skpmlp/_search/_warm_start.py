@@ -224,8 +224,20 @@ def merge_resumed(previous, result, rows):
                       result.converged)
     diverged = flags(previous["_diverged"], result.diverged)
     pruned = flags(previous["_pruned"], result.pruned)
+    best_epoch = None
+    if result.best_epoch is not None:
+        # counted from the previous fit's first epoch, as n_iter; the
+        # others keep theirs (0 where the previous fit kept none)
+        previous_best = _per_fold({**previous, "best_epoch_per_model_":
+                                   previous.get("best_epoch_per_model_")},
+                                  "best_epoch_per_model_")
+        best_epoch = (np.zeros_like(previous_n) if previous_best is None
+                      else np.array(previous_best, dtype=int))
+        best_epoch[rows] = np.where(result.best_epoch > 0, previous_n[rows] + result.best_epoch,
+                                    0)
     return dataclasses.replace(
         result, coefs=coefs, intercepts=intercepts, loss_curves=loss_curves,
         validation_scores=validation,
         n_iter=n_iter, converged=converged, diverged=diverged, pruned=pruned,
+        best_epoch=best_epoch,
     )

@@ -19,9 +19,10 @@ from .._core._attributes import MLP_ATTRIBUTES, SHARED_ATTRIBUTES, mlp_attribute
 from .._core._compat import get_param_names
 from .._core._params import INPUT_PARAMS, OPTIMIZER_PARAMS, training_params
 from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform
-from .._core._values import one_value, uses_early_stopping
+from .._core._values import one_value, restores_best, uses_early_stopping
 from .._search._failures import warn_halted
 from .._search._inputs import train_by_input
+from .._search._results import mean_best_epoch
 from .._search._splits import SplitSettings, validation_split
 
 #: Attributes that data validation sets on the estimator, before training starts.
@@ -35,11 +36,13 @@ def refit(estimator, run, fitted, members):
     Members that predict through their fold models (``ensemble="folds"``,
     a greedy ensemble with ``cv``) are the average of their fold replicas:
     nothing is retrained. Otherwise, with cv, their configurations are
-    retrained on all the data in one fused run; with a holdout, the same for
-    the epochs they trained (``holdout_refit``) or the trained models
-    themselves. A lone configuration is scikit-learn's MLP (its
-    early-stopping validation part its own): nothing was chosen, nothing is
-    retrained.
+    retrained on all the data in one fused run (with
+    ``restore_best_weights``, for the mean of their folds' best epochs, see
+    :func:`fold_best_epochs`); with a holdout, the same for the epochs they
+    trained (``holdout_refit``; their best epoch with early stopping or
+    ``restore_best_weights``) or the trained models themselves. A lone
+    configuration is scikit-learn's MLP (its early-stopping validation part
+    its own): nothing was chosen, nothing is retrained.
 
     Parameters
     ----------
@@ -65,6 +68,10 @@ def refit(estimator, run, fitted, members):
         if holdout and run.population.n_models > 1:
             transforms = _refit_transforms(run, rows)
             refitted, overrides = _holdout_refit(estimator, run, fitted, rows, transforms)
+        elif cv is not None and restores_best(estimator):
+            transforms = _refit_transforms(run, rows)
+            epochs = {row: fold_best_epochs(fitted, row) for row in rows}
+            refitted, overrides = _fixed_epochs_refit(run, epochs, transforms)
         elif cv is not None:
             transforms = _refit_transforms(run, rows)
             refitted = _cv_refit(estimator, run, rows, transforms)
@@ -196,9 +203,39 @@ def _holdout_refit(estimator, run, fitted, members, transforms):
     """Retrain the configurations of ``members`` on all the rows
     (training and validation part), each for as many epochs as it
     trained on the training part: ``n_iter_``, or its best epoch with
-    ``early_stopping`` (whose weights it kept). A fixed epoch count, as
-    nothing is left to watch; models of the same count train in one
-    fused run.
+    ``early_stopping`` or ``restore_best_weights`` (whose weights it
+    kept; with both, ``restore_best_weights``'s). A fixed epoch count, as
+    nothing is left to watch (see :func:`_fixed_epochs_refit`)."""
+    epochs = {}
+    for row in members:
+        n = int(fitted["n_iter_per_model_"][row])
+        best = fitted.get("best_epoch_per_model_")
+        if best is not None and best[row] > 0:
+            n = int(best[row])
+        elif estimator.early_stopping:
+            curve = fitted["validation_scores_per_model_"][row, :n]
+            if np.isfinite(curve).any():
+                # the first best epoch, as the stopping rule keeps it
+                n = int(np.nanargmax(curve)) + 1
+        epochs[row] = max(n, 1)
+    return _fixed_epochs_refit(run, epochs, transforms)
+
+
+def fold_best_epochs(fitted, row):
+    """The epochs a cv refit of ``row`` trains with ``restore_best_weights``:
+    the mean of its fold replicas' best epochs (``cv_results_["best_epoch"]``:
+    folds without one, that never had a finite validation loss, left out),
+    rounded half up; its ``n_iter`` where no fold has one; at least 1."""
+    mean = mean_best_epoch(np.asarray(fitted["best_epoch_per_model_"])[[row]])[0]
+    if np.isnan(mean):
+        return max(int(np.max(fitted["n_iter_per_model_"][row])), 1)
+    return max(int(np.floor(mean + 0.5)), 1)
+
+
+def _fixed_epochs_refit(run, epochs, transforms):
+    """Retrain the configurations of ``epochs`` (``{row: epoch count}``)
+    on all the rows, each for its count; models of the same count train in
+    one fused run.
 
     Returns
     -------
@@ -211,21 +248,14 @@ def _holdout_refit(estimator, run, fitted, members, transforms):
         ``n_iter_no_change`` too so it never stops before, no
         ``early_stopping``).
     """
-    epochs = {}
-    for row in members:
-        n = int(fitted["n_iter_per_model_"][row])
-        if estimator.early_stopping:
-            curve = fitted["validation_scores_per_model_"][row, :n]
-            if np.isfinite(curve).any():
-                # the first best epoch, as the stopping rule keeps it
-                n = int(np.nanargmax(curve)) + 1
-        epochs[row] = max(n, 1)
     rows = np.arange(run.plan.data.X.shape[0])
     refitted, overrides = {}, {}
     for n in sorted(set(epochs.values())):
-        group = [row for row in members if epochs[row] == n]
+        group = [row for row in epochs if epochs[row] == n]
         training = {"max_iter": n, "n_iter_no_change": n, "early_stopping": False}
-        config = dataclasses.replace(run.plan.config, pruning=None, refill=None, **training)
+        # nothing is held out: no best epoch to watch
+        config = dataclasses.replace(run.plan.config, pruning=None, refill=None,
+                                     restore_best_weights=False, **training)
         refitted.update(_retrain(run, group, config, [(rows, None)], transforms))
         overrides.update({row: training for row in group})
     return refitted, overrides

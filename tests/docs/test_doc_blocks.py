@@ -322,6 +322,13 @@ def _check_halving(run):
     assert table.loc[False, "count"] + table.loc[True, "count"] == 72
 
 
+def _check_restore_best_weights(run):
+    best = run["search.best_epoch_per_model_"]
+    n_iter = run.namespace["search"].n_iter_per_model_
+    assert best.shape == n_iter.shape == (4, 5)
+    assert (best >= 1).all() and (best <= n_iter).all()
+
+
 def _check_data_parallel(run):
     # inside a process group of one rank: each fit trains alone on all rows,
     # the search the namespace started from, again
@@ -418,6 +425,7 @@ CHECKS = {
     "cv-greedy": _check_cv_greedy,
     "cv-fused-cross-validate": _check_fused_cross_validate,
     "halving-search": _check_halving,
+    "restore-best-weights": _check_restore_best_weights,
     "gpus-data-parallel": _check_data_parallel,
     "saving-io": _check_saving_io,
     "saving-warm-start": _check_warm_start,

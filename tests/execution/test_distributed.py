@@ -68,11 +68,13 @@ def _fit_case(case, X, y, Xr, yr, weight):
         common["device"] = "cuda"
     if case.endswith("cv_early_stopping"):
         # the native case trains as several memory chunks (each rank plans with
-        # the least memory of any)
+        # the least memory of any), and each replica restores its own best
+        # epoch (rank 0's validation losses decide on every rank)
+        native = case.startswith("native")
         search = ParallelMLPClassifier(
             [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, ensemble="best", early_stopping=True,
-            n_iter_no_change=2, tol=0.1, max_iter=8, max_memory=80_000 if case.startswith("native") else None,
-            **common,
+            n_iter_no_change=2, tol=0.1, max_iter=8, max_memory=80_000 if native else None,
+            restore_best_weights=native, **common,
         )
         return search.fit(X, y)
     if case.endswith("batch_sizes"):
@@ -194,6 +196,8 @@ def _assert_same_fit(fitted, alone, world_size, batch):
     for name in ("loss_curves_", "validation_scores_per_model_", "n_iter_per_model_"):
         np.testing.assert_allclose(getattr(fitted, name), getattr(alone, name), rtol=0, atol=1e-10,
                                    equal_nan=True, err_msg=name)
+    if alone.best_epoch_per_model_ is not None:
+        np.testing.assert_array_equal(fitted.best_epoch_per_model_, alone.best_epoch_per_model_)
     for k, (coefs, intercepts) in enumerate(zip(alone._coefs, alone._intercepts)):
         for i in range(len(coefs)):
             for a, b in zip(fitted._coefs[k][i] + fitted._intercepts[k][i], coefs[i] + intercepts[i]):
@@ -228,6 +232,8 @@ def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
             _assert_same_fit(fitted, alone[case], 2, {15, 10})
     assert alone["native_halving"].cv_results_["pruned"].any()  # halving decided something
     assert (alone["torch_cv_early_stopping"].n_iter_per_model_ < 8).any()  # so did early stopping
+    # each replica kept an epoch of its own (here its last: the losses still fall)
+    assert (alone["native_cv_early_stopping"].best_epoch_per_model_ >= 1).all()
     assert results["torch_cv_early_stopping"][0][0].shards_[0]["rows_per_rank"] == [8, 7]
 
     # different data on one rank: the same clear error on every rank

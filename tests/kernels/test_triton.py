@@ -282,6 +282,20 @@ def test_early_stopping_halving_and_compaction_around_the_kernels():
 
 
 @needs_triton
+def test_each_replica_restores_its_own_best_epoch_around_the_kernels():
+    """``restore_best_weights`` (the trainers' common bookkeeping, the best
+    weights buffer) keeps the torch path's epochs and weights."""
+    X, y, _ = data("classification", n=60)
+    cfg = config("classification", batch_size=20, max_iter=6, restore_best_weights=True)
+    spec = dataclasses.replace(population([(5,), (4, 3)], ["tanh", "relu"]),
+                               learning_rates=np.array([0.1, 0.03, 0.1, 0.03]))
+    reference, triton = both(spec, cfg, X, y, two_folds(len(X)))
+    np.testing.assert_array_equal(triton.best_epoch, reference.best_epoch)
+    assert (reference.best_epoch < cfg.max_iter).any()
+    assert max_weight_difference(reference, triton) <= 1e-12
+
+
+@needs_triton
 def test_models_of_different_widths_share_a_launch():
     """Launches are width classes: widths 3 to 16 in one, 17 to 32 in the
     next; one-hidden-layer models apart from deeper ones, and from those

@@ -26,7 +26,7 @@ def fitted_arrays(search):
             continue
         arrays[f"cv_results_.{name}"] = np.asarray(value)
     for name in ("loss_curves_", "validation_scores_per_model_", "n_iter_per_model_",
-                 "validation_loss_"):
+                 "validation_loss_", "best_epoch_per_model_"):
         if getattr(search, name, None) is not None:
             arrays[name] = np.asarray(getattr(search, name))
     for name in ("_coefs", "_intercepts"):

@@ -184,6 +184,23 @@ def test_a_search_with_schedules_and_smoothing_killed_resumes_to_the_same_result
     assert resumed.cv_results_["params"] == reference.cv_results_["params"]
 
 
+@pytest.mark.parametrize("search", ["halving", "refill", "early-stopping"])
+@pytest.mark.parametrize("n_writes", [3, 8])
+def test_a_search_restoring_best_epochs_killed_resumes_to_the_same_result(
+        iris, tmp_path, kill_after_write, count_epochs, search, n_writes):
+    """Every replica's best validation loss and epoch and its best weights
+    are in the checkpoint: the resumed fit keeps the same best weights and
+    best epochs (``best_epoch_per_model_``), bit for bit."""
+    params = dict(HALVING, restore_best_weights=True, learning_rate_init=(0.03, 0.1))
+    params = {"halving": params, "refill": dict(params, refill="sample"),
+              "early-stopping": dict(params, pruning=None, early_stopping=True,
+                                     n_iter_no_change=2)}[search]
+    reference, _ = _killed_and_resumed(params, iris, tmp_path / "search.ckpt", n_writes,
+                                       kill_after_write, count_epochs)
+    best = reference.best_epoch_per_model_
+    assert (best[best > 0] < reference.n_iter_per_model_[best > 0]).any()
+
+
 @pytest.mark.parametrize("n_writes", [3, 9])
 def test_a_kill_during_a_write_leaves_the_previous_checkpoint(iris, tmp_path, kill_after_write,
                                                                n_writes):

@@ -15,7 +15,12 @@ import torch
 
 from ..._kernels import SOLVERS, n_state_buffers
 from .._build import DTYPES, build_network
-from .._losses import group_smoothing, monitor_function, training_loss
+from .._losses import (
+    group_smoothing,
+    monitor_function,
+    training_loss,
+    validation_loss_function,
+)
 from .._minibatch._optim import make_optimizer
 from .._minibatch._slots import read_slot, write_slot
 from .._run_state import network_from_state, network_state, tensor_state, to_device
@@ -47,7 +52,8 @@ class PopulationTrainer:
     frozen : ndarray of bool of shape (n_slots,)
         Slots no longer updated.
     best_flat : Tensor or None
-        With early stopping, every slot's best weights so far.
+        With early stopping or ``restore_best_weights``, every slot's best
+        weights so far.
     loss_sums : Tensor of shape (n_slots,)
         Per-slot sum over the epoch's batches of (batch loss x batch rows).
     """
@@ -78,7 +84,8 @@ class PopulationTrainer:
                                      device=torch.device(config.device))
         self.optimizer = make_optimizer(self._replica_optimizer, net.flat, net.grad, n_folds)
         self.loss_fn = training_loss(config)
-        self.best_flat = net.flat.clone() if config.early_stopping else None
+        keeps_best = config.early_stopping or config.restore_best_weights
+        self.best_flat = net.flat.clone() if keeps_best else None
         self._bind(net)
         if state is not None:
             self._load(state)
@@ -409,11 +416,14 @@ class PopulationTrainer:
         return (self.loss_sums / sizes + l2).cpu().numpy()
 
     @torch.no_grad()
-    def monitor_scores(self, X_eval, y_eval, eval_weights):
+    def monitor_scores(self, X_eval, y_eval, eval_weights, with_loss=False):
         """Each slot's monitored value (score, or negated loss) on its own
         fold's evaluation rows (numpy).
 
-        ``eval_weights`` (K, n_eval) is zero outside a fold's rows."""
+        ``eval_weights`` (K, n_eval) is zero outside a fold's rows. With
+        ``with_loss``, ``(score, validation loss)`` from the same outputs
+        (``restore_best_weights`` watches the loss): with ``monitor="loss"``
+        the loss is the negated score itself."""
         outputs = self.outputs(X_eval)
         weights = eval_weights.index_select(0, self.slot_fold_t)
         score = monitor_function(self.config)(outputs, y_eval, weights)
@@ -421,7 +431,13 @@ class PopulationTrainer:
         # whatever they overflowed to (inf or NaN depends on the order a
         # backend sums in)
         finite = (torch.isfinite(outputs).all(2) | (weights == 0)).all(1)
-        return torch.where(finite, score, torch.nan).cpu().numpy()
+        score = torch.where(finite, score, torch.nan).cpu().numpy()
+        if not with_loss:
+            return score
+        if self.config.monitor == "loss":
+            return score, -score
+        loss = validation_loss_function(self.config)(outputs, y_eval, weights)
+        return score, torch.where(finite, loss, torch.nan).cpu().numpy()
 
     @torch.no_grad()
     def outputs(self, X):

@@ -14,9 +14,11 @@ def past(deadline, dp=None):
     return passed if dp is None or deadline is None else dp.any(passed)
 
 
-def epoch_values(trainer, data, n_replicas, monitor, dp=None):
+def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
     """Every replica's mean training loss and monitored value (None without
     monitoring) of the epoch; NaN for replicas no longer in the network.
+    With ``with_loss`` (``restore_best_weights``), a third array: every
+    replica's validation loss (None without monitoring).
 
     Data-parallel, the loss sums of the ranks' rows are summed, and every
     rank scores all evaluation rows (its weights are everyone's) and takes
@@ -28,33 +30,44 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None):
     loss = np.full(n_replicas, np.nan)
     loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
     if not monitor:
-        return loss, None
+        return (loss, None, None) if with_loss else (loss, None)
     score = np.full(n_replicas, np.nan)
-    score[slot_models] = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights)
+    values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
+                                    with_loss=with_loss)
+    if not with_loss:
+        score[slot_models] = values
+        if dp is not None:
+            score = dp.from_rank0(score)
+        return loss, score
+    val_loss = np.full(n_replicas, np.nan)
+    score[slot_models], val_loss[slot_models] = values
     if dp is not None:
-        score = dp.from_rank0(score)
-    return loss, score
+        score, val_loss = dp.from_rank0(score), dp.from_rank0(val_loss)
+    return loss, score, val_loss
 
 
-def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback):
+def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback,
+                val_loss=None):
     """What every epoch of a run ends with, once its per-replica ``loss``
-    and ``score`` are known: the stopping rules, the learning-rate
-    schedules, early stopping's best weights and ``epoch_callback``.
+    and ``score`` (and ``val_loss``, with ``restore_best_weights``) are
+    known: the stopping rules, the learning-rate schedules, the best
+    weights (early stopping's, or each replica's own best epoch) and
+    ``epoch_callback``.
 
     Returns
     -------
     finished : ndarray of bool
         The replicas the stopping rules ended this epoch (still to retire).
     """
-    improved, finished = status.end_epoch(epoch, loss, score)
+    improved, finished = status.end_epoch(epoch, loss, score, val_loss)
     if rates.scheduled:
         rates.end_epoch(epoch)
         trainer.set_learning_rates(rates.current)
-    if config.early_stopping and improved.any():
+    if trainer.best_flat is not None and improved.any():
         trainer.keep_best(improved[trainer.net.slot_models])
     if epoch_callback is not None:
         epoch_callback(epoch, {
-            "loss": loss, "val_score": score, "active": status.active.copy(),
+            "loss": loss, "val_score": score, "val_loss": val_loss, "active": status.active.copy(),
             "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
             "backend": trainer.describe(), "gflops": trainer.last_gflops,
         })

@@ -457,6 +457,10 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
     start = np.asarray(seats.start_iter[:n])
     # the stopping rule counts the run's epochs; a model's own start after its start
     n_iter = np.where(per_model(status.n_iter) > 0, per_model(status.n_iter) - start[:, None], 0)
+    best_epoch = None
+    if status.best is not None:  # a model's own epochs, as n_iter
+        best = per_model(status.best.epoch)
+        best_epoch = np.where(best > 0, best - start[:, None], 0)
     loss = _own_epochs(loss_rows, start, n_iter, n)
     scores = _own_epochs(score_rows, start, n_iter, n) if score_rows else None
     if loss.shape[1] == 0:
@@ -466,7 +470,8 @@ def _result(seats, kept, status, loss_rows, score_rows, occupancy, halted, train
         intercepts=[[kept[k * C + j][1] for j in range(n)] for k in range(K)],
         loss_curves=loss, validation_scores=scores,
         n_iter=n_iter, converged=per_model(status.converged), diverged=per_model(status.diverged),
-        pruned=per_model(status.pruned), train_time=train_time, halted=halted,
+        pruned=per_model(status.pruned), best_epoch=best_epoch, train_time=train_time,
+        halted=halted,
         extra={
             "spec": seats.all_specs().subset(range(n)), "rows": list(seats.rows[:n]),
             "start_iter": start,

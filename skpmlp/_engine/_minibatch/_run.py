@@ -266,13 +266,15 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas = self.K * self.width(live.refills)
-        loss, score = epoch_values(trainer, data, n_replicas, self.options.monitor, dp)
+        values = epoch_values(trainer, data, n_replicas, self.options.monitor, dp,
+                              with_loss=status.best is not None)
+        loss, score = values[:2]
         live.curves.record(loss, score, status.active)
         if live.refills is not None:
             live.refills.count_free(status)
         live.score = score
         finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
-                               self.options.epoch_callback)
+                               self.options.epoch_callback, *values[2:])
         self.epoch += 1
         if status.rung is not None and live.refills is not None:
             # the call's only run: its own models decide the rung
@@ -424,6 +426,7 @@ def _result(kept, status, curves, K, M, halted, train_time):
         converged=per_fold(status.converged),
         diverged=per_fold(status.diverged),
         pruned=per_fold(status.pruned),
+        best_epoch=None if status.best is None else per_fold(status.best.epoch),
         train_time=train_time,
         halted=halted,
     )

@@ -50,6 +50,42 @@ class StoppingRule:
         return improved, active & (self.count > self.patience)
 
 
+class BestEpochs:
+    """Every replica's own best epoch by its validation loss
+    (``restore_best_weights``), vectorised over replicas.
+
+    Parameters
+    ----------
+    n_replicas : int
+
+    Attributes
+    ----------
+    loss : ndarray of shape (n_replicas,)
+        The lowest validation loss each replica reached (inf before any
+        finite one).
+    epoch : ndarray of int of shape (n_replicas,)
+        After how many of the run's epochs it was reached (0: never).
+    """
+
+    def __init__(self, n_replicas):
+        self.loss = np.full(n_replicas, np.inf)
+        self.epoch = np.zeros(n_replicas, dtype=int)
+
+    def update(self, epoch, val_loss, healthy):
+        """Feed epoch ``epoch``'s (0-based) validation losses; return the
+        replicas (among ``healthy``) whose loss is the lowest so far, the
+        first of ties (NaN never improves)."""
+        improved = healthy & (val_loss < self.loss)
+        self.loss = np.where(improved, val_loss, self.loss)
+        self.epoch = np.where(improved, epoch + 1, self.epoch)
+        return improved
+
+    def reset(self, replicas):
+        """Start ``replicas`` afresh (refilled models)."""
+        self.loss[replicas] = np.inf
+        self.epoch[replicas] = 0
+
+
 def fold_mean(values, valid, n_folds):
     """Per-model mean over the folds where ``valid`` (replica arrays, fold
     major) of ``values``; NaN where no fold is valid."""
@@ -83,6 +119,9 @@ class ReplicaStatus:
         Why a replica stopped: its stopping rule, a NaN/inf loss, halving.
     n_iter : ndarray of int of shape (n_folds * n_models,)
         Epochs each replica trained.
+    best : BestEpochs or None
+        With ``restore_best_weights``, every replica's own best epoch by
+        its validation loss (the weights :meth:`end_epoch` says to keep).
     """
 
     def __init__(self, n_folds, n_models, config, learning_rates=None):
@@ -102,8 +141,9 @@ class ReplicaStatus:
         # folds, so its replicas stop together; the loss rule watches each
         # replica
         self.rule = StoppingRule(n_models if config.early_stopping else n_replicas, config)
+        self.best = BestEpochs(n_replicas) if config.restore_best_weights else None
 
-    def end_epoch(self, epoch, loss, score):
+    def end_epoch(self, epoch, loss, score, val_loss=None):
         """Judge the epoch just trained.
 
         Parameters
@@ -115,11 +155,15 @@ class ReplicaStatus:
         score : ndarray of shape (n_folds * n_models,) or None
             Every replica's monitored value (higher is better); None when
             not monitored.
+        val_loss : ndarray of shape (n_folds * n_models,), optional
+            Every replica's validation loss, with ``restore_best_weights``.
 
         Returns
         -------
         improved : ndarray of bool of shape (n_folds * n_models,)
-            Replicas whose watched value is the best so far.
+            Replicas whose weights are the best so far, to keep: with
+            ``restore_best_weights`` those whose own validation loss is the
+            lowest so far, else those whose watched value is the best.
         finished : ndarray of bool of shape (n_folds * n_models,)
             Replicas that stop now (converged or diverged); they stay in
             :attr:`active` until :meth:`retire`. At a halving rung,
@@ -140,6 +184,8 @@ class ReplicaStatus:
         if self.learning_rates is not None:
             stop = stop & ~self._slow_down(stop)
         self.converged |= stop
+        if self.best is not None:
+            improved = self.best.update(epoch, val_loss, healthy)
         if epoch + 1 in self.halving_epochs:
             self.rung = self._rung(epoch + 1, score, healthy, healthy & ~stop)
         return improved, stop | newly_diverged
@@ -201,6 +247,8 @@ class ReplicaStatus:
         self.active[replicas] = True
         for mask in (self.converged, self.diverged, self.pruned):
             mask[replicas] = False
+        if self.best is not None:
+            self.best.reset(replicas)
         watched = models if self.early_stopping else replicas
         self.rule.best[watched] = -np.inf if self.rule.maximize else np.inf
         self.rule.count[watched] = 0
