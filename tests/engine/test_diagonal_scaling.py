@@ -51,9 +51,10 @@ def _spec(models=MODELS, settings=SETTINGS):
 
 
 def _config(task="classification", backend="torch", **kwargs):
-    kwargs = {"max_iter": 6, "n_iter_no_change": 1000, **kwargs}
+    kwargs = {"max_iter": 6, "n_iter_no_change": 1000, "dtype": "float64", **kwargs}
     n_outputs = 2 if task == "regression" else 3
-    return TrainConfig(task=task, n_outputs=n_outputs, batch_size=32, dtype="float64", shuffle_seed=7, backend=backend_name(backend), **kwargs)
+    return TrainConfig(task=task, n_outputs=n_outputs, batch_size=32, shuffle_seed=7,
+                       backend=backend_name(backend), **kwargs)
 
 
 class Scale(torch.nn.Module):
@@ -251,6 +252,20 @@ def test_the_kernels_leave_scaled_runs_to_torch():
         train_population(spec, _config(backend="native"), X, y, [(np.arange(len(X)), None)])
     unscaled = _spec(settings=[OptimizerSettings("adam")] * 4)
     assert fallback_reason(unscaled, _config(backend="auto")) is None
+
+
+def test_the_triton_kernels_leave_scaled_runs_to_torch(monkeypatch):
+    """``backend="triton"`` (here Triton's CPU interpreter) refuses a scaled
+    run with the reason; ``device="cuda"`` would train it on torch."""
+    from skpmlp._engine._backends._triton import triton_unsupported
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    config = _config(backend="triton", dtype="float32")
+    reason = triton_unsupported(config, _spec())
+    if reason is not None and "diagonal_scaling" not in reason:
+        pytest.skip(f"Triton cannot run here: {reason}")
+    assert reason == "diagonal_scaling=True (the Triton kernels have no first scaling layer)"
+    assert triton_unsupported(config, _spec(settings=[OptimizerSettings("adam")] * 4)) is None
 
 
 def test_verbose_says_why_a_scaled_run_trains_on_torch():
