@@ -559,6 +559,34 @@ _ROWS = (
         but scikit-learn's MLP cannot retrain with it.""",
     ),
     Param(
+        "diagonal_scaling", _OPTIMIZER.diagonal_scaling, _BOOLEAN, "bool", role="optimizer",
+        doc="""\
+        Start the network with a learnable diagonal scaling layer (not in
+        scikit-learn; RealMLP's first layer, Holzmueller et al. 2024): the
+        first layer reads ``x * s``, ``s`` a per-feature scale initialised
+        to 1, of the inputs after ``input_transform``. ``s`` trains with the
+        model's own optimizer, learning rate and schedule (not RealMLP's
+        larger rate for it), and ``alpha`` never penalises it (as a bias).
+        The fitted model folds ``s`` into its first layer's weights
+        (``coefs_[0]`` row ``j`` times ``s[j]``), so ``coefs_``,
+        ``to_sklearn`` and ``to_torch`` are a plain MLP's and predict the
+        same. Trains on torch: the native and Triton kernels lack the
+        layer (``verbose`` says so); a warm start goes on from the folded
+        weights with ``s`` at 1 again (the same function).""",
+        search_doc="""\
+        Start every network with a learnable diagonal scaling layer
+        (RealMLP's first layer, Holzmueller et al. 2024): the first layer
+        reads ``x * s``, ``s`` a per-feature scale initialised to 1, trained
+        by the model's own optimizer, learning rate and schedule, never
+        penalised by ``alpha``. ``[False, True]`` searches it per model, in
+        the same fused run (scaled models share layers with scaled models
+        only). Exported models fold ``s`` into their first layer's weights:
+        ``coefs_``, ``to_sklearn`` and ``to_torch`` are a plain MLP's.
+        Scaled models train on torch (the native and Triton kernels lack the
+        layer; ``verbose`` says so). Not with ``refill`` when both values are
+        searched.""",
+    ),
+    Param(
         "input_transform", "none", _options(*INPUT_TRANSFORMS),
         "{" + ", ".join(f'"{name}"' for name in INPUT_TRANSFORMS) + "}",
         role="input",

@@ -51,9 +51,10 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
     # slots of equal (learning rate, alpha, fold, optimizer) side by side:
     # one optimizer partition per run
     folds = np.zeros(spec.n_models, dtype=int) if folds is None else np.asarray(folds)
+    optimizers = spec.optimizers_of(config)
     keys = list(zip(
         folds, np.asarray(spec.learning_rates, float), np.asarray(spec.alphas, float),
-        spec.optimizers_of(config),
+        optimizers,
     ))
     codes = {key: code for code, key in enumerate(sorted(set(keys)))}
     groups = plan_groups(
@@ -62,6 +63,7 @@ def build_network(spec, config, n_features, coefs=None, intercepts=None, *, fold
         config.max_padding,
         split_elements=_SPLIT_ELEMENTS // config.batch_size,
         sort_codes=[codes[key] for key in keys],
+        scaled=[o.diagonal_scaling for o in optimizers],
     )
     return FusedNetwork.from_weights(
         groups,

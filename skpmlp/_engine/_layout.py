@@ -38,11 +38,18 @@ class Group:
         Padded hidden widths of the group, one per hidden layer.
     activation_slices : tuple of (str, int, int)
         ``(activation, start, stop)`` slot ranges sharing one activation.
+    scaled : bool, default=False
+        Whether the group's models start with a learnable diagonal scaling
+        of their inputs (``diagonal_scaling``): one more parameter tensor,
+        a scale per model and feature, after the layers' (see
+        :class:`~._network.FusedNetwork`). Scaled and unscaled models never
+        share a group, so an unscaled group is laid out as ever.
     """
 
     models: np.ndarray
     widths: tuple
     activation_slices: tuple
+    scaled: bool = False
 
     @property
     def size(self):
@@ -84,13 +91,13 @@ def _bucket_architectures(archs_with_counts, max_padding):
 
 def _split_by_activation(group):
     return [
-        Group(group.models[start:stop], group.widths, ((name, 0, stop - start),))
+        Group(group.models[start:stop], group.widths, ((name, 0, stop - start),), group.scaled)
         for name, start, stop in group.activation_slices
     ]
 
 
 def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_elements=None,
-                sort_codes=None):
+                sort_codes=None, scaled=None):
     """Cut a population into groups of stacked, padded models.
 
     Parameters
@@ -109,15 +116,34 @@ def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_element
         per step (batch x models x units) is split into one group per
         activation: for big groups, concatenating activation slices costs
         more than the extra kernel launches of more groups.
+    scaled : array-like of bool, optional
+        Which models start with a diagonal scaling layer; they are grouped
+        apart from the others (default: none).
 
     Returns
     -------
     groups : list of Group
         Every model appears in exactly one group.
     """
+    if scaled is None or not np.any(scaled):
+        return _plan(hidden_layer_sizes, activations, max_padding, split_elements, sort_codes,
+                     np.arange(len(hidden_layer_sizes)), False)
+    scaled = np.asarray(scaled, dtype=bool)
+    return [
+        group
+        for flag in (False, True)
+        for group in _plan(hidden_layer_sizes, activations, max_padding, split_elements,
+                           sort_codes, np.flatnonzero(scaled == flag), flag)
+    ]
+
+
+def _plan(hidden_layer_sizes, activations, max_padding, split_elements, sort_codes, members,
+          scaled):
+    """:func:`plan_groups` of the models ``members`` (population indices),
+    every group ``scaled`` or not."""
     by_arch = {}
-    for index, arch in enumerate(hidden_layer_sizes):
-        by_arch.setdefault(tuple(arch), []).append(index)
+    for index in members:
+        by_arch.setdefault(tuple(hidden_layer_sizes[index]), []).append(int(index))
     by_depth = {}
     for arch in by_arch:
         by_depth.setdefault(len(arch), []).append(arch)
@@ -142,7 +168,7 @@ def plan_groups(hidden_layer_sizes, activations, max_padding=0.25, split_element
             stops = np.r_[starts[1:], len(codes)]
             for start, stop in zip(starts, stops):
                 slices.append((activations[models[start]], int(start), int(stop)))
-            group = Group(models, tuple(int(w) for w in padded), tuple(slices))
+            group = Group(models, tuple(int(w) for w in padded), tuple(slices), scaled)
             elements = group.size * sum(group.widths)
             if split_elements is not None and len(slices) > 1 and elements >= split_elements:
                 groups.extend(_split_by_activation(group))

@@ -12,6 +12,18 @@ Activations run once per contiguous activation slice of a group. Memory per
 step is O(batch x total hidden units); the paper's
 ``(batch, total_hidden, n_outputs)`` tensor is never built.
 
+A group of models with a first diagonal scaling layer (``Group.scaled``,
+``diagonal_scaling``) stores one more tensor after its layers' ones: the
+scale ``(G, 1, F)``, every model's per-feature factor ``s`` (initialised to
+1); its first layer then reads ``X * s`` (``(G, B, F)``, one product per
+step). Its gradient is ``sum_rows(x * dL/d(x s))``, torch's autograd of
+that product; it is a bias to the L2 penalty (never penalised). The layer
+tensors keep their places (``W0, b0, W1, b1, ...``) in every group, so
+code that walks a group's layers reads ``2 * (depth + 1)`` tensors
+(:meth:`FusedNetwork.layer_count`) and finds the scale last.
+:meth:`FusedNetwork.export` folds ``s`` into the first layer's weights
+(rows of ``W0`` times ``s``): an exported model is a plain MLP.
+
 Padded units are switched off without a mask in the hot path: their
 weights are zero and their bias is zero, or minus infinity under the
 logistic activation, so every padded unit outputs exactly 0 (every other
@@ -56,7 +68,8 @@ class FusedNetwork:
         Gradients; each parameter's ``.grad`` is a view into it.
     params : list of list of Tensor
         Per group, the layer tensors ``W0, b0, W1, b1, ...``, each of shape
-        ``(G, fan_in, fan_out)`` or ``(G, 1, fan_out)``, views into ``flat``.
+        ``(G, fan_in, fan_out)`` or ``(G, 1, fan_out)``, views into ``flat``;
+        then, in a scaled group, the scale ``(G, 1, n_features)``.
     slot_models : ndarray of shape (n_slots,)
         Model id of every slot; slots are numbered group by group.
     group_offsets : ndarray of shape (n_groups + 1,)
@@ -108,8 +121,11 @@ class FusedNetwork:
         for group, group_shapes in zip(groups, shapes):
             for layer_param, shape in enumerate(group_shapes):
                 size = int(np.prod(shape))
-                _fill(flat[offset : offset + size].reshape(shape), group, layer_param, coefs,
-                      intercepts)
+                block = flat[offset : offset + size].reshape(shape)
+                if layer_param < cls.layer_count(group):
+                    _fill(block, group, layer_param, coefs, intercepts)
+                else:
+                    block.fill(1.0)  # the scale starts as the identity
                 offset += size
         flat = torch.from_numpy(flat).to(device=device, dtype=dtype)
         return cls(groups, flat, archs, n_features, n_outputs)
@@ -121,7 +137,20 @@ class FusedNetwork:
         shapes = []
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
             shapes += [(group.size, fan_in, fan_out), (group.size, 1, fan_out)]
+        if group.scaled:
+            shapes.append((group.size, 1, n_features))
         return shapes
+
+    @staticmethod
+    def layer_count(group):
+        """How many of a group's tensors are its layers' (``W0, b0, ...``):
+        all of them but a scaled group's last, its scale."""
+        return 2 * (len(group.widths) + 1)
+
+    def weight_views(self, gi, views):
+        """The weight matrices of group ``gi`` among its ``views`` (as
+        :meth:`layer_views` gives them): what ``alpha`` penalises."""
+        return views[0 : self.layer_count(self.groups[gi]) : 2]
 
     def layer_views(self, buffer):
         """Per group, the layer tensors of a flat ``buffer`` laid out as
@@ -139,10 +168,11 @@ class FusedNetwork:
     def parameter_ranges(self, gi, start, stop):
         """Flat ``(offset, length, is_weight)`` ranges holding the parameters
         of slots ``start:stop`` of group ``gi`` (one range per layer tensor)."""
-        ranges = []
+        ranges, n_layer = [], self.layer_count(self.groups[gi])
         for k, (shape, offset) in enumerate(zip(self._shapes[gi], self._tensor_offsets[gi])):
             per_slot = shape[1] * shape[2]
-            ranges.append((offset + start * per_slot, (stop - start) * per_slot, k % 2 == 0))
+            is_weight = k % 2 == 0 and k < n_layer  # a scale is a bias to the penalty
+            ranges.append((offset + start * per_slot, (stop - start) * per_slot, is_weight))
         return ranges
 
     def compact(self, keep):
@@ -203,6 +233,8 @@ class FusedNetwork:
         input per model (K-fold replicas see their own fold's batch)."""
         group, params = self.groups[gi], self.params[gi]
         h = X.expand(group.size, *X.shape) if X.dim() == 2 else X  # shared: no copy
+        if group.scaled:
+            h = h * params[-1]  # (G, 1, F): each model's own scale of every feature
         depth = len(group.widths)
         for layer in range(depth + 1):
             z = torch.baddbmm(params[2 * layer + 1], h, params[2 * layer])
@@ -214,8 +246,8 @@ class FusedNetwork:
         """Sum of squared weights (biases excluded) per slot: Tensor (n_slots,)."""
         # weights only: padded logistic biases are -inf
         norms = [
-            sum(W.square().sum((1, 2)) for W in group_params[0::2])
-            for group_params in self.params
+            sum(W.square().sum((1, 2)) for W in self.weight_views(gi, group_params))
+            for gi, group_params in enumerate(self.params)
         ]
         return torch.cat(norms)
 
@@ -246,7 +278,9 @@ class FusedNetwork:
         Returns
         -------
         dict of int to (list of ndarray, list of ndarray)
-            ``{model id: (coefs, intercepts)}``.
+            ``{model id: (coefs, intercepts)}``; a scaled model's scale is
+            folded into its first layer (``coefs[0]`` row ``j`` times
+            ``s[j]``), so ``X @ coefs[0]`` is its ``(X * s) @ W0``.
         """
         buffer = self.flat if buffer is None else buffer
         views = self.layer_views(buffer.detach())
@@ -263,9 +297,11 @@ class FusedNetwork:
                 model = int(group.models[slot])
                 sizes = [self.n_features, *self.archs[model], self.n_outputs]
                 fans = list(zip(sizes[:-1], sizes[1:]))
+                coefs = [blocks[2 * k][row, :i, :o].copy() for k, (i, o) in enumerate(fans)]
+                if group.scaled:
+                    coefs[0] *= blocks[-1][row, 0, :, None]
                 weights[model] = (
-                    [blocks[2 * k][row, :i, :o].copy() for k, (i, o) in enumerate(fans)],
-                    [blocks[2 * k + 1][row, 0, :o].copy() for k, (_, o) in enumerate(fans)],
+                    coefs, [blocks[2 * k + 1][row, 0, :o].copy() for k, (_, o) in enumerate(fans)],
                 )
         return weights
 
@@ -293,4 +329,4 @@ def _kept_group(group, mask):
         for name, start, stop in group.activation_slices
         if kept[stop] > kept[start]
     )
-    return Group(group.models[mask], group.widths, slices)
+    return Group(group.models[mask], group.widths, slices, group.scaled)

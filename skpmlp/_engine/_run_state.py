@@ -31,7 +31,8 @@ def network_state(net):
     return {
         "groups": [
             {"models": np.asarray(g.models, dtype=np.int64), "widths": list(g.widths),
-             "slices": [[name, int(a), int(b)] for name, a, b in g.activation_slices]}
+             "slices": [[name, int(a), int(b)] for name, a, b in g.activation_slices],
+             "scaled": bool(g.scaled)}
             for g in net.groups
         ],
         "arch_models": np.array(sorted(net.archs), dtype=np.int64),
@@ -56,7 +57,8 @@ def network_from_state(state, *, dtype, device):
             raise ValueError("a group's activation slices do not cut its models in order")
     groups = [
         Group(np.asarray(g["models"], dtype=np.int64), tuple(int(w) for w in g["widths"]),
-              tuple((str(name), int(a), int(b)) for name, a, b in g["slices"]))
+              tuple((str(name), int(a), int(b)) for name, a, b in g["slices"]),
+              bool(g.get("scaled", False)))  # a state saved before diagonal_scaling has none
         for g in state["groups"]
     ]
     archs = {int(m): tuple(int(w) for w in arch)

@@ -21,7 +21,8 @@ SCHEDULES = ("constant", "invscaling", "adaptive", "cosine", "coslog4")
 class OptimizerSettings:
     """One model's optimizer, as scikit-learn's MLP parameters name it, and
     the other per-model settings of its training: its learning-rate
-    schedule and warm-up, and its loss's label smoothing.
+    schedule and warm-up, its loss's label smoothing and whether its
+    network starts with a learnable diagonal scaling layer.
 
     Parameters
     ----------
@@ -54,6 +55,17 @@ class OptimizerSettings:
         (``torch.nn.functional.cross_entropy(label_smoothing=...)``), a
         multilabel model's 0/1 targets ``y * (1 - label_smoothing) +
         label_smoothing / 2``; L-BFGS models too. Ignored by regression.
+    diagonal_scaling : bool
+        The model multiplies its inputs by a learnable per-feature scale
+        ``s`` (initialised to 1) before its first layer (RealMLP's first
+        "scale" layer, Holzmueller et al. 2024): ``h1 = act((x * s) W1 + b1)``.
+        ``s`` trains with the model's own optimizer, learning rate and
+        schedule, and is never penalised by ``alpha`` (as a bias). It sits
+        here, beside the optimizer, so that every path that carries a
+        model's per-model settings (searches, checkpoints, refills, exports)
+        carries it too; the network's layout reads it
+        (:func:`~._build.build_network` puts scaled models in groups of
+        their own).
     """
 
     solver: str = "adam"
@@ -67,6 +79,7 @@ class OptimizerSettings:
     amsgrad: bool = False
     warmup_fraction: float = 0.0
     label_smoothing: float = 0.0
+    diagonal_scaling: bool = False
 
     def __post_init__(self):
         assert self.solver in SOLVERS

@@ -80,6 +80,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         amsgrad=False,
         warmup_fraction=0.0,
         label_smoothing=0.0,
+        diagonal_scaling=False,
         input_transform="none",
         pruning=None,
         halving_factor=3,

@@ -203,7 +203,9 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         scikit-learn's parameters cannot say of the training
         (``label_smoothing``, ``warmup_fraction``; a ``learning_rate`` of
         ``"cosine"`` or ``"coslog4"``, kept, which scikit-learn's own
-        ``fit`` refuses) changes nothing it predicts.
+        ``fit`` refuses) changes nothing it predicts. A ``diagonal_scaling``
+        model's scale is already folded into ``coefs_[0]``: the MLP has
+        the same weights.
 
         Returns
         -------
@@ -250,7 +252,9 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
             or ``RobustSmoothClip``: ``z / sqrt(1 + (z / 3) ** 2)`` with
             ``z = factor * (x - center)``; the fitted statistics are
             buffers, not folded into the first layer's weights), so the
-            module takes what ``predict`` takes. Its output is the model's
+            module takes what ``predict`` takes (a ``diagonal_scaling``
+            model's scale is in the first Linear's weights, as in
+            ``coefs_``). Its output is the model's
             raw output: class logits (one
             per class, also for two classes; apply a softmax for
             probabilities) or the regression predictions (for
@@ -342,6 +346,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         amsgrad=False,
         warmup_fraction=0.0,
         label_smoothing=0.0,
+        diagonal_scaling=False,
         input_transform="none",
         repeat=0,
         dtype="float32",
@@ -426,6 +431,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         power_t=0.5,
         amsgrad=False,
         warmup_fraction=0.0,
+        diagonal_scaling=False,
         input_transform="none",
         repeat=0,
         dtype="float32",

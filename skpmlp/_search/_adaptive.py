@@ -242,7 +242,8 @@ def check_refill(estimator, n_models, space):
         (nothing frees a slot early), with ``n_jobs`` (an adaptive search is
         one fused run), with a searched ``batch_size`` or ``input_transform``
         (models of different batch sizes or input transforms train as
-        separate runs), or with ``max_models`` below
+        separate runs) or a searched ``diagonal_scaling`` (scaled and
+        unscaled models never share a group), or with ``max_models`` below
         the first population's ``n_models`` models; or if ``max_models`` is
         set without ``refill``.
     """
@@ -275,6 +276,16 @@ def check_refill(estimator, n_models, space):
             f"refill={refill!r} trains the whole search as one fused run; a searched "
             f"input_transform trains one run per value. Give input_transform one value, or set "
             f"refill=None."
+        )
+    scaling = [subspace.get("diagonal_scaling", [False]) for subspace in space.subspaces]
+    if any(is_distribution(v) for v in scaling) or len({bool(v) for vs in scaling
+                                                        for v in vs}) > 1:
+        # scaled and unscaled models never share a group: a freed slot could
+        # not take a draw of the other kind
+        raise ValueError(
+            f"refill={refill!r} refills a slot with a model of its group; scaled and unscaled "
+            f"models (a searched diagonal_scaling) never share one. Give diagonal_scaling one "
+            f"value, or set refill=None."
         )
     if max_models is not None and max_models < n_models:
         raise ValueError(

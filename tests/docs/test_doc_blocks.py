@@ -409,6 +409,15 @@ def _check_input_transform(run):
     assert search.predict(X_test).shape == (len(X_test),)
 
 
+def _check_diagonal_scaling(run):
+    search, X_test = run.namespace["search"], run.namespace["X_test"]
+    assert search.n_models_ == 4
+    best = run['pandas.DataFrame(search.cv_results_).groupby("param_diagonal_scaling")'
+               '["mean_test_score"].max()']
+    assert sorted(best.index) == [False, True] and np.isfinite(best.to_numpy()).all()
+    assert search.predict(X_test).shape == (len(X_test),)
+
+
 def _check_class_weight(run):
     search = run.namespace["search"]
     assert search.class_weight == "balanced" and search.n_models_ == 18
@@ -437,6 +446,7 @@ CHECKS = {
     "space-realmlp": _constructor_check(16),
     "space-class-weight": _check_class_weight,
     "space-input-transform": _check_input_transform,
+    "space-diagonal-scaling": _check_diagonal_scaling,
 }
 
 #: Blocks that cannot run in the test suite, and why.

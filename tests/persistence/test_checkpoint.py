@@ -449,3 +449,16 @@ def test_a_search_with_input_transforms_killed_resumes_to_the_same_result(
     reference, resumed = _killed_and_resumed(params, iris, tmp_path / "inputs.ckpt", n_writes,
                                              kill_after_write, count_epochs)
     np.testing.assert_array_equal(resumed.predict_proba(iris[0]), reference.predict_proba(iris[0]))
+
+
+@pytest.mark.parametrize("n_writes", [2, 7])
+def test_a_search_with_diagonal_scaling_killed_resumes_to_the_same_result(
+        iris, tmp_path, kill_after_write, count_epochs, n_writes):
+    """The scales live in the fused network's flat buffer (its scaled
+    groups' last tensors) and the optimizer state laid out as it: a search
+    of scaled and unscaled models killed before or after its first rung
+    resumes to the uninterrupted result."""
+    params = dict(HALVING, diagonal_scaling=[False, True])
+    reference, _ = _killed_and_resumed(params, iris, tmp_path / "scaled.ckpt", n_writes,
+                                       kill_after_write, count_epochs)
+    assert reference.cv_results_["pruned"].any()

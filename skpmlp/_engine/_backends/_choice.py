@@ -63,6 +63,19 @@ def choose_trainer(spec, config):
     return PopulationTrainer
 
 
+def fallback_reason(spec, config):
+    """Why a CPU run with ``backend="auto"`` trains on torch rather than the
+    native kernel (``verbose`` says it), or None where it does not."""
+    if config.backend != "auto" or choose_trainer(spec, config) is not PopulationTrainer:
+        return None
+    if gpu_trainer(spec, config) is not None:
+        return None  # a CUDA run: describe_gpu_backend says why
+    reason = native_supported(config, spec)
+    if reason is None and not _kernels.kernel_available():
+        reason = "the kernel could not be built"
+    return reason or torch_is_faster(spec)
+
+
 def prepare_kernel(config, *, verbose=False):
     """Build (or load from the cache) the native kernel before a CPU run,
     announcing a first-use compile and its time when ``verbose``; whether it

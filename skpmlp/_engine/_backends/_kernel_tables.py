@@ -64,6 +64,9 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         # each layer's (weight, bias) flat ranges for slot 0 of the group,
         # shifted by the slot's position; a bias's length is the layer's
         # padded width, the weight's row stride
+        # the kernels have no diagonal scale: such runs train on torch
+        # (native_supported, triton_unsupported)
+        assert not net.groups[gi].scaled
         ranges = net.parameter_ranges(gi, 0, 1)
         weights, biases = ranges[0::2], ranges[1::2]
         for layer, ((w_off, w_len, _), (b_off, width, _)) in enumerate(zip(weights, biases)):

@@ -35,6 +35,10 @@ def native_supported(config, spec):
     if config.task == "regression" and config.loss != "squared_error":
         # the kernel's regression loss is squared error: such runs train on torch
         return f"loss={config.loss!r} (the kernel has squared error only)"
+    if any(o.diagonal_scaling for o in spec.optimizers_of(config)):
+        # the scale's gradient needs the first layer's input gradient, which
+        # the kernel's backward never forms
+        return "diagonal_scaling=True (the kernel has no first scaling layer)"
     return None
 
 

@@ -64,6 +64,9 @@ class PopulationTrainer:
     #: step's rows (the run sets it): their gradients are summed before
     #: the update
     data_parallel = None
+    #: why the run trains on torch rather than the native kernel, where
+    #: the kernel was an option (the run sets it; ``describe`` says it)
+    fallback_reason = None
 
     def __init__(self, spec, config, n_features, n_folds=1, state=None):
         self.config, self.n_folds = config, n_folds
@@ -281,6 +284,7 @@ class PopulationTrainer:
         slot, r = int(n.slots[k]), int(n.replicas[k])
         gi, pos = self._position(slot)
         group = net.groups[gi]
+        assert group.scaled == n.optimizer.diagonal_scaling  # check_refill
         params, states = views["params"], views["states"]
         if n.parents is None:
             coefs, intercepts = n.weights
@@ -288,6 +292,8 @@ class PopulationTrainer:
                 torch.as_tensor(a, dtype=net.dtype, device=net.device)
                 for pair in zip(coefs, intercepts) for a in pair
             ]
+            if group.scaled:  # a fresh scale is the identity
+                fresh.append(torch.ones(net.n_features, dtype=net.dtype, device=net.device))
             write_slot(params[gi], pos, fresh, n.arch, group)
             for state in states:
                 write_slot(state[gi], pos, None, n.arch, group)
@@ -390,6 +396,8 @@ class PopulationTrainer:
 
     def describe(self):
         """Which path trains, in words (``verbose`` shows it)."""
+        if self.fallback_reason:
+            return f"torch ({self.net.device}; not the native kernel: {self.fallback_reason})"
         return f"torch ({self.net.device})"
 
     def run_epoch(self, X, y, plan):

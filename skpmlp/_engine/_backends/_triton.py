@@ -114,6 +114,8 @@ def triton_unsupported(config, spec=None):
         if code is not None and code not in UPDATE_CODES:  # None: L-BFGS, trained apart
             variant = " with amsgrad=True" if o.amsgrad else ""
             return f"solver={o.solver!r}{variant} (the Triton kernels lack its update)"
+        if o.diagonal_scaling:
+            return "diagonal_scaling=True (the Triton kernels have no first scaling layer)"
     if spec is not None:
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"

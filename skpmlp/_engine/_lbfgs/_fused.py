@@ -257,8 +257,8 @@ class FullBatch:
         net = self.net
         self.seg = seg
         is_weight = torch.zeros(net.n_parameters, dtype=torch.bool, device=net.device)
-        for views in net.layer_views(is_weight):
-            for W in views[0::2]:
+        for gi, views in enumerate(net.layer_views(is_weight)):
+            for W in net.weight_views(gi, views):  # a diagonal scale is not penalised
                 W.fill_(True)
         self.is_weight = is_weight
 
@@ -272,7 +272,7 @@ class FullBatch:
         with torch.no_grad():
             for gi, (params, grads) in enumerate(zip(net.params, net.layer_views(net.grad))):
                 coef = self.l2[net.group_offsets[gi] : net.group_offsets[gi + 1]].view(-1, 1, 1)
-                for W, gW in zip(params[0::2], grads[0::2]):
+                for W, gW in zip(net.weight_views(gi, params), net.weight_views(gi, grads)):
                     gW.add_(coef * W)
             weights = torch.where(self.is_weight, net.flat, 0.0)
             return losses + 0.5 * self.l2 * self.seg.dot(weights, weights)

@@ -28,7 +28,7 @@ import time
 import numpy as np
 import torch
 
-from .._backends import choose_trainer
+from .._backends import choose_trainer, fallback_reason
 from .._build import run_data
 from .._interrupts import deferred_interrupts, halt_reason
 from .._run_state import (
@@ -123,6 +123,7 @@ class FusedRun:
             state=None if state is None else state["trainer"],
         )
         trainer.data_parallel = options.data_parallel
+        trainer.fallback_reason = fallback_reason(self.spec, config)
         if trainer.backend == "native":
             trainer.n_threads = torch.get_num_threads()
         refills = None

@@ -48,13 +48,16 @@ class Newcomer:
 
 def read_slot(views, pos, arch):
     """Slot ``pos``'s unpadded layer tensors (weights then biases per layer,
-    interleaved as the views) of one group's ``views``, copied."""
+    interleaved as the views; then a scaled group's scale) of one group's
+    ``views``, copied."""
     out = []
     for layer in range(len(views) // 2):
         W, b = views[2 * layer][pos], views[2 * layer + 1][pos, 0]
         n_in = W.shape[0] if layer == 0 else arch[layer - 1]
         n_out = W.shape[1] if layer == len(arch) else arch[layer]
         out += [W[:n_in, :n_out].clone(), b[:n_out].clone()]
+    if len(views) % 2:  # a diagonal scale (see _network)
+        out.append(views[-1][pos, 0].clone())
     return out
 
 
@@ -62,8 +65,11 @@ def write_slot(views, pos, values, arch, group):
     """Write a model's layer tensors (``values`` interleaved as
     :func:`read_slot` gives them, or None for zeros) into slot ``pos`` of one
     group's ``views``, its padding switched off (zero weights; zero biases,
-    -inf under the logistic activation)."""
+    -inf under the logistic activation). A scaled group's scale is the last
+    value (zero with ``values=None``)."""
     depth = len(arch)
+    if len(views) % 2:
+        views[-1][pos, 0] = 0.0 if values is None else values[-1]
     padded_off = -np.inf if group.activation_of(pos) == "logistic" else 0.0
     for layer in range(depth + 1):
         W, b = views[2 * layer][pos], views[2 * layer + 1][pos, 0]
