@@ -21,7 +21,7 @@ SCHEDULES = ("constant", "invscaling", "adaptive", "cosine", "coslog4")
 class OptimizerSettings:
     """One model's optimizer, as scikit-learn's MLP parameters name it, and
     the other per-model settings of its training: its learning-rate
-    schedule and warm-up, and its loss's label smoothing.
+    schedule and warm-up, its loss's label smoothing and its dropout.
 
     Parameters
     ----------
@@ -54,6 +54,12 @@ class OptimizerSettings:
         (``torch.nn.functional.cross_entropy(label_smoothing=...)``), a
         multilabel model's 0/1 targets ``y * (1 - label_smoothing) +
         label_smoothing / 2``; L-BFGS models too. Ignored by regression.
+    dropout : float
+        Inverted dropout on every hidden layer's activations while training
+        (:mod:`skpmlp._engine._dropout`: masks hashed from the model's own
+        seed and the step, kept units scaled by ``1 / (1 - dropout)``);
+        none at prediction. Minibatch solvers only (a stochastic objective
+        breaks L-BFGS's line search).
     """
 
     solver: str = "adam"
@@ -67,11 +73,13 @@ class OptimizerSettings:
     amsgrad: bool = False
     warmup_fraction: float = 0.0
     label_smoothing: float = 0.0
+    dropout: float = 0.0
 
     def __post_init__(self):
         assert self.solver in SOLVERS
         assert self.learning_rate in SCHEDULES
         assert 0 <= self.warmup_fraction <= 1 and 0 <= self.label_smoothing < 1
+        assert 0 <= self.dropout < 1 and not (self.solver == "lbfgs" and self.dropout > 0)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         amsgrad=False,
         warmup_fraction=0.0,
         label_smoothing=0.0,
+        dropout=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

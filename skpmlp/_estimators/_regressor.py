@@ -74,6 +74,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         power_t=0.5,
         amsgrad=False,
         warmup_fraction=0.0,
+        dropout=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

@@ -38,7 +38,7 @@ from .._engine import canonical_activation, mlp_forward
 from .._execution._training import Execution, train_models
 from .._search._failures import lone_model_divergence, warn_halted
 from .._search._population import Population
-from .._search._settings import train_config, warn_batch_size
+from .._search._settings import check_dropout, train_config, warn_batch_size
 from .._search._splits import SplitSettings, validation_split
 from . import _export
 from ._docstrings import class_docstring, single_attributes
@@ -100,6 +100,7 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         """:meth:`fit`'s work: validate, train, set the fitted attributes."""
         X, y, y_encoded, sample_weight, n_outputs, task = validated_data(self, X, y, sample_weight)
         arch = self._architecture()
+        check_dropout([{"solver": [self.solver], "dropout": [self.dropout]}])
         seed = resolve_seed(self.random_state)
         config = train_config(self, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
         rows = np.arange(X.shape[0])
@@ -342,6 +343,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         amsgrad=False,
         warmup_fraction=0.0,
         label_smoothing=0.0,
+        dropout=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",
@@ -426,6 +428,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         power_t=0.5,
         amsgrad=False,
         warmup_fraction=0.0,
+        dropout=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ... import _kernels
+from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
@@ -35,6 +36,8 @@ def native_supported(config, spec):
     if config.task == "regression" and config.loss != "squared_error":
         # the kernel's regression loss is squared error: such runs train on torch
         return f"loss={config.loss!r} (the kernel has squared error only)"
+    if uses_dropout(spec, config):
+        return KERNEL_REASON
     return None
 
 

@@ -34,6 +34,7 @@ import torch
 
 from ..._kernels import kernel_code
 from ..._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
+from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
@@ -115,6 +116,8 @@ def triton_unsupported(config, spec=None):
             variant = " with amsgrad=True" if o.amsgrad else ""
             return f"solver={o.solver!r}{variant} (the Triton kernels lack its update)"
     if spec is not None:
+        if uses_dropout(spec, config):
+            return KERNEL_REASON
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
         if max(max(arch) for arch in spec.hidden_layer_sizes) > MAX_WIDTH:

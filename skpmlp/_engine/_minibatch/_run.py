@@ -118,7 +118,10 @@ class FusedRun:
         if self._live is not None:
             return self._live
         config, options, state = self.config, self.options, self._saved
-        trainer = choose_trainer(self.spec, config)(
+        # refills drawn from a space with dropout need the torch trainer too
+        refill_dropout = bool(config.refill) and getattr(options.refill_source, "drops_units",
+                                                         False)
+        trainer = choose_trainer(self.spec, config, refill_dropout=refill_dropout)(
             self.spec, config, self.X.shape[1], self.K,
             state=None if state is None else state["trainer"],
         )
@@ -260,7 +263,7 @@ class FusedRun:
         dp, config = self.options.data_parallel, self.config
         order = planner_state(data.planner)
         try:
-            plan = data.planner.next_epoch()
+            plan = data.planner.next_epoch(self.epoch)
             trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
         except KeyboardInterrupt:
             restore_planner(data.planner, order)
