@@ -19,8 +19,14 @@ import pytest
 import torch
 from test_engine import make_data, plain_network
 
-from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, mlp_forward, train_population
-from skpmlp._engine import _dropout
+from skpmlp._engine import (
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    _dropout,
+    mlp_forward,
+    train_population,
+)
 from skpmlp._engine._backends import _choice
 from skpmlp._engine._backends._native import native_supported
 from skpmlp._engine._backends._torch import PopulationTrainer
