@@ -202,9 +202,10 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         two softmax outputs become scikit-learn's single logistic output
         (same probabilities). A fitted MLP is its weights: what
         scikit-learn's parameters cannot say of the training
-        (``label_smoothing``, ``warmup_fraction``; a ``learning_rate`` of
-        ``"cosine"`` or ``"coslog4"``, kept, which scikit-learn's own
-        ``fit`` refuses) changes nothing it predicts.
+        (``label_smoothing``, ``warmup_fraction``, ``dropout``, which acts
+        while training only; a ``learning_rate`` of ``"cosine"`` or
+        ``"coslog4"``, kept, which scikit-learn's own ``fit`` refuses)
+        changes nothing it predicts.
 
         Returns
         -------
@@ -256,7 +257,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
             per class, also for two classes; apply a softmax for
             probabilities) or the regression predictions (for
             ``loss="poisson"``, their log: apply ``exp``), of shape
-            ``(n_samples, n_outputs)``.
+            ``(n_samples, n_outputs)``. It holds no ``nn.Dropout``
+            module, whatever the model's ``dropout`` (which acted while it
+            trained only): train and eval mode compute the same; insert
+            ``torch.nn.Dropout(model.dropout)`` after each activation to
+            fine-tune it as it trained.
 
         Raises
         ------

@@ -50,7 +50,7 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
         name: value for name, value in OPTIMIZER_DEFAULTS.items() if name in params}
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                                       beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
-                                      amsgrad=False, warmup_fraction=0.0, label_smoothing=0.0,
+                                      amsgrad=False, warmup_fraction=0.0, label_smoothing=0.0, dropout=0.0,
                                       batch_size="auto")
 
 
