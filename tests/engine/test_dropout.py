@@ -239,3 +239,13 @@ def test_dropout_runs_train_on_torch():
     assert native_supported(cfg, plain) is None
     # an adaptive run whose refills may drop units
     assert _choice.choose_trainer(plain, cfg, refill_dropout=True) is PopulationTrainer
+
+
+def test_the_memory_plan_counts_the_masks():
+    from skpmlp._engine._memory import model_bytes
+
+    plain = _spec(settings=[OptimizerSettings("adam")] * len(MODELS))
+    with_masks, without = (model_bytes(s, _config(), 6, n_folds=1, n_eval=0) for s in (_spec(), plain))
+    dropping = np.array([s.dropout > 0 for s in SETTINGS])
+    assert (with_masks[dropping] > without[dropping]).all()
+    np.testing.assert_array_equal(with_masks[~dropping], without[~dropping])

@@ -126,6 +126,7 @@ class FusedRun:
             state=None if state is None else state["trainer"],
         )
         trainer.data_parallel = options.data_parallel
+        trainer.drops_units = trainer.drops_units or refill_dropout  # what describe() says
         if trainer.backend == "native":
             trainer.n_threads = torch.get_num_threads()
         refills = None
