@@ -534,7 +534,8 @@ _ROWS = (
         own seed (that of its initial weights), the epoch, the step, the
         layer, the row's position in its batch and the unit, so they never
         depend on the other models of a search. ``loss_curve_`` reports the
-        training loss with the units dropped. Minibatch solvers only:
+        training loss with the units dropped; the validation scores and
+        losses (``early_stopping``, ``pruning``) use every unit. Minibatch solvers only:
         ``solver="lbfgs"`` with ``dropout > 0`` raises (a random objective
         breaks L-BFGS's line search). Trained on torch: the native and
         Triton kernels lack it (``verbose`` says so).""",

@@ -249,3 +249,13 @@ def test_the_memory_plan_counts_the_masks():
     dropping = np.array([s.dropout > 0 for s in SETTINGS])
     assert (with_masks[dropping] > without[dropping]).all()
     np.testing.assert_array_equal(with_masks[~dropping], without[~dropping])
+
+
+def test_the_validation_loss_uses_every_unit():
+    """``monitor="loss"`` scores the predictions: no unit is dropped there."""
+    X, y, _ = make_data("classification", n=100)
+    result = train_population(_spec(), _config(monitor="loss"), X, y, [(np.arange(70), np.arange(70, 100))])
+    for i, model in enumerate(MODELS):
+        outputs = torch.from_numpy(_outputs(result, i, model[1], X[70:]))
+        plain = torch.nn.functional.cross_entropy(outputs, torch.from_numpy(y[70:])).item()
+        np.testing.assert_allclose(result.validation_scores[i, 0, -1], -plain, rtol=1e-12)
