@@ -587,6 +587,25 @@ _ROWS = (
         searched.""",
     ),
     Param(
+        "dropout", _OPTIMIZER.dropout, _interval(Real, 0, 1, "left"), "float", role="optimizer",
+        doc="""\
+        Inverted dropout on every hidden layer's activations while
+        training, in [0, 1) (not in scikit-learn; 0, the default, none):
+        each hidden unit's output is zeroed with probability ``dropout``
+        and the kept ones are scaled by ``1 / (1 - dropout)``, as
+        ``torch.nn.Dropout``; nothing is dropped at prediction, so
+        ``predict``, the scores, ``to_sklearn`` and ``to_torch`` use the
+        trained weights as they are. A model's masks are hashed from its
+        own seed (that of its initial weights), the epoch, the step, the
+        layer, the row's position in its batch and the unit, so they never
+        depend on the other models of a search. ``loss_curve_`` reports the
+        training loss with the units dropped; the validation scores and
+        losses (``early_stopping``, ``pruning``) use every unit. Minibatch solvers only:
+        ``solver="lbfgs"`` with ``dropout > 0`` raises (a random objective
+        breaks L-BFGS's line search). Trained on torch: the native and
+        Triton kernels lack it (``verbose`` says so).""",
+    ),
+    Param(
         "input_transform", "none", _options(*INPUT_TRANSFORMS),
         "{" + ", ".join(f'"{name}"' for name in INPUT_TRANSFORMS) + "}",
         role="input",

@@ -290,12 +290,14 @@ class DataParallel:
         """This rank's share of an :class:`~skpmlp._engine._minibatch._batches.EpochPlan`: its
         contiguous slice of every step's batch columns. Weights stay
         normalised over the global batch; the counts, weight sums and
-        stepping flags stay global."""
+        stepping flags stay global; ``row_start`` says where its columns
+        start (dropout masks hash a row's position in the global batch)."""
         bounds = np.linspace(0, plan.rows.shape[2], self.world_size + 1).round().astype(int)
         start, stop = bounds[self.rank], bounds[self.rank + 1]
         return dataclasses.replace(
             plan, rows=plan.rows[:, :, start:stop].contiguous(),
             weights=plan.weights[:, :, start:stop].contiguous(),
+            row_start=plan.row_start + int(start),
         )
 
     def plan_rows(self, batch_size):

@@ -8,7 +8,8 @@ estimate counts what a fused run keeps on the device:
   buffers for Adam, one for SGD) and, with early stopping, the best weights;
 * per step: every hidden unit's pre- and post-activation values and their
   gradients for the batch, the outputs likewise and, with K folds, a copy of
-  each fold's batch per model;
+  each fold's batch per model; with dropout, the masks, the masked values
+  and their gradients, and the int64 hashes of the masks;
 * per epoch: every model's outputs on the evaluation rows (monitoring);
 * once: the data.
 
@@ -54,10 +55,13 @@ def model_bytes(spec, config, n_features, *, n_folds, n_eval):
     n_buffers = 2 + n_state_buffers(spec.optimizers_of(config)) + keeps_best(config)
     C, B = config.n_outputs, config.batch_size
     out = np.empty(spec.n_models)
+    optimizers = spec.optimizers_of(config)
     for i, arch in enumerate(spec.hidden_layer_sizes):
         hidden = sum(arch)
         params = model_parameters(arch, n_features, C) * padding
         step = B * (4 * hidden * padding + 3 * C + (n_features if n_folds > 1 else 0))
+        if optimizers[i].dropout > 0:  # masks, masked values, their gradients; 3 int64 hashes
+            step += B * hidden * padding * (3 + 3 * 8 / itemsize)
         monitor = n_eval * C + min(n_eval, _EVAL_CHUNK_ROWS) * 2 * hidden * padding
         out[i] = n_folds * (n_buffers * params + step + monitor) * itemsize
     return out

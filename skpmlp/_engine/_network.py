@@ -226,11 +226,14 @@ class FusedNetwork:
         chunks = torch.split(z, [stop - start for _, start, stop in slices], dim=0)
         return torch.cat([ACTIVATIONS[name](c) for (name, _, _), c in zip(slices, chunks)], 0)
 
-    def group_forward(self, gi, X):
+    def group_forward(self, gi, X, dropout=None):
         """Outputs of group ``gi``: shape (G, B, C).
 
         ``X`` is (B, F), shared by the group's models, or (G, B, F), one
-        input per model (K-fold replicas see their own fold's batch)."""
+        input per model (K-fold replicas see their own fold's batch).
+        ``dropout`` (training only): ``dropout(layer, width)`` gives the
+        ``(G, B, width)`` mask every hidden layer's activations are
+        multiplied by (:meth:`~._dropout.GroupDropout.at`)."""
         group, params = self.groups[gi], self.params[gi]
         h = X.expand(group.size, *X.shape) if X.dim() == 2 else X  # shared: no copy
         if group.scaled:
@@ -239,6 +242,8 @@ class FusedNetwork:
         for layer in range(depth + 1):
             z = torch.baddbmm(params[2 * layer + 1], h, params[2 * layer])
             h = self._activate(z, group) if layer < depth else z
+            if dropout is not None and layer < depth:
+                h = h * dropout(layer, h.shape[2])
         return z
 
     @torch.no_grad()

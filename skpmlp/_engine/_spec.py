@@ -21,8 +21,8 @@ SCHEDULES = ("constant", "invscaling", "adaptive", "cosine", "coslog4")
 class OptimizerSettings:
     """One model's optimizer, as scikit-learn's MLP parameters name it, and
     the other per-model settings of its training: its learning-rate
-    schedule and warm-up, its loss's label smoothing and whether its
-    network starts with a learnable diagonal scaling layer.
+    schedule and warm-up, its loss's label smoothing, its dropout and
+    whether its network starts with a learnable diagonal scaling layer.
 
     Parameters
     ----------
@@ -66,6 +66,12 @@ class OptimizerSettings:
         carries it too; the network's layout reads it
         (:func:`~._build.build_network` puts scaled models in groups of
         their own).
+    dropout : float
+        Inverted dropout on every hidden layer's activations while training
+        (:mod:`skpmlp._engine._dropout`: masks hashed from the model's own
+        seed and the step, kept units scaled by ``1 / (1 - dropout)``);
+        none at prediction. Minibatch solvers only (a stochastic objective
+        breaks L-BFGS's line search).
     """
 
     solver: str = "adam"
@@ -80,11 +86,13 @@ class OptimizerSettings:
     warmup_fraction: float = 0.0
     label_smoothing: float = 0.0
     diagonal_scaling: bool = False
+    dropout: float = 0.0
 
     def __post_init__(self):
         assert self.solver in SOLVERS
         assert self.learning_rate in SCHEDULES
         assert 0 <= self.warmup_fraction <= 1 and 0 <= self.label_smoothing < 1
+        assert 0 <= self.dropout < 1 and not (self.solver == "lbfgs" and self.dropout > 0)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         warmup_fraction=0.0,
         label_smoothing=0.0,
         diagonal_scaling=False,
+        dropout=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

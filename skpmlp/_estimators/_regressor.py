@@ -76,6 +76,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         amsgrad=False,
         warmup_fraction=0.0,
         diagonal_scaling=False,
+        dropout=0.0,
         input_transform="none",
         pruning=None,
         halving_factor=3,

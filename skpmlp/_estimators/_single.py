@@ -38,7 +38,7 @@ from .._engine import canonical_activation, mlp_forward
 from .._execution._training import Execution, train_models
 from .._search._failures import lone_model_divergence, warn_halted
 from .._search._population import Population
-from .._search._settings import train_config, warn_batch_size
+from .._search._settings import check_dropout, train_config, warn_batch_size
 from .._search._splits import SplitSettings, validation_split
 from . import _export
 from ._docstrings import class_docstring, single_attributes
@@ -100,6 +100,7 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         """:meth:`fit`'s work: validate, train, set the fitted attributes."""
         X, y, y_encoded, sample_weight, n_outputs, task = validated_data(self, X, y, sample_weight)
         arch = self._architecture()
+        check_dropout([{"solver": [self.solver], "dropout": [self.dropout]}])
         seed = resolve_seed(self.random_state)
         config = train_config(self, task=task, n_outputs=n_outputs, seed=seed, X_dtype=X.dtype)
         rows = np.arange(X.shape[0])
@@ -201,11 +202,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         two softmax outputs become scikit-learn's single logistic output
         (same probabilities). A fitted MLP is its weights: what
         scikit-learn's parameters cannot say of the training
-        (``label_smoothing``, ``warmup_fraction``; a ``learning_rate`` of
-        ``"cosine"`` or ``"coslog4"``, kept, which scikit-learn's own
-        ``fit`` refuses) changes nothing it predicts. A ``diagonal_scaling``
-        model's scale is already folded into ``coefs_[0]``: the MLP has
-        the same weights.
+        (``label_smoothing``, ``warmup_fraction``, ``dropout``, which acts
+        while training only; a ``learning_rate`` of ``"cosine"`` or
+        ``"coslog4"``, kept, which scikit-learn's own ``fit`` refuses)
+        changes nothing it predicts. A ``diagonal_scaling`` model's scale
+        is already folded into ``coefs_[0]``: the MLP has the same weights.
 
         Returns
         -------
@@ -259,7 +260,11 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
             per class, also for two classes; apply a softmax for
             probabilities) or the regression predictions (for
             ``loss="poisson"``, their log: apply ``exp``), of shape
-            ``(n_samples, n_outputs)``.
+            ``(n_samples, n_outputs)``. It holds no ``nn.Dropout``
+            module, whatever the model's ``dropout`` (which acted while it
+            trained only): train and eval mode compute the same; insert
+            ``torch.nn.Dropout(model.dropout)`` after each activation to
+            fine-tune it as it trained.
 
         Raises
         ------
@@ -347,6 +352,7 @@ class SingleMLPClassifier(ClassifierTargetsMixin, ClassifierMixin, _BaseSingleML
         warmup_fraction=0.0,
         label_smoothing=0.0,
         diagonal_scaling=False,
+        dropout=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",
@@ -432,6 +438,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         amsgrad=False,
         warmup_fraction=0.0,
         diagonal_scaling=False,
+        dropout=0.0,
         input_transform="none",
         repeat=0,
         dtype="float32",

@@ -74,6 +74,11 @@ class SpaceRefills:
         self._rng = check_random_state(stream)
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
+        # whether a refill may drop units: only torch trains such models
+        self.drops_units = any(
+            is_distribution(s["dropout"]) or any(rate > 0 for rate in s["dropout"])
+            for s in space.subspaces
+        )
 
     def state(self):
         """Its random stream and draw count, as host data (a checkpoint's)."""

@@ -30,7 +30,7 @@ from ._adaptive import check_refill
 from ._inputs import InputTransforms, fit_rows
 from ._population import Population
 from ._scorers import resolve_scorers, weighted_scorers
-from ._settings import check_solvers, train_config, warn_batch_size
+from ._settings import check_dropout, check_solvers, train_config, warn_batch_size
 from ._space import SearchSpace
 from ._splits import SplitSettings, check_groups, plan_folds, resolve_cv, training_folds
 from ._warm_start import (
@@ -297,6 +297,7 @@ def _drawn_population(estimator, seed, prior, checkpoint):
     # draws the configurations (reproducibly from the search's seed)
     task = "regressor" if estimator._task == "regression" else "classifier"
     space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid, task)
+    check_dropout(space.subspaces)
     configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
     population = Population.from_configurations(configurations, estimator.n_repeats,
                                                 space.searched, unset)

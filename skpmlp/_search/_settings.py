@@ -51,6 +51,33 @@ def check_solvers(estimator, population):
         )
 
 
+def check_dropout(subspaces):
+    """Refuse models that would train L-BFGS with dropout.
+
+    ``subspaces``: dicts of candidate lists (or distributions) of
+    ``solver`` and ``dropout``, as a :class:`~._space.SearchSpace` holds
+    them: a subspace that can draw both ``"lbfgs"`` and a rate above 0 is
+    refused, whether or not a draw combines them (a refill might).
+
+    Raises
+    ------
+    ValueError
+        Naming ``solver`` and ``dropout``.
+    """
+    for subspace in subspaces:
+        solvers, rates = subspace["solver"], subspace["dropout"]
+        lbfgs = hasattr(solvers, "rvs") or "lbfgs" in list(solvers)
+        drops = hasattr(rates, "rvs") or any(rate > 0 for rate in rates)
+        if lbfgs and drops:
+            shown = "a distribution" if hasattr(rates, "rvs") else list(rates)
+            raise ValueError(
+                f"solver='lbfgs' cannot train with dropout (got dropout={shown}): dropout makes "
+                f"the objective random, which breaks L-BFGS's line search. Use a minibatch "
+                f"solver ('adam', 'adamw' or 'sgd') with dropout, or dropout=0 with 'lbfgs' "
+                f"(in a param_grid: separate dicts)."
+            )
+
+
 def _scalar(estimator, name, default):
     """``estimator``'s single value of ``name`` (its default when searched:
     each model's own value then goes to the engine in the spec)."""

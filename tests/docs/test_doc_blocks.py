@@ -444,6 +444,7 @@ CHECKS = {
     "space-param-grid": _constructor_check(8),
     "space-solvers": _constructor_check(32),
     "space-realmlp": _constructor_check(16),
+    "space-dropout": _constructor_check(12),
     "space-class-weight": _check_class_weight,
     "space-input-transform": _check_input_transform,
     "space-diagonal-scaling": _check_diagonal_scaling,

@@ -51,7 +51,7 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                                       beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
                                       amsgrad=False, warmup_fraction=0.0, label_smoothing=0.0,
-                                      diagonal_scaling=False, batch_size="auto")
+                                      diagonal_scaling=False, dropout=0.0, batch_size="auto")
 
 
 def test_a_default_search_shows_no_optimizer_columns():

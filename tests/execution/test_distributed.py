@@ -84,6 +84,14 @@ def _fit_case(case, X, y, Xr, yr, weight):
             **{**common, "batch_size": [15, 10]},
         )
         return search.fit(X, y)
+    if case.endswith("dropout"):
+        # masks hash a row's position in the global batch: a rank's share
+        # starts past 0
+        search = ParallelMLPClassifier(
+            [(6,), (4, 3)], "tanh", learning_rate_init=0.05, dropout=[0.0, 0.3], max_iter=4, cv=3,
+            ensemble="best", early_stopping=True, n_iter_no_change=100, **common,
+        )
+        return search.fit(X, y)
     assert case.endswith("halving")
     search = ParallelMLPRegressor(
         [(5,), (8,)], ("relu", "tanh"), solver="sgd", learning_rate_init=[0.01, 0.05],
@@ -210,7 +218,8 @@ def _assert_same_fit(fitted, alone, world_size, batch):
     assert len(shard["rows_per_rank"]) == world_size
 
 
-_EQUAL_CASES = ["torch_cv_early_stopping", "native_cv_early_stopping", "native_halving", "torch_batch_sizes"]
+_EQUAL_CASES = ["torch_cv_early_stopping", "native_cv_early_stopping", "native_halving", "torch_batch_sizes",
+                "torch_dropout"]
 
 
 @pytest.fixture(scope="module")
@@ -266,7 +275,7 @@ def test_two_ranks_equal_one_process_and_fail_together(alone, tmp_path):
 
 
 def test_four_ranks_equal_one_process(alone, tmp_path):
-    cases = ["torch_cv_early_stopping", "native_cv_early_stopping"]
+    cases = ["torch_cv_early_stopping", "native_cv_early_stopping", "torch_dropout"]
     results = _run_world(4, cases, tmp_path)
     for case in cases:
         for fitted, _ in results[case]:

@@ -370,6 +370,14 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     assert _choice.choose_trainer(amsgrad, cuda) is PopulationTrainer
     with pytest.raises(ValueError, match="amsgrad"):
         _choice.choose_trainer(amsgrad, dataclasses.replace(cuda, backend="triton"))
+    # dropout: torch draws the masks
+    dropout = dataclasses.replace(
+        spec, optimizers=[dataclasses.replace(o, dropout=0.1) for o in spec.optimizers_of(cuda)]
+    )
+    assert _choice.choose_trainer(dropout, cuda) is PopulationTrainer
+    with pytest.raises(ValueError, match="dropout"):
+        _choice.choose_trainer(dropout, dataclasses.replace(cuda, backend="triton"))
+    assert _choice.choose_trainer(spec, cuda, refill_dropout=True) is PopulationTrainer
     poisson = dataclasses.replace(config("regression", device="cuda"), loss="poisson")
     assert _choice.choose_trainer(spec, poisson) is PopulationTrainer
     with pytest.raises(ValueError, match="CPU only"):  # the native kernel stays CPU only

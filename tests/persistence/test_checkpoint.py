@@ -201,6 +201,28 @@ def test_a_search_restoring_best_epochs_killed_resumes_to_the_same_result(
     assert (best[best > 0] < reference.n_iter_per_model_[best > 0]).any()
 
 
+#: a halving search of per-model dropout rates (and models of rate 0)
+DROPOUT = dict(HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
+               dropout=[0.0, 0.2, 0.4])
+
+
+@pytest.mark.parametrize("refill", [None, "sample"])
+@pytest.mark.parametrize("n_writes", [3, 8])
+def test_a_search_with_dropout_killed_resumes_to_the_same_result(
+        iris, tmp_path, kill_after_write, count_epochs, refill, n_writes):
+    """The masks hash the run's epoch and step and each replica's key (a
+    refill's own): all are in the checkpoint or derived from it, so the
+    resumed fit gives the uninterrupted result bit for bit (dropout trains
+    on torch, whatever the backend)."""
+    reference, resumed = _killed_and_resumed(dict(DROPOUT, refill=refill), iris,
+                                             tmp_path / "search.ckpt", n_writes, kill_after_write,
+                                             count_epochs)
+    if refill:
+        assert (reference.cv_results_["start_iter"] > 0).any()
+    assert resumed.cv_results_["params"] == reference.cv_results_["params"]
+    assert {p["dropout"] for p in reference.cv_results_["params"]} == {0.0, 0.2, 0.4}
+
+
 @pytest.mark.parametrize("n_writes", [3, 9])
 def test_a_kill_during_a_write_leaves_the_previous_checkpoint(iris, tmp_path, kill_after_write,
                                                                n_writes):

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ... import _kernels
+from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
@@ -39,6 +40,8 @@ def native_supported(config, spec):
         # the scale's gradient needs the first layer's input gradient, which
         # the kernel's backward never forms
         return "diagonal_scaling=True (the kernel has no first scaling layer)"
+    if uses_dropout(spec, config):
+        return KERNEL_REASON
     return None
 
 

@@ -15,6 +15,7 @@ import torch
 
 from ..._kernels import SOLVERS, n_state_buffers
 from .._build import DTYPES, build_network
+from .._dropout import KERNEL_REASON, group_dropouts, model_key
 from .._losses import (
     group_smoothing,
     monitor_function,
@@ -78,6 +79,9 @@ class PopulationTrainer:
         self._replica_sgd = _velocity(self._replica_optimizer)
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
+        # every replica's dropout key, from its model's seed (fold replicas share it)
+        self._replica_key = np.array([model_key(seed) for seed in replicas.init_seeds],
+                                     dtype=np.int64)
         self.initial_learning_rates = self._replica_lr.copy()
         if state is None:
             net = build_network(replicas, config, n_features, folds=self._replica_fold)
@@ -120,6 +124,7 @@ class PopulationTrainer:
             "optimizers": [dataclasses.asdict(settings) for settings in table],
             "optimizer_of": np.array([position[o] for o in self._replica_optimizer],
                                      dtype=np.int64),
+            "dropout_key": self._replica_key.copy(),
         }
 
     def _load_settings(self, state):
@@ -133,6 +138,9 @@ class PopulationTrainer:
         self._replica_step_offset = np.zeros(len(self._replica_alpha))
         self._replica_fold = np.repeat(np.arange(self.n_folds),
                                        len(self._replica_alpha) // self.n_folds)
+        # a state saved before dropout existed: no replica drops units
+        keys = state.get("dropout_key", np.zeros(len(self._replica_alpha)))
+        self._replica_key = np.array(keys, dtype=np.int64)
 
     def _load(self, state):
         """Everything of :meth:`host_state` but the network (built already)."""
@@ -165,7 +173,19 @@ class PopulationTrainer:
         self.loss_sums = torch.zeros(len(net.slot_models), dtype=net.dtype, device=net.device)
         self.frozen = np.zeros(len(net.slot_models), dtype=bool)
         self._smoothing_changed()
+        self._dropout_changed()
         self._slots_changed()
+
+    def _dropout_changed(self):
+        """Each group's :class:`~.._dropout.GroupDropout` (None where no
+        slot of it drops units: its steps run as without dropout)."""
+        rates = np.array([o.dropout for o in self._replica_optimizer], dtype=float)
+        self.group_dropout = group_dropouts(self.net, self._replica_key, rates)
+        self.drops_units = self.drops_units or any(d is not None for d in self.group_dropout)
+
+    #: whether some model of the run drops units (then the kernels cannot
+    #: train it: ``describe`` says why it trains on torch)
+    drops_units = False
 
     def _smoothing_changed(self):
         """Each group's label smoothing for the loss (None where no slot of
@@ -238,6 +258,7 @@ class PopulationTrainer:
         self._replica_alpha = grown(self._replica_alpha, 0.0)
         self._replica_sgd = grown(self._replica_sgd, False)
         self._replica_step_offset = grown(self._replica_step_offset, 0.0)
+        self._replica_key = grown(self._replica_key, 0)
         self.initial_learning_rates = grown(self.initial_learning_rates, 1.0)
         settings = [self.config.optimizer_settings()] * (K * capacity)
         for o, n in zip(old, new):
@@ -269,6 +290,7 @@ class PopulationTrainer:
                 for k in range(len(newcomer.slots)):
                     self._place(newcomer, k, views)
         self._smoothing_changed()
+        self._dropout_changed()
         self._slots_changed()
 
     def _grow_state(self, n_buffers):
@@ -319,6 +341,7 @@ class PopulationTrainer:
         self._replica_optimizer[r] = n.optimizer
         self._replica_sgd[r] = SOLVERS[n.optimizer.solver].velocity
         self._replica_step_offset[r] = step_offset
+        self._replica_key[r] = model_key(n.seed)
         self.initial_learning_rates[r] = n.learning_rate
         self.alphas[slot] = 0.0 if SOLVERS[n.optimizer.solver].decoupled else n.alpha
         self.frozen[slot] = False
@@ -358,7 +381,7 @@ class PopulationTrainer:
             return tensor  # (1, ...) broadcasts over the group
         return tensor.index_select(0, self.group_folds[gi])
 
-    def train_step(self, xb, yb, weights, counts, weight_sums, stepping):
+    def train_step(self, xb, yb, weights, counts, weight_sums, stepping, at=(0, 0, 0)):
         """One fused forward / backward / update.
 
         Parameters
@@ -372,15 +395,23 @@ class PopulationTrainer:
             Real rows per fold's batch.
         weight_sums, stepping : ndarray (K,)
             Host copies: sum of sample weights, and whether each fold steps.
+        at : (int, int, int)
+            The epoch, the step within it and the position of the batch's
+            first row in the whole batch (a data-parallel rank's share):
+            what a dropout mask hashes besides the model, layer, row and unit.
         """
         net = self.net
         net.grad.zero_()
         total = 0
         for gi in range(len(net.groups)):
             x = xb[0] if self.n_folds == 1 else xb.index_select(0, self.group_folds[gi])
-            smoothing = self.group_smoothing[gi]
+            smoothing, dropout = self.group_smoothing[gi], self.group_dropout[gi]
+            if dropout is not None:
+                epoch, step, row_start = at
+                dropout = dropout.at(epoch, step, x.shape[-2], row_start)
             losses = self.loss_fn(
-                net.group_forward(gi, x), self._per_slot(gi, yb), self._per_slot(gi, weights),
+                net.group_forward(gi, x, dropout), self._per_slot(gi, yb),
+                self._per_slot(gi, weights),
                 **({} if smoothing is None else {"smoothing": smoothing}),
             )
             a, b = net.group_offsets[gi], net.group_offsets[gi + 1]
@@ -398,6 +429,8 @@ class PopulationTrainer:
         """Which path trains, in words (``verbose`` shows it)."""
         if self.fallback_reason:
             return f"torch ({self.net.device}; not the native kernel: {self.fallback_reason})"
+        if self.drops_units and self.config.backend != "torch":
+            return f"torch ({self.net.device}): {KERNEL_REASON}"
         return f"torch ({self.net.device})"
 
     def run_epoch(self, X, y, plan):
@@ -407,7 +440,7 @@ class PopulationTrainer:
             rows = plan.rows[s]
             self.train_step(
                 X[rows], y[rows], plan.weights[s], plan.counts[s],
-                plan.weight_sums[s], plan.stepping[s],
+                plan.weight_sums[s], plan.stepping[s], (plan.epoch, s, plan.row_start),
             )
 
     def epoch_losses(self, fold_sizes, fold_batches):

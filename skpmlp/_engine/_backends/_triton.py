@@ -34,6 +34,7 @@ import torch
 
 from ..._kernels import kernel_code
 from ..._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
+from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
@@ -117,6 +118,8 @@ def triton_unsupported(config, spec=None):
         if o.diagonal_scaling:
             return "diagonal_scaling=True (the Triton kernels have no first scaling layer)"
     if spec is not None:
+        if uses_dropout(spec, config):
+            return KERNEL_REASON
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
         if max(max(arch) for arch in spec.hidden_layer_sizes) > MAX_WIDTH:

@@ -31,6 +31,12 @@ class EpochPlan:
         Sum of sample weights per batch (divides the L2 term), on the host.
     stepping : ndarray of bool, shape (n_steps, K)
         Whether each fold has a batch at each step, on the host.
+    epoch : int
+        The run's epoch it trains (0-based; dropout masks hash it).
+    row_start : int
+        Position of its first batch column in the whole batch (a
+        data-parallel rank's share starts past 0; dropout masks hash the
+        position).
     """
 
     rows: torch.Tensor
@@ -38,6 +44,8 @@ class EpochPlan:
     counts: torch.Tensor
     weight_sums: np.ndarray
     stepping: np.ndarray
+    epoch: int = 0
+    row_start: int = 0
 
     @property
     def n_steps(self):
@@ -68,7 +76,8 @@ class BatchPlanner:
         self.sample_weight = sample_weight
         self.dtype, self.device = dtype, device
 
-    def next_epoch(self):
+    def next_epoch(self, epoch=0):
+        """The plan of the next epoch, the run's ``epoch`` (0-based)."""
         K, B = len(self.fold_rows), self.batch_size
         orders = self.fold_rows
         if self.shuffle:
@@ -96,4 +105,5 @@ class BatchPlanner:
             weight_sums=weight_sums,
             # a batch whose weights are all zero teaches nothing: skip it
             stepping=weight_sums > 0,
+            epoch=int(epoch),
         )

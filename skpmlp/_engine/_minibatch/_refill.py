@@ -322,6 +322,7 @@ class Seats:
             learning_rate=float(spec.learning_rates[0]), alpha=float(spec.alphas[0]),
             optimizer=spec.optimizers[0], weights=weights,
             parents=None if parent is None else folds * C + parent,
+            seed=tuple(spec.init_seeds[0]),
         )
         self.specs.append(spec)
         self.rows.append(row)

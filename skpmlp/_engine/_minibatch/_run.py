@@ -118,12 +118,16 @@ class FusedRun:
         if self._live is not None:
             return self._live
         config, options, state = self.config, self.options, self._saved
-        trainer = choose_trainer(self.spec, config)(
+        # refills drawn from a space with dropout need the torch trainer too
+        refill_dropout = bool(config.refill) and getattr(options.refill_source, "drops_units",
+                                                         False)
+        trainer = choose_trainer(self.spec, config, refill_dropout=refill_dropout)(
             self.spec, config, self.X.shape[1], self.K,
             state=None if state is None else state["trainer"],
         )
         trainer.data_parallel = options.data_parallel
         trainer.fallback_reason = fallback_reason(self.spec, config)
+        trainer.drops_units = trainer.drops_units or refill_dropout  # what describe() says
         if trainer.backend == "native":
             trainer.n_threads = torch.get_num_threads()
         refills = None
@@ -261,7 +265,7 @@ class FusedRun:
         dp, config = self.options.data_parallel, self.config
         order = planner_state(data.planner)
         try:
-            plan = data.planner.next_epoch()
+            plan = data.planner.next_epoch(self.epoch)
             trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
         except KeyboardInterrupt:
             restore_planner(data.planner, order)

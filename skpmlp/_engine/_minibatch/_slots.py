@@ -34,6 +34,9 @@ class Newcomer:
         copies ``parents``' weights and optimizer state.
     parents : ndarray of int or None
         With ``weights=None``: the replica it copies on every fold.
+    seed : tuple of int
+        Its init seed (:attr:`~skpmlp._engine.PopulationSpec.init_seeds`),
+        which its dropout masks hash.
     """
 
     slots: np.ndarray
@@ -44,6 +47,7 @@ class Newcomer:
     optimizer: OptimizerSettings
     weights: list = None
     parents: np.ndarray = None
+    seed: tuple = ()
 
 
 def read_slot(views, pos, arch):
