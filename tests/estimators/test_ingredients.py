@@ -191,3 +191,25 @@ def test_an_adaptive_search_refills_scheduled_and_smoothed_models(refill):
         assert model.learning_rate in ("cosine", "coslog4") and model.warmup_fraction == 0.1
         assert model.label_smoothing in (0.0, 0.1)
         assert np.isfinite(model.loss_curve_).all()
+
+
+def test_the_ingredients_together_keep_a_model_independent_of_its_population():
+    """A model with dropout, a diagonal scaling layer, label smoothing and a
+    coslog4 schedule on robust-scaled inputs, restoring each fold's best
+    epoch, predicts the same alone as inside a search mixing every one of
+    those options (its fold models, exported)."""
+    X, y = make_classification(90, 5, n_informative=3, n_classes=3, random_state=1)
+    common = dict(BASE, hidden_layer_sizes=[(5,)], cv=3, ensemble="folds",
+                  restore_best_weights=True, input_transform="robust-smooth-clip",
+                  learning_rate="coslog4")
+    chosen = dict(dropout=0.2, diagonal_scaling=True, label_smoothing=0.1)
+    alone = _fit(ParallelMLPClassifier(**common, **chosen), X, y)
+    mixed = _fit(ParallelMLPClassifier(**common, dropout=[0.0, 0.2], diagonal_scaling=[False, True],
+                                       label_smoothing=[0.0, 0.1]), X, y)
+    rows = [i for i, p in enumerate(mixed.cv_results_["params"])
+            if all(p[name] == value for name, value in chosen.items())]
+    assert len(rows) == 1 and len(mixed.cv_results_["params"]) == 8
+    np.testing.assert_allclose(mixed.export_model(rows[0]).predict_proba(X),
+                               alone.export_model(0).predict_proba(X), rtol=0, atol=1e-12)
+    # the other models differ: the comparison can fail
+    assert not np.allclose(mixed.export_model(0).predict_proba(X), alone.export_model(0).predict_proba(X))
