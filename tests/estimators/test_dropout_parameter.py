@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from ingredient_checks import assert_halving_survivors_are_unpruned, same_weights
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
@@ -42,11 +43,6 @@ def _fit(estimator, X, y):
 
 def _classification():
     return make_classification(120, 6, n_informative=4, n_classes=3, random_state=0)
-
-
-def _same_weights(a, b, atol=0.0):
-    for u, v in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
-        np.testing.assert_allclose(u, v, rtol=0, atol=atol)
 
 
 def _rows(search, rate):
@@ -122,14 +118,14 @@ def test_the_rates_train_in_one_fused_run(capsys):
     assert "fused run 2" not in text
 
 
-def test_a_refitted_model_retrains_alone_to_the_same_weights():
+def test_a_refitted_model_retrains_alone_to_thesame_weights():
     """The best model refitted on every row (``holdout_refit``) hashes its
     own seed: the lone model's own ``fit`` draws the same masks."""
     X, y = _classification()
     search = _fit(ParallelMLPClassifier(**BASE, dropout=[0.2, 0.4]), X, y)
     best = search.best_estimator_
     assert best.dropout == search.best_params_["dropout"] > 0
-    _same_weights(best, _fit(clone(best), X, y), atol=1e-9)
+    same_weights(best, _fit(clone(best), X, y), atol=1e-9)
     plain = _fit(clone(best).set_params(dropout=0.0), X, y)
     assert np.abs(plain.coefs_[0] - best.coefs_[0]).max() > 1e-4
 
@@ -169,20 +165,14 @@ def test_a_regressor_searches_dropout():
     assert sorted(search.cv_results_["param_dropout"]) == [0.0, 0.0, 0.2, 0.2]
     best = search.best_estimator_
     assert best.dropout == search.best_params_["dropout"]
-    _same_weights(best, _fit(clone(best), X, y), atol=1e-9)
+    same_weights(best, _fit(clone(best), X, y), atol=1e-9)
 
 
 def test_halving_survivors_are_the_models_a_search_without_it_trains():
     X, y = _classification()
-    params = dict(BASE, hidden_layer_sizes=[(6,), (5,), (4, 3)], dropout=[0.0, 0.1, 0.3], max_iter=12,
-                  n_iter_no_change=1000, holdout_refit=False)
-    pruned = _fit(ParallelMLPClassifier(**params, pruning="halving", min_iter=3, halving_factor=2), X, y)
-    full = _fit(ParallelMLPClassifier(**params), X, y)
-    assert pruned.cv_results_["pruned"].any()
-    survivors = np.flatnonzero(~pruned.cv_results_["pruned"])
-    assert len(survivors)
-    for i in survivors:
-        _same_weights(pruned.export_model(i), full.export_model(i))
+    assert_halving_survivors_are_unpruned(
+        dict(BASE, hidden_layer_sizes=[(6,), (5,), (4, 3)], dropout=[0.0, 0.1, 0.3], max_iter=12,
+             n_iter_no_change=1000, holdout_refit=False), X, y)
 
 
 def test_k_fold_replicas_equal_their_fold_alone():
@@ -199,7 +189,7 @@ def test_k_fold_replicas_equal_their_fold_alone():
         alone = _fit(ParallelMLPClassifier(**{**params, "cv": [folds[k]]}), X, y)
         np.testing.assert_array_equal(full.cv_results_[f"split{k}_test_score"],
                                       alone.cv_results_["split0_test_score"])
-        _same_weights(full.export_model(1, fold=k), alone.export_model(1, fold=0), atol=1e-9)
+        same_weights(full.export_model(1, fold=k), alone.export_model(1, fold=0), atol=1e-9)
     assert full.export_model(1, fold="all").predict(X).shape == y.shape
 
 

@@ -10,14 +10,14 @@ trains), and working in adaptive searches. The engine's float64 tests are
 checkpoints, ``tests/persistence/test_checkpoint.py``.
 """
 
-import warnings
 
 import numpy as np
 import pytest
 import torch
+from ingredient_checks import assert_halving_survivors_are_unpruned
+from ingredient_checks import fit as _fit
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_multilabel_classification, make_regression
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 import skpmlp.io
@@ -30,12 +30,6 @@ from skpmlp import (
 
 BASE = dict(hidden_layer_sizes=[(6,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=10,
             dtype="float64", random_state=0, cv=None)
-
-
-def _fit(estimator, X, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return estimator.fit(X, y)
 
 
 def _classification():
@@ -131,18 +125,10 @@ def test_halving_survivors_are_the_models_a_search_without_it_trains(early_stopp
     survives every rung has the weights the same model gets in a search
     without pruning."""
     X, y = _classification()
-    params = dict(BASE, hidden_layer_sizes=[(6,), (5,), (4, 3)], learning_rate=["cosine", "coslog4"],
-                  warmup_fraction=0.2, label_smoothing=[0.0, 0.1], max_iter=12, n_iter_no_change=1000,
-                  early_stopping=early_stopping, holdout_refit=False)
-    pruned = _fit(ParallelMLPClassifier(**params, pruning="halving", min_iter=3, halving_factor=2), X, y)
-    full = _fit(ParallelMLPClassifier(**params), X, y)
-    assert pruned.cv_results_["pruned"].any()
-    survivors = np.flatnonzero(~pruned.cv_results_["pruned"])
-    assert len(survivors)
-    for i in survivors:
-        ours, theirs = pruned.export_model(i), full.export_model(i)
-        for a, b in zip(ours.coefs_ + ours.intercepts_, theirs.coefs_ + theirs.intercepts_):
-            np.testing.assert_array_equal(a, b)
+    assert_halving_survivors_are_unpruned(
+        dict(BASE, hidden_layer_sizes=[(6,), (5,), (4, 3)], learning_rate=["cosine", "coslog4"],
+             warmup_fraction=0.2, label_smoothing=[0.0, 0.1], max_iter=12, n_iter_no_change=1000,
+             early_stopping=early_stopping, holdout_refit=False), X, y)
 
 
 def test_multilabel_smoothing_trains_alone_to_the_same_weights():
