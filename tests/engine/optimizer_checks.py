@@ -1,6 +1,6 @@
 """Checks and plain torch references every per-model optimizer's tests share
 (``test_amsgrad.py``, ``test_adamw.py``, ``test_label_smoothing.py``,
-``test_schedules.py``)."""
+``test_schedules.py``, ``test_diagonal_scaling.py``, ``test_dropout.py``)."""
 
 import numpy as np
 import torch
@@ -20,6 +20,17 @@ def assert_kernel_equals_torch(spec, config, X, y):
             for a, b in zip(ours, theirs):
                 np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
     np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-12)
+
+
+def torch_optimizer(parameters, lr, settings):
+    """The ``torch.optim`` optimizer of one model's ``settings``
+    (:class:`~skpmlp._engine.OptimizerSettings`): Adam with its betas and
+    epsilon, else SGD with its (Nesterov) momentum."""
+    if settings.solver == "adam":
+        return torch.optim.Adam(parameters, lr=lr, betas=(settings.beta_1, settings.beta_2),
+                                eps=settings.epsilon)
+    return torch.optim.SGD(parameters, lr=lr, momentum=settings.momentum,
+                           nesterov=settings.nesterovs_momentum)
 
 
 def sequential(coefs, intercepts, activation):

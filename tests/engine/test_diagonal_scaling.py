@@ -16,7 +16,7 @@ import pytest
 import scipy.optimize
 import torch
 from kernel_widths import backend_name
-from optimizer_checks import train_minibatches
+from optimizer_checks import torch_optimizer, train_minibatches
 from test_engine import make_data, plain_network
 
 from skpmlp._engine import (
@@ -91,12 +91,7 @@ def torch_scaled(model, settings, X, y, task, cfg):
     layers = plain_network(model, X.shape[1], cfg.n_outputs)
     net = torch.nn.Sequential(Scale(X.shape[1]), layers) if settings.diagonal_scaling else layers
     lr = model[2]
-    if settings.solver == "adam":
-        optimizer = torch.optim.Adam(net.parameters(), lr=lr, betas=(settings.beta_1, settings.beta_2),
-                                     eps=settings.epsilon)
-    else:
-        optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=settings.momentum,
-                                    nesterov=settings.nesterovs_momentum)
+    optimizer = torch_optimizer(net.parameters(), lr, settings)
     y = y if task == "classification" else y.reshape(len(y), -1)
     outputs, last = train_minibatches(net, optimizer, X, y, cfg,
                                       _loss(task, settings.label_smoothing, model[3], net))

@@ -17,6 +17,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from optimizer_checks import torch_optimizer
 from test_engine import make_data, plain_network
 
 from skpmlp._engine import (
@@ -79,12 +80,7 @@ def torch_dropout(model, settings, X, y, task, cfg, rows=None):
     net = plain_network(model, X.shape[1], 3)
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     act = TORCH_ACTIVATIONS[model[1]]
-    if settings.solver == "adam":
-        optimizer = torch.optim.Adam(net.parameters(), lr=model[2], betas=(settings.beta_1, settings.beta_2),
-                                     eps=settings.epsilon)
-    else:
-        optimizer = torch.optim.SGD(net.parameters(), lr=model[2], momentum=settings.momentum,
-                                    nesterov=settings.nesterovs_momentum)
+    optimizer = torch_optimizer(net.parameters(), model[2], settings)
     rows = np.arange(len(X)) if rows is None else np.asarray(rows)
     X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
     generator = torch.Generator().manual_seed(cfg.shuffle_seed)

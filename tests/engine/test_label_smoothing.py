@@ -15,7 +15,7 @@ import pytest
 import scipy.optimize
 import torch
 from kernel_widths import NATIVE_BACKENDS, backend_name
-from optimizer_checks import assert_kernel_equals_torch, train_minibatches
+from optimizer_checks import assert_kernel_equals_torch, torch_optimizer, train_minibatches
 from test_engine import BACKENDS, make_data, plain_network
 
 from skpmlp._engine import (
@@ -66,12 +66,7 @@ def torch_smoothed(model, settings, X, y, task, cfg):
     smoothed loss; its outputs and its last epoch's mean loss."""
     net = plain_network(model, X.shape[1], 3)
     lr = model[2]
-    if settings.solver == "adam":
-        optimizer = torch.optim.Adam(net.parameters(), lr=lr, betas=(settings.beta_1, settings.beta_2),
-                                     eps=settings.epsilon)
-    else:
-        optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=settings.momentum,
-                                    nesterov=settings.nesterovs_momentum)
+    optimizer = torch_optimizer(net.parameters(), lr, settings)
     return train_minibatches(net, optimizer, X, y, cfg,
                              lambda out, target: smoothed_loss(out, target, task, settings.label_smoothing))
 
