@@ -9,7 +9,7 @@ import torch
 from optimizer_checks import train_minibatches
 from test_engine import BACKENDS, config, make_data, make_spec, plain_network, train
 
-from skpmlp._engine import PopulationSpec, mlp_forward
+from skpmlp._engine import PopulationSpec, mlp_forward, train_population
 from skpmlp._engine._spec import OptimizerSettings
 
 
@@ -85,6 +85,29 @@ def test_adaptive_divides_by_five_instead_of_stopping_until_the_floor(backend):
                                rtol=0, atol=1e-9)
 
 
+def _assert_each_equals_itself_alone(optimizers, backend, X, y, n_outputs):
+    """One model per optimizer settings in one run of two folds, with a
+    stopping rule that stops them at different epochs: every replica equals
+    its model trained alone on its fold (same epochs, same weights to
+    1e-9). Returns the run's spec, config and folds."""
+    models = [((5 + k,), "relu", 0.05, 1e-4, k) for k in range(len(optimizers))]
+    spec = PopulationSpec(**{**make_spec(models).__dict__, "optimizers": optimizers})
+    cfg = config("classification", n_outputs, backend=backend, max_iter=25, tol=1e-2, n_iter_no_change=2)
+    rows = np.arange(len(X))
+    folds = [(rows[rows % 2 == 0], None), (rows[rows % 2 == 1], None)]
+    both = train_population(spec, cfg, X, y, folds)
+    assert len(set(both.n_iter[:, 0])) > 1  # the models stopped at different epochs
+    for i in range(len(models)):
+        alone = train_population(spec.subset([i]), cfg, X, y, folds)
+        assert (alone.n_iter[0] == both.n_iter[i]).all()
+        for k in range(2):
+            np.testing.assert_allclose(
+                mlp_forward(both.coefs[k][i], both.intercepts[k][i], "relu", X),
+                mlp_forward(alone.coefs[k][0], alone.intercepts[k][0], "relu", X), rtol=0, atol=1e-9,
+            )
+    return spec, cfg, folds
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_scheduled_models_in_a_population_equal_each_alone(backend):
     """Schedules, solvers and two folds mixed in one run: every replica equals
@@ -98,23 +121,7 @@ def test_scheduled_models_in_a_population_equal_each_alone(backend):
         OptimizerSettings("adam", learning_rate="invscaling"),  # Adam ignores it
         OptimizerSettings("sgd"),
     ]
-    models = [((5 + k,), "relu", 0.05, 1e-4, k) for k in range(len(optimizers))]
-    spec = PopulationSpec(**{**make_spec(models).__dict__, "optimizers": optimizers})
-    cfg = config("classification", n_outputs, backend=backend, max_iter=25, tol=1e-2, n_iter_no_change=2)
-    rows = np.arange(len(X))
-    folds = [(rows[rows % 2 == 0], None), (rows[rows % 2 == 1], None)]
-    from skpmlp._engine import train_population
-
-    both = train_population(spec, cfg, X, y, folds)
-    assert len(set(both.n_iter[:, 0])) > 1  # the models stopped at different epochs
-    for i, model in enumerate(models):
-        alone = train_population(spec.subset([i]), cfg, X, y, folds)
-        assert (alone.n_iter[0] == both.n_iter[i]).all()
-        for k in range(2):
-            np.testing.assert_allclose(
-                mlp_forward(both.coefs[k][i], both.intercepts[k][i], "relu", X),
-                mlp_forward(alone.coefs[k][0], alone.intercepts[k][0], "relu", X), rtol=0, atol=1e-9,
-            )
+    spec, cfg, folds = _assert_each_equals_itself_alone(optimizers, backend, X, y, n_outputs)
     # Adam ignores the schedule: bit-equal to a constant rate, compared
     # between runs of one shape (a 1-model population each); the 5-model run
     # pads model 3 to the widest model, which may reorder its sums (1 ulp)
@@ -231,23 +238,7 @@ def test_scheduled_models_that_stop_early_equal_each_alone(backend):
         OptimizerSettings("adamw", learning_rate="constant", warmup_fraction=0.1),
         OptimizerSettings("adam"),
     ]
-    models = [((5 + k,), "relu", 0.05, 1e-4, k) for k in range(len(optimizers))]
-    spec = PopulationSpec(**{**make_spec(models).__dict__, "optimizers": optimizers})
-    cfg = config("classification", n_outputs, backend=backend, max_iter=25, tol=1e-2, n_iter_no_change=2)
-    rows = np.arange(len(X))
-    folds = [(rows[rows % 2 == 0], None), (rows[rows % 2 == 1], None)]
-    from skpmlp._engine import train_population
-
-    both = train_population(spec, cfg, X, y, folds)
-    assert len(set(both.n_iter[:, 0])) > 1  # the models stopped at different epochs
-    for i in range(len(models)):
-        alone = train_population(spec.subset([i]), cfg, X, y, folds)
-        assert (alone.n_iter[0] == both.n_iter[i]).all()
-        for k in range(2):
-            np.testing.assert_allclose(
-                mlp_forward(both.coefs[k][i], both.intercepts[k][i], "relu", X),
-                mlp_forward(alone.coefs[k][0], alone.intercepts[k][0], "relu", X), rtol=0, atol=1e-9,
-            )
+    _assert_each_equals_itself_alone(optimizers, backend, X, y, n_outputs)
 
 
 def test_a_refill_counts_its_schedule_from_its_start():

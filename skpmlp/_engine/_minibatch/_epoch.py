@@ -15,10 +15,10 @@ def past(deadline, dp=None):
 
 
 def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
-    """Every replica's mean training loss and monitored value (None without
-    monitoring) of the epoch; NaN for replicas no longer in the network.
-    With ``with_loss`` (``restore_best_weights``), a third array: every
-    replica's validation loss (None without monitoring).
+    """Every replica's mean training loss, monitored value and validation
+    loss of the epoch; NaN for replicas no longer in the network. The
+    monitored value is None without monitoring, the validation loss None
+    unless ``with_loss`` (``restore_best_weights``) and monitoring.
 
     Data-parallel, the loss sums of the ranks' rows are summed, and every
     rank scores all evaluation rows (its weights are everyone's) and takes
@@ -30,19 +30,16 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
     loss = np.full(n_replicas, np.nan)
     loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
     if not monitor:
-        return (loss, None, None) if with_loss else (loss, None)
-    score = np.full(n_replicas, np.nan)
+        return loss, None, None
     values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
                                     with_loss=with_loss)
-    if not with_loss:
-        score[slot_models] = values
-        if dp is not None:
-            score = dp.from_rank0(score)
-        return loss, score
-    val_loss = np.full(n_replicas, np.nan)
-    score[slot_models], val_loss[slot_models] = values
-    if dp is not None:
-        score, val_loss = dp.from_rank0(score), dp.from_rank0(val_loss)
+    per_slot = values if with_loss else (values,)
+    per_replica = []
+    for value in per_slot:
+        full = np.full(n_replicas, np.nan)
+        full[slot_models] = value
+        per_replica.append(full if dp is None else dp.from_rank0(full))
+    score, val_loss = per_replica if with_loss else (per_replica[0], None)
     return loss, score, val_loss
 
 

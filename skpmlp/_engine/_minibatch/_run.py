@@ -271,15 +271,14 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas = self.K * self.width(live.refills)
-        values = epoch_values(trainer, data, n_replicas, self.options.monitor, dp,
-                              with_loss=status.best is not None)
-        loss, score = values[:2]
+        loss, score, val_loss = epoch_values(trainer, data, n_replicas, self.options.monitor, dp,
+                                             with_loss=status.best is not None)
         live.curves.record(loss, score, status.active)
         if live.refills is not None:
             live.refills.count_free(status)
         live.score = score
         finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
-                               self.options.epoch_callback, *values[2:])
+                               self.options.epoch_callback, val_loss)
         self.epoch += 1
         if status.rung is not None and live.refills is not None:
             # the call's only run: its own models decide the rung
