@@ -37,9 +37,15 @@ def iris():
 @pytest.fixture
 def wrap_run_epoch(monkeypatch):
     """``wrap_run_epoch(wrap)``: replace the epoch of both trainers, the
-    torch one and the native kernel's, by ``wrap(original_run_epoch)``."""
+    torch one and the native kernel's, by ``wrap(original_run_epoch)``.
+    The kernel then trains one epoch per call, so that every epoch passes
+    through ``run_epoch`` (tests/engine/test_epoch_calls.py covers calls
+    of several)."""
     from skpmlp._engine._backends._native import NativeTrainer
     from skpmlp._engine._backends._torch import PopulationTrainer
+    from skpmlp._engine._minibatch import _chunks
+
+    monkeypatch.setattr(_chunks, "MAX_EPOCHS", 1)
 
     def patch(wrap):
         for trainer in (PopulationTrainer, NativeTrainer):

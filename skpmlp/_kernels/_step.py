@@ -168,7 +168,39 @@ def _check_optimizer_state(meta, hyper, buffers):
         raise ValueError(f"a model's solver code is none of the kernels' {sorted(KERNEL_CODES)}")
 
 
-def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1):
+class _Epochs(ctypes.Structure):
+    """``struct Epochs`` of ``mlp_step.cpp``."""
+
+    _fields_ = [
+        ("n_epochs", ctypes.c_int64), ("first_epoch", ctypes.c_int64), ("n_slots", ctypes.c_int64),
+        ("ends", _p), ("fold_sizes", _p), ("fold_batches", _p), ("loss_alpha", _p),
+        ("best", _p), ("count", _p), ("tol", ctypes.c_double), ("patience", ctypes.c_int64),
+        ("losses", _p), ("epochs_done", _p),
+    ]
+
+
+_EPOCHS_ENTRY = {torch.float32: "skp_run_epochs_f32", torch.float64: "skp_run_epochs_f64"}
+_EPOCHS_ARGTYPES = [_i, _p, _p, *[_i] * 6, *[_p] * 12, ctypes.POINTER(_Epochs), _i]
+
+
+def _epoch_tables(epochs, n_steps, K, n_slots):
+    """The host arrays of ``run_models``' ``epochs`` argument, checked."""
+    ends = host_array(epochs["ends"], np.int64, (len(epochs["ends"]),), "ends")
+    if len(ends) < 2 or ends[0] != 0 or ends[-1] != n_steps or (np.diff(ends) < 0).any():
+        raise ValueError(f"ends must rise from 0 to the {n_steps} steps, not {ends.tolist()}")
+    tables = {"ends": ends}
+    for name, dtype, length in (
+        ("fold_sizes", np.float64, K), ("fold_batches", np.float64, K),
+        ("loss_alpha", np.float64, n_slots), ("best", np.float64, n_slots),
+        ("count", np.int64, n_slots),
+    ):
+        tables[name] = host_array(epochs[name], dtype, (length,), name)
+    if (tables["fold_sizes"] <= 0).any():
+        raise ValueError("every fold needs training rows")
+    return tables
+
+
+def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1, epochs=None):
     """Run the kernel over every model of ``meta``.
 
     Parameters
@@ -193,6 +225,23 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     n_outputs : int
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
+    epochs : dict, optional
+        Mode ``"epoch"`` only: train several epochs in one call, each
+        ending with its loss and scikit-learn's stopping rule (a model the
+        rule stops trains no further epoch). ``ends`` (n_epochs + 1,) step
+        offsets of the epochs into the batches; ``fold_sizes`` and
+        ``fold_batches`` (K,) each fold's training rows and batches an
+        epoch; ``loss_alpha``, ``best`` and ``count`` (n_slots,) the L2
+        term's alpha and the rule's state per slot; ``tol``, ``patience``;
+        ``first_epoch`` the run's epoch the call starts at.
+
+    Returns
+    -------
+    None, or with ``epochs`` a tuple
+        ``losses`` (n_epochs, n_slots) float64, each epoch's loss of every
+        model of ``meta`` (NaN elsewhere and after a model stopped), and
+        ``epochs_done`` (n_slots,) int64, the epochs each trained (-1 for
+        slots not in ``meta``).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -212,6 +261,11 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         mode, meta, hyper, params, buffers, (n_steps, K, F, bp), n_outputs
     )
     host = host_tables(batches, n_steps, K)
+    if epochs is not None:
+        if mode != "epoch":
+            raise ValueError(f"epochs is for mode 'epoch', not {mode!r}")
+        return _run_epochs(meta, hyper, batches, buffers, host, epochs, (n_steps, K, F, bp),
+                           n_outputs, loss, n_threads)
     entry = kernel_entry(_ENTRY[params.dtype], _ARGTYPES, _checked_layout)
     code = entry(
         MODES[mode],
@@ -241,6 +295,35 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
+
+
+def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, loss, n_threads):
+    """:func:`run_models`' call over several epochs (``epochs``)."""
+    n_steps, K, F, bp = shape
+    params, n_slots = buffers["params"], buffers["loss_sums"].numel()
+    tables = _epoch_tables(epochs, n_steps, K, n_slots)
+    n_epochs = len(tables["ends"]) - 1
+    losses = np.full((n_epochs, n_slots), np.nan)
+    epochs_done = np.full(n_slots, -1, dtype=np.int64)
+    argument = _Epochs(
+        n_epochs, int(epochs.get("first_epoch", 0)), n_slots,
+        *(tables[name].ctypes.data for name in ("ends", "fold_sizes", "fold_batches", "loss_alpha",
+                                                 "best", "count")),
+        float(epochs["tol"]), int(epochs["patience"]), losses.ctypes.data, epochs_done.ctypes.data,
+    )
+    entry = kernel_entry(_EPOCHS_ENTRY[params.dtype], _EPOCHS_ARGTYPES, _checked_layout)
+    code = entry(
+        len(meta), meta.ctypes.data, hyper.ctypes.data, n_steps, K, bp, F, n_outputs,
+        LOSS_CODES[loss],
+        _ptr(batches["X"]), _ptr(batches["Y"]), _ptr(batches["W"]), host["counts"].ctypes.data,
+        host["weight_sums"].ctypes.data, host["stepping"].ctypes.data, host["step0"].ctypes.data,
+        _ptr(params), _ptr(buffers.get("state1")), _ptr(buffers.get("state2")),
+        _ptr(buffers.get("state3")), _ptr(buffers["loss_sums"]), ctypes.byref(argument),
+        int(n_threads),
+    )
+    if code != 0:
+        raise RuntimeError(f"native kernel failed with code {code}")
+    return losses, epochs_done
 
 
 #: Rows of one forward block at most: samples along the lanes, as a

@@ -34,7 +34,8 @@
 //   hyper   (n_models, HYPER) double    see the H_* indices below
 //   loss_sums (n_slots)                 += each step's batch loss x counts
 //
-// Modes: 0 trains a whole epoch (every step of the plan); 1 writes the
+// Modes: 0 trains a whole epoch (every step of the plan), or several epochs
+// with their losses and the stopping rule (skp_run_epochs_*, see Epochs); 1 writes the
 // gradients of step 0 (no L2 term) into `grads` (nothing for a model whose fold
 // sits the step out); 2 applies L2 and the optimizer update of step 0 from
 // `grads` (1 then 2 equals one step of 0); 3 is 1 with double's
@@ -651,6 +652,29 @@ template <class T> struct Scratch {
     }
 };
 
+// Several epochs in one call of mode 0 (skp_run_epochs_*): the steps of
+// epoch e are [ends[e], ends[e + 1]) of the batches. After each epoch a
+// model computes its epoch loss as the torch engine does (the mean batch
+// loss over the fold's rows, plus alpha / 2 * |W|^2 * batches / rows with
+// the end-of-epoch weights, each operation rounded to T) and feeds it to
+// scikit-learn's stopping rule (tol, n_iter_no_change, a non-finite loss
+// stops at once): a model the rule stops trains no further epoch, so the
+// call ends where separate one-epoch calls would have. The host replays the
+// rule on the losses and must reach the same epochs (epochs_done).
+struct Epochs {
+    int64_t n_epochs, first_epoch, n_slots;
+    const int64_t* ends;         // (n_epochs + 1) step offsets
+    const double* fold_sizes;    // (K) training rows of each fold
+    const double* fold_batches;  // (K) batches of each fold's epoch
+    const double* loss_alpha;    // (n_slots) alpha of the loss's L2 term (0 for decoupled decay)
+    const double* best;          // (n_slots) the rule's lowest loss so far
+    const int64_t* count;        // (n_slots) the rule's epochs without improvement
+    double tol;
+    int64_t patience;
+    double* losses;       // (n_epochs, n_slots) out: each epoch's loss (a T value)
+    int64_t* epochs_done; // (n_slots) out: epochs each model trained
+};
+
 template <class T> struct Problem {
     int n_steps, n_folds, bp, n_features, n_outputs, loss;
     const T *Xb, *Yb, *Wb;
@@ -658,6 +682,7 @@ template <class T> struct Problem {
     const uint8_t* stepping;
     T *params, *grads, *state1, *state2, *loss_sums;
     T* state3;  // AMSGrad's maximum of state2 (solver 2 only)
+    const Epochs* epochs = nullptr;  // mode 0: null for one epoch of every step, no loss
 };
 
 // The forward of one batch x (n_in, bp): each hidden layer's activation in
@@ -899,9 +924,83 @@ void update_model(const Model& m, const Problem<T>& P, const T* grads, const std
     }
 }
 
+// The training steps [first, last) of the plan (mode 0): forward, backward
+// and update of every step the model's fold takes. Returns the summed
+// batch losses times their real rows; t counts the model's optimizer steps.
+template <class T> double train_steps(const Model& m, const Problem<T>& P, Scratch<T>& s, long first, long last,
+                                      double& t) {
+    double loss_sum = 0;
+    for (long step = first; step < last; ++step) {
+        const long sk = step * P.n_folds + m.fold;
+        if (!P.stepping[sk]) continue;
+        loss_sum += forward_backward<T>(m, P, int(step), s) * P.counts[sk];
+        t += 1;
+        update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
+    }
+    return loss_sum;
+}
+
+// Sum of the model's squared weights (biases excluded), as the L2 term.
+template <class T> double squared_weights(const Model& m, const T* params) {
+    double total = 0;
+    for (int l = 0; l <= m.depth; ++l) {
+        const Layer& L = m.layers[l];
+        for (int r = 0; r < L.n_in; ++r) {
+            const T* w = params + L.w_off + long(r) * L.ld;
+            for (int c = 0; c < L.n_out; ++c) total += double(w[c]) * double(w[c]);
+        }
+    }
+    return total;
+}
+
+// The epoch's loss as the torch engine forms it: every operation rounded
+// to T, in its order (loss_sums / rows + 0.5 * alpha * |W|^2 * batches / rows;
+// no product feeds a sum, so no FMA contraction can change a rounding).
+template <class T> T epoch_loss(double loss_sum, double squared, double alpha, double rows, double batches) {
+    const T size = T(rows);
+    const T l2 = T(T(T(T(0.5) * T(alpha)) * T(squared)) * T(batches)) / size;
+    return T(loss_sum) / size + l2;
+}
+
+// scikit-learn's rule on one epoch's loss (StoppingRule in the engine):
+// true where the model stops now.
+inline bool rule_stops(double loss, double& best, int64_t& count, double tol, int64_t patience) {
+    if (!std::isfinite(loss)) return true;  // diverged
+    const bool no_gain = !(loss <= best - tol);
+    if (loss < best) best = loss;
+    count = no_gain ? count + 1 : 0;
+    return count > patience;
+}
+
+// Mode 0 over several epochs (see Epochs).
+template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<T>& s, double t) {
+    const Epochs& E = *P.epochs;
+    double best = E.best[m.slot];
+    int64_t count = E.count[m.slot], done = 0;
+    double loss_sum = 0;
+    for (int64_t e = 0; e < E.n_epochs; ++e) {
+        loss_sum = train_steps<T>(m, P, s, E.ends[e], E.ends[e + 1], t);
+        done = e + 1;
+        const T loss = epoch_loss<T>(loss_sum, squared_weights<T>(m, P.params), E.loss_alpha[m.slot],
+                                     E.fold_sizes[m.fold], E.fold_batches[m.fold]);
+        E.losses[e * E.n_slots + m.slot] = double(loss);
+        if (rule_stops(double(loss), best, count, E.tol, E.patience)) break;
+    }
+    E.epochs_done[m.slot] = done;
+    P.loss_sums[m.slot] += T(loss_sum);  // the last epoch's, as one epoch's call leaves it
+}
+
 template <class T> void run_model(int mode, const Model& m, const Problem<T>& P, Scratch<T>& s) {
     s.prepare(m, P.bp);
     double t = P.step0[m.fold] - m.step_offset;  // the model's own optimizer steps
+    if (mode == 0) {
+        if (P.epochs != nullptr) {
+            run_epochs<T>(m, P, s, t);
+        } else {
+            P.loss_sums[m.slot] += T(train_steps<T>(m, P, s, 0, P.n_steps, t));
+        }
+        return;
+    }
     if (mode == 2) {  // update from the caller's gradient buffer
         // gather the flat gradients into the dense layout
         for (int l = 0; l <= m.depth; ++l) {
@@ -914,22 +1013,16 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
         if (P.stepping[m.fold]) update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[m.fold], t + 1);
         return;
     }
-    const int n_steps = mode == 0 ? P.n_steps : 1;
+    // modes 1 and 3: the gradients of step 0
     double loss_sum = 0;
-    for (int step = 0; step < n_steps; ++step) {
-        const long sk = long(step) * P.n_folds + m.fold;
-        if (!P.stepping[sk]) continue;
-        const double loss = mode == 3 ? forward_backward<T, typename VectorMath<T>::M>(m, P, step, s)
-                                      : forward_backward<T>(m, P, step, s);
-        loss_sum += loss * P.counts[sk];
-        if (mode == 0) {
-            t += 1;
-            update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
-        }
+    if (P.stepping[m.fold]) {
+        const double loss = mode == 3 ? forward_backward<T, typename VectorMath<T>::M>(m, P, 0, s)
+                                      : forward_backward<T>(m, P, 0, s);
+        loss_sum = loss * P.counts[m.fold];
     }
     // scatter the dense gradient into the flat buffer (a fold that
     // sits the step out computed none: its slots are left as they are)
-    if ((mode == 1 || mode == 3) && P.stepping[m.fold]) {
+    if (P.stepping[m.fold]) {
         for (int l = 0; l <= m.depth; ++l) {
             const Layer& L = m.layers[l];
             for (int r = 0; r < L.n_in; ++r)
@@ -1023,6 +1116,26 @@ SKP_FORWARD_ENTRY(skp_forward_f64, double)
 
 SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
+
+// Mode 0 over several epochs, with each epoch's loss and the stopping rule
+// in the call (see Epochs); the arguments are skp_run_*'s, then `epochs`.
+#define SKP_EPOCHS_ENTRY(NAME, T)                                                                        \
+    extern "C" int NAME(int n_models, const int64_t* meta, const double* hyper, int n_steps, int n_folds,  \
+                        int bp, int n_features, int n_outputs, int loss, const T* Xb, const T* Yb,        \
+                        const T* Wb, const double* counts, const double* weight_sums,                     \
+                        const uint8_t* stepping, const double* step0, T* params, T* state1, T* state2,    \
+                        T* state3, T* loss_sums, const Epochs* epochs, int n_threads) {                   \
+        if (epochs == nullptr || epochs->n_epochs < 1 || epochs->ends[0] != 0 ||                           \
+            epochs->ends[epochs->n_epochs] != n_steps)                                                    \
+            return 3;                                                                                      \
+        Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
+                     weight_sums, step0, stepping, params, nullptr, state1, state2, loss_sums, state3,    \
+                     epochs};                                                                              \
+        return run<T>(0, n_models, meta, hyper, P, n_threads);                                            \
+    }
+
+SKP_EPOCHS_ENTRY(skp_run_epochs_f32, float)
+SKP_EPOCHS_ENTRY(skp_run_epochs_f64, double)
 
 namespace {
 

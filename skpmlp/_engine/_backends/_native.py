@@ -56,10 +56,28 @@ def epoch_batches(X, y, plan, task):
         (n_steps, K, C, B_pad), ``W`` (n_steps, K, B_pad); zero in the
         padding columns.
     """
-    S, K, B = plan.rows.shape
+    return _gathered(X, y, plan.rows, plan.weights, task)
+
+
+def kernel_batches(X, y, plans, task):
+    """The kernel's batches of the consecutive epochs ``plans``, their
+    steps one after the other: :func:`epoch_batches`' tensors and the
+    per-step host tables ``counts``, ``weight_sums`` and ``stepping``."""
+    def joined(name, cat):
+        values = [getattr(plan, name) for plan in plans]
+        return values[0] if len(values) == 1 else cat(values)
+
+    batches = _gathered(X, y, joined("rows", torch.cat), joined("weights", torch.cat), task)
+    batches.update(counts=joined("counts", torch.cat).cpu().numpy(),
+                   weight_sums=joined("weight_sums", np.concatenate),
+                   stepping=joined("stepping", np.concatenate))
+    return batches
+
+
+def _gathered(X, y, rows, weights, task):
+    S, K, B = rows.shape
     lanes = _kernels.lanes(X.dtype)
     bp = -(-B // lanes) * lanes
-    rows = plan.rows
     Xb = X.new_zeros((S, K, X.shape[1], bp))
     Xb[..., :B] = X[rows].transpose(2, 3)
     if task == "classification":
@@ -69,7 +87,7 @@ def epoch_batches(X, y, plan, task):
         Yb = X.new_zeros((S, K, y.shape[1], bp))
         Yb[..., :B] = y[rows].transpose(2, 3)
     Wb = X.new_zeros((S, K, bp))
-    Wb[..., :B] = plan.weights
+    Wb[..., :B] = weights
     return {"X": Xb, "Y": Yb, "W": Wb}
 
 
@@ -125,30 +143,87 @@ class NativeTrainer(PopulationTrainer):
         return (f"native kernel ({info['isa']}, {info['vector_bytes']}-byte vectors, "
                 f"{self.n_threads or torch.get_num_threads()} threads)")
 
+    #: every slot's loss of the epoch the kernel trained last (float64, NaN
+    #: for frozen slots; None after a data-parallel epoch, whose losses sum
+    #: over the ranks first)
+    _losses = None
+    #: the kernel trains several epochs per call (:meth:`run_epochs`)
+    trains_epochs = True
+
     def run_epoch(self, X, y, plan):
+        self.run_epochs(X, y, [plan])
+
+    def run_epochs(self, X, y, plans, stopping=None):
+        """Train the epochs of ``plans`` in one kernel call, each ending with
+        every model's loss and, with ``stopping``, scikit-learn's stopping
+        rule: a model it stops trains no further epoch of the call.
+
+        Parameters
+        ----------
+        X, y : Tensor
+            The run's training data.
+        plans : list of EpochPlan
+            Consecutive epochs (one, data-parallel).
+        stopping : dict, optional
+            ``best`` and ``count`` (n_slots,), the rule's state per slot, and
+            ``tol``, ``patience``; none: no model stops within the call.
+
+        Returns
+        -------
+        losses : ndarray of shape (len(plans), n_slots)
+            Every slot's loss of each epoch, NaN where it did not train it.
+        epochs_done : ndarray of int of shape (n_slots,)
+            The epochs each slot trained (-1 for frozen slots).
+        """
         self.loss_sums.zero_()
+        n_slots = len(self.net.slot_models)
+        self._losses = np.full(n_slots, np.nan)
         if len(self._meta) == 0:
-            return
+            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1)
         start = time.perf_counter()
-        self._run_epoch(X, y, plan)
-        seconds = max(time.perf_counter() - start, 1e-9)
-        fold_rows = (plan.counts.cpu().numpy() * plan.stepping).sum(0)
-        rows = fold_rows[self._meta[:, _kernels.META_FIELDS["fold"]]]
-        self.last_gflops = 6 * float((self._row_macs * rows).sum()) / seconds / 1e9
-
-    def _run_epoch(self, X, y, plan):
-        counts = self.optimizer.step_counts
-        step0 = counts.cpu().numpy().astype(np.float64)
-        batches = epoch_batches(X, y, plan, self.config.task)
-        batches.update(counts=plan.counts.cpu().numpy(), weight_sums=plan.weight_sums,
-                       stepping=plan.stepping)
         if self.data_parallel is None:
-            self._run("epoch", dict(batches, step0=step0), grads=None)
+            losses, done = self._run_epochs(X, y, plans, stopping)
+            self._losses = losses[-1]
         else:
-            self._run_epoch_stepwise(batches, step0, plan.n_steps)
-        counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)
+            (plan,) = plans
+            self._run_epoch_stepwise(X, y, plan)
+            self._losses, losses, done = None, None, np.full(n_slots, 1)
+        seconds = max(time.perf_counter() - start, 1e-9)
+        # rows each model trained: its fold's, over the epochs it took
+        fold_rows = np.stack([(p.counts.cpu().numpy() * p.stepping).sum(0) for p in plans])
+        trained = np.vstack([np.zeros(fold_rows.shape[1]), fold_rows.cumsum(0)])
+        fields = _kernels.META_FIELDS
+        slots, folds = self._meta[:, fields["slot"]], self._meta[:, fields["fold"]]
+        rows = trained[done[slots], folds]
+        self.last_gflops = 6 * float((self._row_macs * rows).sum()) / seconds / 1e9
+        return losses, done
 
-    def _run(self, mode, batches, *, grads):
+    def epoch_losses(self, fold_sizes, fold_batches):
+        # the kernel formed them as the torch trainer does, with its own sum
+        # of the squared weights
+        if self._losses is None:
+            return super().epoch_losses(fold_sizes, fold_batches)
+        return self._losses
+
+    def _run_epochs(self, X, y, plans, stopping):
+        counts = self.optimizer.step_counts
+        stepping = np.concatenate([p.stepping for p in plans])
+        batches = kernel_batches(X, y, plans, self.config.task)
+        batches.update(step0=counts.cpu().numpy().astype(np.float64))
+        n_slots = len(self.net.slot_models)
+        ends = np.concatenate([[0], np.cumsum([p.n_steps for p in plans])])
+        if stopping is None:  # no model stops within the call
+            stopping = {"best": np.full(n_slots, np.inf),
+                        "count": np.zeros(n_slots, dtype=np.int64),
+                        "tol": 0.0, "patience": np.iinfo(np.int64).max}
+        epochs = dict(stopping, ends=ends, first_epoch=plans[0].epoch,
+                      fold_sizes=plans[0].fold_sizes, fold_batches=plans[0].fold_batches,
+                      loss_alpha=self.alphas.cpu().numpy().astype(np.float64))
+        result = self._run("epoch", batches, grads=None, epochs=epochs)
+        counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
+        return result
+
+    def _run(self, mode, batches, *, grads, epochs=None):
         """One kernel call in ``mode`` over the unfrozen slots' tables."""
         state = self.optimizer.state
         buffers = {
@@ -157,20 +232,21 @@ class NativeTrainer(PopulationTrainer):
             "state3": state[2] if len(state) > 2 else None,
             "loss_sums": self.loss_sums,
         }
-        _kernels.run_models(
+        return _kernels.run_models(
             mode, self._meta, self._hyper, batches, buffers, n_outputs=self.net.n_outputs,
             loss=_LOSS_OF_TASK[self.config.task],
-            n_threads=self.n_threads or torch.get_num_threads(),
+            n_threads=self.n_threads or torch.get_num_threads(), epochs=epochs,
         )
 
-    def _run_epoch_stepwise(self, batches, step0, n_steps):
+    def _run_epoch_stepwise(self, X, y, plan):
         """The epoch of a data-parallel run: per step, the kernel writes
         every model's gradients of this rank's rows into the flat gradient
-        buffer, the ranks sum it, and the kernel applies the update.
-        ``step0`` (each fold's steps so far, on the host) moves on with the
-        folds that step."""
-        step0 = step0.copy()
-        for s in range(n_steps):
+        buffer, the ranks sum it, and the kernel applies the update. Each
+        fold's step count moves on with the folds that step."""
+        counts = self.optimizer.step_counts
+        step0 = counts.cpu().numpy().astype(np.float64)
+        batches = kernel_batches(X, y, [plan], self.config.task)
+        for s in range(plan.n_steps):
             step = {name: batch[s : s + 1] for name, batch in batches.items()}
             step["step0"] = step0
             # a model whose fold sits the step out writes no gradient: it
@@ -180,3 +256,4 @@ class NativeTrainer(PopulationTrainer):
             self.data_parallel.all_reduce(self.net.grad)
             self._run("update", step, grads=self.net.grad)
             step0 = step0 + batches["stepping"][s]
+        counts += torch.as_tensor(plan.stepping.sum(0), dtype=counts.dtype, device=counts.device)

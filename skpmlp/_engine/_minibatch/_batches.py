@@ -37,6 +37,9 @@ class EpochPlan:
         Position of its first batch column in the whole batch (a
         data-parallel rank's share starts past 0; dropout masks hash the
         position).
+    fold_sizes, fold_batches : ndarray of shape (K,)
+        Every fold's training rows and batches an epoch (what the epoch's
+        loss divides by).
     """
 
     rows: torch.Tensor
@@ -46,6 +49,8 @@ class EpochPlan:
     stepping: np.ndarray
     epoch: int = 0
     row_start: int = 0
+    fold_sizes: np.ndarray = None
+    fold_batches: np.ndarray = None
 
     @property
     def n_steps(self):
@@ -106,4 +111,6 @@ class BatchPlanner:
             # a batch whose weights are all zero teaches nothing: skip it
             stepping=weight_sums > 0,
             epoch=int(epoch),
+            fold_sizes=np.array([len(r) for r in self.fold_rows], dtype=np.float64),
+            fold_batches=np.array([-(-len(r) // B) for r in self.fold_rows], dtype=np.float64),
         )

@@ -42,6 +42,7 @@ from .._run_state import (
 )
 from .._spec import TrainResult
 from .._threads import torch_threads
+from ._chunks import chains_epochs, check_replay, epochs_per_call, stopping_state
 from ._epoch import close_epoch, epoch_values, past
 from ._refill import Refills
 from ._schedules import LearningRates
@@ -96,6 +97,8 @@ class FusedRun:
         self.elapsed = 0.0 if state is None else float(state["elapsed"])
         self.halted = None
         self.finished = False
+        #: seconds an epoch of the last kernel call took (see _chunks)
+        self._epoch_seconds = None
 
     @property
     def started(self):
@@ -259,14 +262,22 @@ class FusedRun:
             self.halted = halt_reason(interruption)
 
     def _epoch(self, live, tick):
-        """One epoch, whole or not at all (its batch order given back if
-        it raised before training)."""
+        """One epoch, or several in one kernel call where the run may
+        (:mod:`._chunks`), whole or not at all (its batch order given back
+        if it raised before training)."""
+        if chains_epochs(live.trainer, live, self.options):
+            n = epochs_per_call(self.epoch, self.config, live.status, live.data,
+                                self._epoch_seconds)
+            if n > 1:
+                return self._epochs(live, tick, n)
         trainer, data, status = live.trainer, live.data, live.status
         dp, config = self.options.data_parallel, self.config
         order = planner_state(data.planner)
         try:
             plan = data.planner.next_epoch(self.epoch)
+            start = time.perf_counter()
             trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
+            self._epoch_seconds = time.perf_counter() - start
         except KeyboardInterrupt:
             restore_planner(data.planner, order)
             raise
@@ -287,6 +298,43 @@ class FusedRun:
             self._retire(live, finished)
         else:  # retired with the rung's cut
             live.finished = finished
+        tick()
+
+    def _epochs(self, live, tick, n):
+        """``n`` epochs in one kernel call, each model stopping where the
+        rule stops it; then every epoch's losses through the bookkeeping
+        of :meth:`_epoch`, which must stop the same models."""
+        trainer, data, status = live.trainer, live.data, live.status
+        order = planner_state(data.planner)
+        try:
+            plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
+            start = time.perf_counter()
+            losses, epochs_done = trainer.run_epochs(data.X, data.y, plans,
+                                                     stopping_state(status, trainer))
+            self._epoch_seconds = (time.perf_counter() - start) / n
+        except KeyboardInterrupt:
+            restore_planner(data.planner, order)
+            raise
+        n_replicas, slots = self.K * self.M, trainer.net.slot_models
+        stopped_after = np.full(n_replicas, n)
+        ended = np.zeros(n_replicas, dtype=bool)
+        live.score = None
+        for e in range(n):
+            loss = np.full(n_replicas, np.nan)
+            loss[slots] = losses[e]
+            live.curves.record(loss, None, status.active)
+            finished = close_epoch(self.epoch, trainer, status, live.rates, self.config, loss,
+                                   None, None)
+            self.epoch += 1
+            stopped_after[finished] = e + 1
+            ended |= finished
+            if e < n - 1:  # the last epoch's retire as :meth:`_epoch` does it, below
+                status.retire(finished)
+        check_replay(epochs_done, slots, stopped_after, n)
+        if status.rung is None:
+            self._retire(live, ended)
+        else:  # retired with the rung's cut
+            live.finished = ended
         tick()
 
     def settle(self, decision):

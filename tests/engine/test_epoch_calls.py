@@ -1,0 +1,165 @@
+"""Several epochs per native kernel call (``skpmlp/_engine/_minibatch/_chunks.py``):
+each model ends every epoch of a call with the host's loss and stopping
+rule, so a run is the same, bit for bit, however its epochs are grouped
+into calls."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_regression
+
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
+from skpmlp._engine._backends._native import NativeTrainer
+from skpmlp._engine._minibatch import _chunks
+
+pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="needs the native kernel")
+
+# models stopping at many different epochs: a loose tol, little patience,
+# several batches an epoch
+SEARCH = dict(
+    hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh", "logistic"),
+    learning_rate_init=(0.003, 0.03, 0.3), alpha=(1e-4, 1e-2), tol=1e-3, n_iter_no_change=3,
+    max_iter=40, batch_size=32, cv=3, ensemble="best", random_state=0,
+)
+
+
+def _calls(monkeypatch, max_epochs):
+    """Calls of up to ``max_epochs`` epochs, as many as allowed; returns the
+    list of every call's epoch count."""
+    monkeypatch.setattr(_chunks, "MAX_EPOCHS", max_epochs)
+    monkeypatch.setattr(_chunks, "CALL_SECONDS", 1e9)
+    sizes, run_epochs = [], NativeTrainer.run_epochs
+
+    def counted(self, X, y, plans, *args, **kwargs):
+        sizes.append(len(plans))
+        return run_epochs(self, X, y, plans, *args, **kwargs)
+
+    monkeypatch.setattr(NativeTrainer, "run_epochs", counted)
+    return sizes
+
+
+def _fit(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, y)
+
+
+def _weights(search, name):
+    """Every fold model's ``name`` (``_coefs`` or ``_intercepts``), raveled."""
+    return np.concatenate([np.ravel(w) for fold in getattr(search, name) for model in fold
+                           for w in model])
+
+
+def _arrays(search):
+    """What a fit fixes: ``cv_results_`` but times, the curves, the epochs,
+    every fold model's weights and the refitted model's."""
+    arrays = {name: np.asarray(value) for name, value in search.cv_results_.items()
+              if "time" not in name and isinstance(value, np.ndarray) and value.dtype != object}
+    arrays["loss_curves_"] = np.asarray(search.loss_curves_)
+    arrays["n_iter_per_model_"] = np.asarray(search.n_iter_per_model_)
+    for name in ("_coefs", "_intercepts"):
+        arrays[name] = _weights(search, name)
+    arrays["coefs_"] = np.concatenate([np.ravel(w) for w in search.best_estimator_.coefs_])
+    return arrays
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch, dtype):
+    X, y = iris
+    search = ParallelMLPClassifier(**SEARCH, dtype=dtype)
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    n_iter = reference.n_iter_per_model_
+    # the rule stops models at many epochs, many before max_iter
+    assert len(np.unique(n_iter)) >= 5 and (n_iter < SEARCH["max_iter"]).mean() > 0.3
+    expected = _arrays(reference)
+    for max_epochs in (7, 64):
+        sizes = _calls(monkeypatch, max_epochs)
+        grouped = _fit(search, X, y)
+        assert max(sizes) == max_epochs or max(sizes) > 1
+        _assert_same(_arrays(grouped), expected)
+
+
+def test_a_regression_with_two_outputs_and_halving_is_the_same(monkeypatch):
+    X, y = make_regression(200, 6, n_targets=2, noise=5.0, random_state=0)
+    search = ParallelMLPRegressor(
+        hidden_layer_sizes=[(8,), (16,), (4, 4)], activation=("relu", "tanh"),
+        learning_rate_init=(0.003, 0.01, 0.03), pruning="halving", min_iter=3, halving_factor=2,
+        max_iter=30, n_iter_no_change=4, tol=1e-3, batch_size=50, cv=2, dtype="float64",
+        ensemble="best", random_state=0,
+    )
+    y = y / y.std(0)
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    assert reference.cv_results_["pruned"].any()
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    # no call runs past a rung: the halving epochs 3, 6, 12, 24 end calls
+    assert max(sizes) > 1
+    _assert_same(_arrays(grouped), _arrays(reference))
+
+
+def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
+    X, y = make_regression(120, 5, noise=1.0, random_state=0)
+    search = ParallelMLPRegressor(
+        hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "identity"), solver="sgd",
+        learning_rate_init=(1e6, 0.01), max_iter=15, cv=2, ensemble="best", dtype="float64",
+        random_state=0,
+    )
+    y = y / y.std()
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    assert np.isnan(reference.cv_results_["mean_test_score"]).sum() == 4
+    assert reference.n_iter_per_model_.min() < 15
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    _assert_same(_arrays(grouped), _arrays(reference))
+
+
+def test_monitored_and_scheduled_runs_train_one_epoch_per_call(iris, monkeypatch):
+    X, y = iris
+    for params in (dict(early_stopping=True), dict(solver="sgd", learning_rate="adaptive"),
+                   dict(learning_rate="cosine")):
+        sizes = _calls(monkeypatch, 64)
+        _fit(ParallelMLPClassifier(hidden_layer_sizes=(8,), max_iter=12, cv=2, refit=False,
+                                   random_state=0, **params), X, y)
+        assert sizes and set(sizes) == {1}, params
+
+
+def test_ctrl_c_before_a_call_of_several_epochs_keeps_the_epochs_before(iris, monkeypatch):
+    X, y = iris
+    sizes = _calls(monkeypatch, 5)
+    chained, fired = NativeTrainer.run_epochs, []
+
+    def interrupted(self, *args, **kwargs):
+        if len(sizes) == 2 and not fired:  # the third call (1 + 5 epochs trained before it)
+            fired.append(True)
+            raise KeyboardInterrupt
+        return chained(self, *args, **kwargs)
+
+    monkeypatch.setattr(NativeTrainer, "run_epochs", interrupted)
+    params = dict(hidden_layer_sizes=[(4,), (8,)], max_iter=30, n_iter_no_change=1000, cv=2,
+                  ensemble="best", refit=False, dtype="float64", random_state=0)
+    with pytest.warns(UserWarning, match="interrupted after 6 epochs"):
+        halted = ParallelMLPClassifier(**params).fit(X, y)
+    assert (halted.n_iter_per_model_ == 6).all()
+    # what it holds is the run of 6 epochs
+    _calls(monkeypatch, 1)
+    six = _fit(ParallelMLPClassifier(**{**params, "max_iter": 6}), X, y)
+    for name in ("_coefs", "_intercepts"):
+        np.testing.assert_array_equal(_weights(halted, name), _weights(six, name))
+
+
+def test_a_replay_that_disagrees_with_the_kernel_raises():
+    slots = np.array([2, 0, 1])
+    _chunks.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)
+    with pytest.raises(RuntimeError, match="disagree on when models stopped"):
+        _chunks.check_replay(np.array([3, 2, 1]), slots, np.array([1, 3, 3]), 3)
