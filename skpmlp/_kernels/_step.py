@@ -176,6 +176,8 @@ class _Epochs(ctypes.Structure):
         ("ends", _p), ("fold_sizes", _p), ("fold_batches", _p), ("loss_alpha", _p),
         ("best", _p), ("count", _p), ("tol", ctypes.c_double), ("patience", ctypes.c_int64),
         ("losses", _p), ("epochs_done", _p),
+        ("eval_X", _p), ("eval_blocks", ctypes.c_int64), ("eval_block", ctypes.c_int64),
+        ("eval_rows", ctypes.c_int64), ("eval_out", _p),
     ]
 
 
@@ -233,15 +235,19 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``fold_batches`` (K,) each fold's training rows and batches an
         epoch; ``loss_alpha``, ``best`` and ``count`` (n_slots,) the L2
         term's alpha and the rule's state per slot; ``tol``, ``patience``;
-        ``first_epoch`` the run's epoch the call starts at.
+        ``first_epoch`` the run's epoch the call starts at; optionally
+        ``X_eval`` (n_eval, F), rows whose outputs every model gives after
+        every epoch it trains.
 
     Returns
     -------
     None, or with ``epochs`` a tuple
         ``losses`` (n_epochs, n_slots) float64, each epoch's loss of every
-        model of ``meta`` (NaN elsewhere and after a model stopped), and
+        model of ``meta`` (NaN elsewhere and after a model stopped);
         ``epochs_done`` (n_slots,) int64, the epochs each trained (-1 for
-        slots not in ``meta``).
+        slots not in ``meta``); and the outputs for ``X_eval``, a Tensor
+        (n_epochs, n_slots, n_eval, n_outputs) of the buffers' dtype (NaN
+        where a model did not train the epoch), or None without it.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -305,11 +311,21 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     n_epochs = len(tables["ends"]) - 1
     losses = np.full((n_epochs, n_slots), np.nan)
     epochs_done = np.full(n_slots, -1, dtype=np.int64)
+    X_eval, eval_blocks, eval_out = epochs.get("X_eval"), (None, 0, 0), None
+    if X_eval is not None:
+        if X_eval.dim() != 2 or X_eval.shape[1] != F:
+            raise ValueError(f"X_eval must be (n_eval, {F}), not {tuple(X_eval.shape)}")
+        check_tensors({"X_eval": X_eval}, params.dtype)
+        eval_blocks = forward_blocks(X_eval)
+        eval_out = torch.full((n_epochs, n_slots, X_eval.shape[0], n_outputs), float("nan"),
+                              dtype=params.dtype)
     argument = _Epochs(
         n_epochs, int(epochs.get("first_epoch", 0)), n_slots,
         *(tables[name].ctypes.data for name in ("ends", "fold_sizes", "fold_batches", "loss_alpha",
                                                  "best", "count")),
         float(epochs["tol"]), int(epochs["patience"]), losses.ctypes.data, epochs_done.ctypes.data,
+        _ptr(eval_blocks[0]), eval_blocks[1], eval_blocks[2],
+        0 if X_eval is None else X_eval.shape[0], _ptr(eval_out),
     )
     entry = kernel_entry(_EPOCHS_ENTRY[params.dtype], _EPOCHS_ARGTYPES, _checked_layout)
     code = entry(
@@ -323,13 +339,25 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
-    return losses, epochs_done
+    return losses, epochs_done, eval_out
 
 
 #: Rows of one forward block at most: samples along the lanes, as a
 #: training batch (the rows are cut into even blocks of whole vectors).
 FORWARD_BLOCK = 256
 _FORWARD_ARGTYPES = [_i, _p, _i, _i, _p, _i, _p, _p, _i]
+
+
+def forward_blocks(X):
+    """``X`` (n_rows, F) as the forward reads it: ``(Xb, n_blocks, block)``,
+    Xb (n_blocks, F, block) in even blocks of whole vectors of lanes, zero
+    past the rows."""
+    n_rows, n_features = X.shape
+    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
+    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(X.dtype)) * lanes(X.dtype)
+    Xb = X.new_zeros((n_blocks * block, n_features))
+    Xb[:n_rows] = X
+    return Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous(), n_blocks, block
 
 
 def forward_models(meta, X, params, out, *, n_threads=1):
@@ -357,13 +385,7 @@ def forward_models(meta, X, params, out, *, n_threads=1):
         )
     check_tensors({"X": X, "params": params, "out": out}, dtype)
     n_rows, n_features = X.shape
-    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
-    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(
-        dtype
-    )  # even blocks, whole vectors
-    Xb = X.new_zeros((n_blocks * block, n_features))
-    Xb[:n_rows] = X
-    Xb = Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous()
+    Xb, n_blocks, block = forward_blocks(X)
     bounds = Bounds(n_params=params.numel(), n_slots=out.shape[0], n_folds=None,
                     n_features=n_features, n_outputs=out.shape[2])
     meta, _ = check_tables(meta, np.zeros((len(meta), HYPER_WIDTH)), bounds)

@@ -673,6 +673,13 @@ struct Epochs {
     int64_t patience;
     double* losses;       // (n_epochs, n_slots) out: each epoch's loss (a T value)
     int64_t* epochs_done; // (n_slots) out: epochs each model trained
+    // where the run monitors evaluation rows (null otherwise): their
+    // blocks (eval_blocks, F, eval_block) as skp_forward_*'s, and every
+    // epoch's outputs of each model (n_epochs, n_slots, eval_rows, C) of T,
+    // which the host scores as it scores one epoch's
+    const void* eval_X;
+    int64_t eval_blocks, eval_block, eval_rows;
+    void* eval_out;
 };
 
 template <class T> struct Problem {
@@ -712,6 +719,22 @@ void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s
             });
         }
         input = a;
+    }
+}
+
+// The model's outputs (n_rows, C) row-major for the rows of X, laid out in
+// n_blocks blocks (F, block) as the batches (samples along the lanes, zero
+// padding past n_rows).
+template <class T>
+void forward_rows(const Model& m, const T* X, int n_blocks, int block, int n_rows, const T* params, T* out,
+                  Scratch<T>& s) {
+    const int C = m.n_outputs(), F = m.layers[0].n_in;
+    s.prepare(m, block);
+    for (int b = 0; b < n_blocks; ++b) {
+        forward<T>(m, X + long(b) * F * block, block, params, s);
+        const int rows = std::min(block, n_rows - b * block);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < C; ++c) out[(long(b) * block + r) * C + c] = s.logits[c * block + r];
     }
 }
 
@@ -984,6 +1007,13 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
         const T loss = epoch_loss<T>(loss_sum, squared_weights<T>(m, P.params), E.loss_alpha[m.slot],
                                      E.fold_sizes[m.fold], E.fold_batches[m.fold]);
         E.losses[e * E.n_slots + m.slot] = double(loss);
+        if (E.eval_out != nullptr) {
+            const long per_slot = E.eval_rows * m.n_outputs();
+            T* out = static_cast<T*>(E.eval_out) + (e * E.n_slots + m.slot) * per_slot;
+            forward_rows<T>(m, static_cast<const T*>(E.eval_X), int(E.eval_blocks), int(E.eval_block),
+                            int(E.eval_rows), P.params, out, s);
+            s.prepare(m, P.bp);  // the training batches' scratch again
+        }
         if (rule_stops(double(loss), best, count, E.tol, E.patience)) break;
     }
     E.epochs_done[m.slot] = done;
@@ -1079,15 +1109,7 @@ int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, c
     const double no_hyper[HYPER] = {};
     for_each_model<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
         const Model m(meta + long(i) * META, no_hyper);
-        const int C = m.n_outputs(), F = m.layers[0].n_in;
-        s.prepare(m, block);
-        T* model_out = out + long(m.slot) * n_rows * C;
-        for (int b = 0; b < n_blocks; ++b) {
-            forward<T>(m, X + long(b) * F * block, block, params, s);
-            const int rows = std::min(block, n_rows - b * block);
-            for (int r = 0; r < rows; ++r)
-                for (int c = 0; c < C; ++c) model_out[(long(b) * block + r) * C + c] = s.logits[c * block + r];
-        }
+        forward_rows<T>(m, X, n_blocks, block, n_rows, params, out + long(m.slot) * n_rows * m.n_outputs(), s);
     });
     return 0;
 }

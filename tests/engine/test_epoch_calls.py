@@ -87,6 +87,23 @@ def test_a_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch, 
         _assert_same(_arrays(grouped), expected)
 
 
+def test_a_holdout_search_and_its_monitored_scores_are_the_same(iris, monkeypatch):
+    """A holdout run scores its validation rows every epoch: from the
+    outputs the kernel gives after each epoch of a call; halving ranks
+    them at its rungs."""
+    X, y = iris
+    search = ParallelMLPClassifier(**{**SEARCH, "cv": None, "pruning": "halving", "min_iter": 4,
+                                      "halving_factor": 2})
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    assert reference.cv_results_["pruned"].any()
+    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_), expected)
+
+
 def test_a_regression_with_two_outputs_and_halving_is_the_same(monkeypatch):
     X, y = make_regression(200, 6, n_targets=2, noise=5.0, random_state=0)
     search = ParallelMLPRegressor(

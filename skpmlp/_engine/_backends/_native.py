@@ -153,7 +153,7 @@ class NativeTrainer(PopulationTrainer):
     def run_epoch(self, X, y, plan):
         self.run_epochs(X, y, [plan])
 
-    def run_epochs(self, X, y, plans, stopping=None):
+    def run_epochs(self, X, y, plans, stopping=None, X_eval=None):
         """Train the epochs of ``plans`` in one kernel call, each ending with
         every model's loss and, with ``stopping``, scikit-learn's stopping
         rule: a model it stops trains no further epoch of the call.
@@ -167,6 +167,9 @@ class NativeTrainer(PopulationTrainer):
         stopping : dict, optional
             ``best`` and ``count`` (n_slots,), the rule's state per slot, and
             ``tol``, ``patience``; none: no model stops within the call.
+        X_eval : Tensor of shape (n_eval, n_features), optional
+            Evaluation rows every model gives its outputs for after every
+            epoch it trains.
 
         Returns
         -------
@@ -174,20 +177,26 @@ class NativeTrainer(PopulationTrainer):
             Every slot's loss of each epoch, NaN where it did not train it.
         epochs_done : ndarray of int of shape (n_slots,)
             The epochs each slot trained (-1 for frozen slots).
+        outputs : Tensor of shape (len(plans), n_slots, n_eval, n_outputs) or None
+            With ``X_eval``, the outputs after each epoch (NaN where a slot
+            did not train it).
         """
         self.loss_sums.zero_()
         n_slots = len(self.net.slot_models)
         self._losses = np.full(n_slots, np.nan)
         if len(self._meta) == 0:
-            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1)
+            outputs = None if X_eval is None else torch.full(
+                (len(plans), n_slots, X_eval.shape[0], self.net.n_outputs), float("nan"),
+                dtype=self.net.dtype)
+            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), outputs
         start = time.perf_counter()
         if self.data_parallel is None:
-            losses, done = self._run_epochs(X, y, plans, stopping)
+            losses, done, outputs = self._run_epochs(X, y, plans, stopping, X_eval)
             self._losses = losses[-1]
         else:
             (plan,) = plans
             self._run_epoch_stepwise(X, y, plan)
-            self._losses, losses, done = None, None, np.full(n_slots, 1)
+            self._losses, losses, done, outputs = None, None, np.full(n_slots, 1), None
         seconds = max(time.perf_counter() - start, 1e-9)
         # rows each model trained: its fold's, over the epochs it took
         fold_rows = np.stack([(p.counts.cpu().numpy() * p.stepping).sum(0) for p in plans])
@@ -196,7 +205,7 @@ class NativeTrainer(PopulationTrainer):
         slots, folds = self._meta[:, fields["slot"]], self._meta[:, fields["fold"]]
         rows = trained[done[slots], folds]
         self.last_gflops = 6 * float((self._row_macs * rows).sum()) / seconds / 1e9
-        return losses, done
+        return losses, done, outputs
 
     def epoch_losses(self, fold_sizes, fold_batches):
         # the kernel formed them as the torch trainer does, with its own sum
@@ -205,7 +214,7 @@ class NativeTrainer(PopulationTrainer):
             return super().epoch_losses(fold_sizes, fold_batches)
         return self._losses
 
-    def _run_epochs(self, X, y, plans, stopping):
+    def _run_epochs(self, X, y, plans, stopping, X_eval):
         counts = self.optimizer.step_counts
         stepping = np.concatenate([p.stepping for p in plans])
         batches = kernel_batches(X, y, plans, self.config.task)
@@ -218,7 +227,7 @@ class NativeTrainer(PopulationTrainer):
                         "tol": 0.0, "patience": np.iinfo(np.int64).max}
         epochs = dict(stopping, ends=ends, first_epoch=plans[0].epoch,
                       fold_sizes=plans[0].fold_sizes, fold_batches=plans[0].fold_batches,
-                      loss_alpha=self.alphas.cpu().numpy().astype(np.float64))
+                      loss_alpha=self.alphas.cpu().numpy().astype(np.float64), X_eval=X_eval)
         result = self._run("epoch", batches, grads=None, epochs=epochs)
         counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
         return result

@@ -267,7 +267,7 @@ class FusedRun:
         if it raised before training)."""
         if chains_epochs(live.trainer, live, self.options):
             n = epochs_per_call(self.epoch, self.config, live.status, live.data,
-                                self._epoch_seconds)
+                                self._epoch_seconds, len(live.trainer.net.slot_models))
             if n > 1:
                 return self._epochs(live, tick, n)
         trainer, data, status = live.trainer, live.data, live.status
@@ -305,12 +305,15 @@ class FusedRun:
         rule stops it; then every epoch's losses through the bookkeeping
         of :meth:`_epoch`, which must stop the same models."""
         trainer, data, status = live.trainer, live.data, live.status
+        monitor = self.options.monitor
         order = planner_state(data.planner)
         try:
             plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
             start = time.perf_counter()
-            losses, epochs_done = trainer.run_epochs(data.X, data.y, plans,
-                                                     stopping_state(status, trainer))
+            losses, epochs_done, outputs = trainer.run_epochs(
+                data.X, data.y, plans, stopping_state(status, trainer),
+                X_eval=data.X_eval if monitor else None,
+            )
             self._epoch_seconds = (time.perf_counter() - start) / n
         except KeyboardInterrupt:
             restore_planner(data.planner, order)
@@ -318,13 +321,18 @@ class FusedRun:
         n_replicas, slots = self.K * self.M, trainer.net.slot_models
         stopped_after = np.full(n_replicas, n)
         ended = np.zeros(n_replicas, dtype=bool)
-        live.score = None
         for e in range(n):
-            loss = np.full(n_replicas, np.nan)
-            loss[slots] = losses[e]
-            live.curves.record(loss, None, status.active)
+            loss = _per_replica(losses[e], slots, n_replicas)
+            score = None
+            if monitor:  # scored as one epoch's call scores: its function on its outputs
+                score = _per_replica(
+                    trainer.scores_of_outputs(outputs[e], data.y_eval, data.eval_weights),
+                    slots, n_replicas,
+                )
+            live.curves.record(loss, score, status.active)
+            live.score = score
             finished = close_epoch(self.epoch, trainer, status, live.rates, self.config, loss,
-                                   None, None)
+                                   score, None)
             self.epoch += 1
             stopped_after[finished] = e + 1
             ended |= finished
@@ -390,6 +398,13 @@ class FusedRun:
         if live.refills is not None:
             return live.refills.result(kept, live.status, live.curves, self.halted, self.elapsed)
         return _result(kept, live.status, live.curves, self.K, self.M, self.halted, self.elapsed)
+
+
+def _per_replica(values, slots, n_replicas):
+    """Per-slot ``values`` as a replica array, NaN for replicas in no slot."""
+    full = np.full(n_replicas, np.nan)
+    full[slots] = values
+    return full
 
 
 def _check_replicas(live, n_replicas):
