@@ -46,6 +46,7 @@ _ARGTYPES = [
     _p,
     _p,
     _i,
+    _i,  # epoch
 ]
 
 
@@ -168,7 +169,7 @@ def _check_optimizer_state(meta, hyper, buffers):
         raise ValueError(f"a model's solver code is none of the kernels' {sorted(KERNEL_CODES)}")
 
 
-def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1):
+def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1, epoch=0):
     """Run the kernel over every model of ``meta``.
 
     Parameters
@@ -193,6 +194,10 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     n_outputs : int
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
+    epoch : int, default=0
+        The run's epoch (0-based) of these steps: a dropout mask hashes it
+        with the step's index in ``batches`` (the models whose ``meta`` row
+        has a ``dropout_threshold``; see :mod:`skpmlp._engine._dropout`).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -238,6 +243,7 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         _ptr(buffers.get("state3")),
         _ptr(buffers["loss_sums"]),
         int(n_threads),
+        int(epoch),
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
