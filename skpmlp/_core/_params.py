@@ -602,8 +602,9 @@ _ROWS = (
         training loss with the units dropped; the validation scores and
         losses (``early_stopping``, ``pruning``) use every unit. Minibatch solvers only:
         ``solver="lbfgs"`` with ``dropout > 0`` raises (a random objective
-        breaks L-BFGS's line search). Trained on torch: the native and
-        Triton kernels lack it (``verbose`` says so).""",
+        breaks L-BFGS's line search). Trains on the native kernel (the
+        same masks as torch's) and on torch; the Triton kernels lack it
+        (``verbose`` says so).""",
     ),
     Param(
         "input_transform", "none", _options(*INPUT_TRANSFORMS),

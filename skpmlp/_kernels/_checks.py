@@ -100,6 +100,9 @@ def check_tables(meta, hyper, bounds):
         values = meta[:, fields[column]]
         if ((values < 0) | (values >= bound)).any():
             raise ValueError(f"a model's {column} lies outside [0, {bound})")
+    key, threshold = meta[:, fields["dropout_key"]], meta[:, fields["dropout_threshold"]]
+    if ((key < 0) | (key >= 2**32) | (threshold < 0) | (threshold > 2**32)).any():
+        raise ValueError("dropout keys must lie in [0, 2**32) and thresholds in [0, 2**32]")
     sizes = meta[:, fields["sizes"] : fields["sizes"] + max_depth + 2]
     rows = np.arange(len(meta))
     if (sizes[:, 0] != n_features).any() or (sizes[rows, depth + 1] != n_outputs).any():

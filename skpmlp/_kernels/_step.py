@@ -46,6 +46,7 @@ _ARGTYPES = [
     _p,
     _p,
     _i,
+    _i,  # epoch
 ]
 
 
@@ -202,7 +203,8 @@ def _epoch_tables(epochs, n_steps, K, n_slots):
     return tables
 
 
-def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1, epochs=None):
+def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1, epoch=0,
+               epochs=None):
     """Run the kernel over every model of ``meta``.
 
     Parameters
@@ -227,6 +229,10 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
     n_outputs : int
     loss : {"softmax", "squared", "logistic"}
     n_threads : int
+    epoch : int, default=0
+        The run's epoch (0-based) of these steps: a dropout mask hashes it
+        with the step's index in ``batches`` (the models whose ``meta`` row
+        has a ``dropout_threshold``; see :mod:`skpmlp._engine._dropout`).
     epochs : dict, optional
         Mode ``"epoch"`` only: train several epochs in one call, each
         ending with its loss and scikit-learn's stopping rule (a model the
@@ -298,6 +304,7 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         _ptr(buffers.get("state3")),
         _ptr(buffers["loss_sums"]),
         int(n_threads),
+        int(epoch),
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")

@@ -22,13 +22,20 @@ META_FIELDS = {
     "w_off": 6 + MAX_DEPTH + 2,  # MAX_DEPTH + 1 weight offsets
     "b_off": 6 + 2 * MAX_DEPTH + 3,  # bias offsets
     "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
+    # dropout (skpmlp._engine._dropout): the model's 32-bit key and its
+    # rate's threshold ceil(p * 2**32), 0 without dropout (the native
+    # kernel's; the Triton kernels train no dropout)
+    "dropout_key": 6 + 4 * MAX_DEPTH + 5,
+    "dropout_threshold": 6 + 4 * MAX_DEPTH + 6,
 }
-META_WIDTH = 6 + 4 * MAX_DEPTH + 5
+META_WIDTH = 6 + 4 * MAX_DEPTH + 7
 
 #: Columns of the float64 ``hyper`` table, one row per model.
 #: ``step_offset``: the fold's optimizer steps a model did not take (it
 #: joined the run later, or took over another model's optimizer state);
-#: ``label_smoothing``: the softmax / logistic loss's (0: none)
+#: ``label_smoothing``: the softmax / logistic loss's (0: none);
+#: ``dropout_scale``: a kept unit's factor ``1 / (1 - p)`` (with the meta
+#: table's ``dropout_threshold``)
 HYPER_FIELDS = {
     "lr": 0,
     "alpha": 1,
@@ -38,7 +45,8 @@ HYPER_FIELDS = {
     "momentum": 5,
     "step_offset": 6,
     "label_smoothing": 7,
+    "dropout_scale": 8,
 }
-HYPER_WIDTH = 8
+HYPER_WIDTH = 9
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}

@@ -61,9 +61,9 @@ constexpr int MAX_DEPTH = 8;  // as mlp_step.cpp
 enum Meta {
     M_SLOT = 0, M_DEPTH = 1, M_SIZES = 6,
     M_WOFF = M_SIZES + MAX_DEPTH + 2, M_BOFF = M_WOFF + MAX_DEPTH + 1, M_LD = M_BOFF + MAX_DEPTH + 1,
-    META = M_LD + MAX_DEPTH + 1,
+    META = M_LD + MAX_DEPTH + 3,  // the dropout key and threshold last, unread here
 };
-constexpr int HYPER = 8;  // as mlp_step.cpp
+constexpr int HYPER = 9;  // as mlp_step.cpp
 
 constexpr int HISTORY = 10;  // scipy's maxcor under scikit-learn
 
@@ -101,10 +101,10 @@ struct Settings {
 // the step kernel (mlp_step.cpp)
 extern "C" int skp_run_f32(int, int, const int64_t*, const double*, int, int, int, int, int, int, const float*,
                            const float*, const float*, const double*, const double*, const uint8_t*, const double*,
-                           float*, float*, float*, float*, float*, float*, int);
+                           float*, float*, float*, float*, float*, float*, int, int);
 extern "C" int skp_run_f64(int, int, const int64_t*, const double*, int, int, int, int, int, int, const double*,
                            const double*, const double*, const double*, const double*, const uint8_t*,
-                           const double*, double*, double*, double*, double*, double*, double*, int);
+                           const double*, double*, double*, double*, double*, double*, double*, int, int);
 
 namespace {
 
@@ -125,13 +125,13 @@ template <class T> struct Data {
 inline int step_kernel(const int64_t* meta, const Data<float>& D, float* params, float* grads, float* loss_sums) {
     return skp_run_f32(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
                        D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, nullptr, loss_sums, 1);
+                       nullptr, nullptr, loss_sums, 1, 0);
 }
 inline int step_kernel(const int64_t* meta, const Data<double>& D, double* params, double* grads,
                        double* loss_sums) {
     return skp_run_f64(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
                        D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, nullptr, loss_sums, 1);
+                       nullptr, nullptr, loss_sums, 1, 0);
 }
 
 // ------------------------------------------------------------ line search

@@ -33,6 +33,8 @@
 //   meta    (n_models, META) int64      see the M_* indices below
 //   hyper   (n_models, HYPER) double    see the H_* indices below
 //   loss_sums (n_slots)                 += each step's batch loss x counts
+//   epoch                               the run's epoch of the call's steps
+//       (0-based; what a dropout mask hashes with the step, see below)
 //
 // Modes: 0 trains a whole epoch (every step of the plan), or several epochs
 // with their losses and the stopping rule (skp_run_epochs_*, see Epochs); 1 writes the
@@ -71,9 +73,13 @@ enum Meta {
     M_WOFF = M_SIZES + MAX_DEPTH + 2,      // MAX_DEPTH + 1 weight offsets
     M_BOFF = M_WOFF + MAX_DEPTH + 1,       // bias offsets
     M_LD = M_BOFF + MAX_DEPTH + 1,         // weight row strides
-    META = M_LD + MAX_DEPTH + 1,
+    M_DROP_KEY = M_LD + MAX_DEPTH + 1,     // dropout: the model's 32-bit key
+    M_DROP_THRESHOLD,                      // and its rate's threshold (0: no dropout)
+    META,
 };
-enum Hyper { H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, H_STEP_OFFSET, H_SMOOTHING, HYPER = 8 };
+enum Hyper {
+    H_LR = 0, H_ALPHA, H_BETA1, H_BETA2, H_EPS, H_MOMENTUM, H_STEP_OFFSET, H_SMOOTHING, H_DROP_SCALE, HYPER = 9
+};
 enum Loss { LOSS_SOFTMAX = 0, LOSS_SQUARED = 1, LOSS_LOGISTIC = 2 };
 enum Act {
     A_IDENTITY = 0, A_LOGISTIC, A_TANH, A_RELU, A_ELU, A_SELU, A_GELU, A_LEAKY, A_HARDSHRINK, A_MISH,
@@ -522,6 +528,98 @@ template <class T> struct StoreDeltaOf {
     }
 };
 
+// ------------------------------------------------------------- dropout
+// Per-model inverted dropout, the masks of skpmlp/_engine/_dropout.py: a
+// counter-based hash of (model key, epoch, step, hidden layer, row, unit)
+// to 32 bits h, the unit kept where h >= threshold = ceil(p 2^32) and then
+// scaled by 1 / (1 - p). The Python side computes it exactly in int64;
+// uint32_t arithmetic wraps to the same bits.
+SKP_INLINE uint32_t mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7FEB352Du;
+    x ^= x >> 15;
+    x *= 0x2C1B3C6Du;
+    return x ^ (x >> 16);
+}
+
+// A model's key after absorbing the epoch and the step within it
+// (_dropout.step_keys): every mask of that step hashes from it.
+SKP_INLINE uint32_t dropout_step_key(uint32_t key, long epoch, long step) {
+    return mix32(mix32(key ^ uint32_t(epoch)) ^ uint32_t(step));
+}
+
+// The state of a (layer, row) before the unit's round (_dropout.unit_hashes).
+SKP_INLINE uint32_t dropout_row_state(uint32_t step_key, int layer, long row) {
+    return mix32(mix32(step_key ^ uint32_t(layer)) ^ uint32_t(row));
+}
+
+// Whether the unit is kept (threshold up to 2^32: p < 1).
+SKP_INLINE bool dropout_keep(uint32_t step_key, int layer, long row, int unit, uint64_t threshold) {
+    return mix32(dropout_row_state(step_key, layer, row) ^ uint32_t(unit)) >= threshold;
+}
+
+// f'(z) from y = f(z) for the dropout pass: derivative_at's, and ReLU's and
+// hardshrink's 0 or 1 (their backward selects on it).
+template <class T, int act> SKP_INLINE typename VT<T>::V dropout_derivative(const T* a, long o) {
+    typedef typename VT<T>::V V;
+    const V zero{}, one = vsplat<T>(1);
+    if constexpr (act == A_RELU) return vload(a + o) > zero ? one : zero;
+    else if constexpr (act == A_HARDSHRINK) return vload(a + o) != zero ? one : zero;
+    else return derivative_at<T, act>(a, nullptr, o);
+}
+
+// A dropout model's hidden layer after its forward stored a = f(z) (n_out,
+// bp): the mask into mask, f'(z) into dz (GELU's and Mish's are there
+// already; the others are taken from a before it is masked), then a *= mask
+// (h = f(z) * mask, as the torch path). row_state (bp) holds the rows'
+// dropout_row_state of this layer; a row is its lane.
+template <class T, int act>
+void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, uint64_t threshold,
+                      T scale) {
+    constexpr int L = VT<T>::L;
+    // a 32-bit compare (vectorised); threshold 2^32 keeps nothing
+    const bool none = threshold > 0xFFFFFFFFull;
+    const uint32_t t = uint32_t(none ? 0 : threshold);
+    const T keep = none ? T(0) : scale;
+    for (int j = 0; j < n_out; ++j) {
+        T* aj = a + j * bp;
+        T* dj = dz + j * bp;
+        T* mj = mask + j * bp;
+        for (long r = 0; r < bp; ++r) mj[r] = mix32(row_state[r] ^ uint32_t(j)) >= t ? keep : T(0);
+        for (long i = 0; i < bp; i += L) {
+            if constexpr (derivative_from_output(act)) vstore(dj + i, dropout_derivative<T, act>(aj, i));
+            vstore(aj + i, vload(aj + i) * vload(mj + i));
+        }
+    }
+}
+
+template <class T>
+void dropout_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp,
+                   uint64_t threshold, T scale) {
+#define SKP_CALL(CODE) dropout_layer_as<T, CODE>(a, dz, mask, row_state, n_out, bp, threshold, scale)
+    SKP_ACTIVATION_CASES(SKP_CALL)
+#undef SKP_CALL
+}
+
+// A dropout model's hidden layer's backward: delta = (W . delta_next) *
+// mask * f'(z), in torch autograd's order for h = f(z) * mask ((g * mask)
+// then f's backward); ReLU and hardshrink select, as StoreDelta.
+template <class T> struct StoreDropoutDelta {
+    T* out;
+    const T* mask;
+    const T* dz;  // f'(z), unmasked (dropout_layer)
+    int act;
+    SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
+        typedef typename VT<T>::V V;
+        const V zero{}, gm = g * vload(mask + o);
+        if (act == A_RELU || act == A_HARDSHRINK) {
+            vstore(out + o, vload(dz + o) != zero ? gm : zero);
+        } else {
+            vstore(out + o, gm * vload(dz + o));
+        }
+    }
+};
+
 // g[r][c] = sum over lanes of a[r] * d[c]: a (MR rows), d (NC rows) of nv
 // vectors; the products stay per lane, and the tile's sums are taken
 // together at the end (LaneSums). With BIAS, gb[c] = sum over lanes of d[c]
@@ -586,6 +684,9 @@ struct Model {
     Layer layers[MAX_DEPTH + 1];
     double lr, alpha, beta1, beta2, eps, momentum, step_offset;
     double smoothing;  // label smoothing of the softmax and logistic losses (0: none)
+    uint32_t drop_key;        // dropout: the model's key (_dropout.model_key)
+    uint64_t drop_threshold;  // ceil(p 2^32): 0 without dropout
+    double drop_scale;        // 1 / (1 - p)
 
     Model(const int64_t* m, const double* h) {
         slot = int(m[M_SLOT]), depth = int(m[M_DEPTH]), act = int(m[M_ACT]), fold = int(m[M_FOLD]);
@@ -595,8 +696,11 @@ struct Model {
         lr = h[H_LR], alpha = h[H_ALPHA], beta1 = h[H_BETA1], beta2 = h[H_BETA2], eps = h[H_EPS];
         momentum = h[H_MOMENTUM], step_offset = h[H_STEP_OFFSET];
         smoothing = h[H_SMOOTHING];
+        drop_key = uint32_t(m[M_DROP_KEY]), drop_threshold = uint64_t(m[M_DROP_THRESHOLD]);
+        drop_scale = h[H_DROP_SCALE];
     }
     int n_outputs() const { return layers[depth].n_out; }
+    bool drops() const { return drop_threshold != 0; }
 };
 
 // Per-thread working memory: one 64-byte aligned arena, grown on demand and
@@ -604,6 +708,8 @@ struct Model {
 // map and fault in new pages every epoch for the wider ones).
 template <class T> struct Scratch {
     std::vector<T*> z, a;  // per hidden layer: pre-activation, activation (units, B_pad)
+    std::vector<T*> mask;  // dropout models: per hidden layer, the step's mask (units, B_pad)
+    std::vector<uint32_t> row_state;  // dropout models: a layer's dropout_row_state per row
     T *logits = nullptr, *delta = nullptr, *delta_prev = nullptr;
     T* grads = nullptr;  // dense gradient of every layer: W (n_in, n_out) then b
     std::vector<long> g_off;
@@ -612,6 +718,8 @@ template <class T> struct Scratch {
 
     void prepare(const Model& m, long bp) {
         z.assign(m.depth, nullptr), a.assign(m.depth, nullptr);
+        mask.assign(m.drops() ? m.depth : 0, nullptr);
+        if (m.drops()) row_state.resize(bp);
         int widest = 1;
         long n_grad = 0;
         g_off.assign(2 * (m.depth + 1), 0);
@@ -628,6 +736,7 @@ template <class T> struct Scratch {
         sizes.push_back(long(m.n_outputs()) * bp);
         sizes.push_back(long(widest) * bp), sizes.push_back(long(widest) * bp);
         sizes.push_back(n_grad);
+        for (size_t l = 0; l < mask.size(); ++l) sizes.push_back(m.layers[l].n_out * bp);
         long total = 0;
         for (long& n : sizes) total += (n = round_up(n));
         reserve(total);
@@ -638,6 +747,7 @@ template <class T> struct Scratch {
         logits = take(sizes[i++]);
         delta = take(sizes[i++]), delta_prev = take(sizes[i++]);
         grads = take(sizes[i++]);
+        for (T*& p : mask) p = take(sizes[i++]);
     }
 
   private:
@@ -689,14 +799,19 @@ template <class T> struct Problem {
     const uint8_t* stepping;
     T *params, *grads, *state1, *state2, *loss_sums;
     T* state3;  // AMSGrad's maximum of state2 (solver 2 only)
+    long epoch;  // the run's epoch of these steps (dropout masks hash it)
     const Epochs* epochs = nullptr;  // mode 0: null for one epoch of every step, no loss
 };
 
 // The forward of one batch x (n_in, bp): each hidden layer's activation in
 // s.a[l] (and its f'(z) in s.z[l] where the backward cannot recompute it
-// from the activation), the outputs in s.logits (n_out, bp).
+// from the activation), the outputs in s.logits (n_out, bp). With
+// `dropout` (a training step of a model that drops units: its
+// dropout_step_key), each activation is multiplied by its mask (s.mask[l])
+// after the layer, and s.z[l] holds f'(z) (dropout_layer).
 template <class T, class Math = VMath<T>>
-void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s) {
+void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s,
+             const uint32_t* dropout = nullptr) {
     const int nv = int(bp / VT<T>::L);
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
@@ -717,6 +832,11 @@ void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s
                 rows_mm<T, decltype(n)::value>(L.n_in, w + r, 1, L.ld, input, r * bp, bp, nv, b + r, product);
                 activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
             });
+        }
+        if (dropout) {  // a slower pass of its own: models without dropout never branch per element
+            for (long r = 0; r < bp; ++r) s.row_state[r] = dropout_row_state(*dropout, l, r);
+            dropout_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, m.drop_threshold,
+                             T(m.drop_scale));
         }
         input = a;
     }
@@ -741,14 +861,17 @@ void forward_rows(const Model& m, const T* X, int n_blocks, int block, int n_row
 // Forward, loss and backward of one batch; the dense gradient lands in
 // s.grads. Returns the model's weighted mean batch loss.
 template <class T, class Math = VMath<T>>
-double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T>& s) {
+double forward_backward(const Model& m, const Problem<T>& P, int step, long epoch, long epoch_step,
+                        Scratch<T>& s) {
     const long bp = P.bp;
     const int nv = int(bp / VT<T>::L);
     const long batch = long(step) * P.n_folds + m.fold;
     const T* x = P.Xb + batch * P.n_features * bp;
     const T* w = P.Wb + batch * bp;
     const T* params = P.params;
-    forward<T, Math>(m, x, bp, params, s);
+    // dropout's masks hash the run's epoch and the step within it
+    const uint32_t step_key = m.drops() ? dropout_step_key(m.drop_key, epoch, epoch_step) : 0;
+    forward<T, Math>(m, x, bp, params, s, m.drops() ? &step_key : nullptr);
 
     // loss and its gradient on the logits, weighted per sample (lane)
     const int C = P.n_outputs;
@@ -855,8 +978,13 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, Scratch<T
             // f'(z) from the forward's activation (or the f'(z) it left)
             const T *a = s.a[l - 1], *dz = s.z[l - 1];
             T* dp = s.delta_prev;
-            matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, bp, nv, nullptr,
-                            StoreDeltaOf<T>{dp, a, dz, m.act});
+            if (m.drops()) {  // f'(z) stored and the step's mask (dropout_layer)
+                matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, bp, nv, nullptr,
+                                StoreDropoutDelta<T>{dp, s.mask[l - 1], dz, m.act});
+            } else {
+                matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, bp, nv, nullptr,
+                                StoreDeltaOf<T>{dp, a, dz, m.act});
+            }
             std::swap(s.delta, s.delta_prev);
             d = s.delta;
         }
@@ -947,16 +1075,17 @@ void update_model(const Model& m, const Problem<T>& P, const T* grads, const std
     }
 }
 
-// The training steps [first, last) of the plan (mode 0): forward, backward
-// and update of every step the model's fold takes. Returns the summed
-// batch losses times their real rows; t counts the model's optimizer steps.
+// The training steps [first, last) of the plan (mode 0), the run's epoch
+// `epoch`: forward, backward and update of every step the model's fold
+// takes. Returns the summed batch losses times their real rows; t counts
+// the model's optimizer steps.
 template <class T> double train_steps(const Model& m, const Problem<T>& P, Scratch<T>& s, long first, long last,
-                                      double& t) {
+                                      long epoch, double& t) {
     double loss_sum = 0;
     for (long step = first; step < last; ++step) {
         const long sk = step * P.n_folds + m.fold;
         if (!P.stepping[sk]) continue;
-        loss_sum += forward_backward<T>(m, P, int(step), s) * P.counts[sk];
+        loss_sum += forward_backward<T>(m, P, int(step), epoch, step - first, s) * P.counts[sk];
         t += 1;
         update_model<T>(m, P, s.grads, s.g_off, P.weight_sums[sk], t);
     }
@@ -1002,7 +1131,7 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
     int64_t count = E.count[m.slot], done = 0;
     double loss_sum = 0;
     for (int64_t e = 0; e < E.n_epochs; ++e) {
-        loss_sum = train_steps<T>(m, P, s, E.ends[e], E.ends[e + 1], t);
+        loss_sum = train_steps<T>(m, P, s, E.ends[e], E.ends[e + 1], E.first_epoch + e, t);
         done = e + 1;
         const T loss = epoch_loss<T>(loss_sum, squared_weights<T>(m, P.params), E.loss_alpha[m.slot],
                                      E.fold_sizes[m.fold], E.fold_batches[m.fold]);
@@ -1027,7 +1156,7 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
         if (P.epochs != nullptr) {
             run_epochs<T>(m, P, s, t);
         } else {
-            P.loss_sums[m.slot] += T(train_steps<T>(m, P, s, 0, P.n_steps, t));
+            P.loss_sums[m.slot] += T(train_steps<T>(m, P, s, 0, P.n_steps, P.epoch, t));
         }
         return;
     }
@@ -1046,8 +1175,8 @@ template <class T> void run_model(int mode, const Model& m, const Problem<T>& P,
     // modes 1 and 3: the gradients of step 0
     double loss_sum = 0;
     if (P.stepping[m.fold]) {
-        const double loss = mode == 3 ? forward_backward<T, typename VectorMath<T>::M>(m, P, 0, s)
-                                      : forward_backward<T>(m, P, 0, s);
+        const double loss = mode == 3 ? forward_backward<T, typename VectorMath<T>::M>(m, P, 0, P.epoch, 0, s)
+                                      : forward_backward<T>(m, P, 0, P.epoch, 0, s);
         loss_sum = loss * P.counts[m.fold];
     }
     // scatter the dense gradient into the flat buffer (a fold that
@@ -1130,9 +1259,10 @@ SKP_FORWARD_ENTRY(skp_forward_f64, double)
                         int n_folds, int bp, int n_features, int n_outputs, int loss, const T* Xb,        \
                         const T* Yb, const T* Wb, const double* counts, const double* weight_sums,        \
                         const uint8_t* stepping, const double* step0, T* params, T* grads, T* state1,     \
-                        T* state2, T* state3, T* loss_sums, int n_threads) {                              \
+                        T* state2, T* state3, T* loss_sums, int n_threads, int epoch) {                   \
         Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
-                     weight_sums, step0, stepping, params, grads, state1, state2, loss_sums, state3};     \
+                     weight_sums, step0, stepping, params, grads, state1, state2, loss_sums, state3,      \
+                     epoch};                                                                              \
         return run<T>(mode, n_models, meta, hyper, P, n_threads);                                        \
     }
 
@@ -1152,7 +1282,7 @@ SKP_ENTRY(skp_run_f64, double)
             return 3;                                                                                      \
         Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
                      weight_sums, step0, stepping, params, nullptr, state1, state2, loss_sums, state3,    \
-                     epochs};                                                                              \
+                     long(epochs->first_epoch), epochs};                                                   \
         return run<T>(0, n_models, meta, hyper, P, n_threads);                                            \
     }
 

@@ -74,7 +74,7 @@ class SpaceRefills:
         self._rng = check_random_state(stream)
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
-        # whether a refill may drop units: only torch trains such models
+        # whether a refill may drop units: the Triton kernels cannot train such models
         self.drops_units = any(
             is_distribution(s["dropout"]) or any(rate > 0 for rate in s["dropout"])
             for s in space.subspaces

@@ -8,8 +8,12 @@ alone beside models of other rates, solvers and architectures, and fold k's
 replica equals the model trained alone on fold k's rows. A model of rate 0
 trains bit for bit as without dropout, and a run where no model drops units
 never builds a mask. The hash is exact in int64 (no overflow), its masks
-keep ``1 - p`` of the units and differ with every counter. Runs with
-dropout train on torch, whatever backend ``"auto"`` would pick, and say so.
+keep ``1 - p`` of the units and differ with every counter. The native
+kernel draws the same masks (``mlp_step.cpp``): every check above holds on
+it at every vector width, it equals the torch path to 1e-12, and a model
+trains on it bit for bit alone or beside others (its rate 0 bit for bit as
+without dropout). A data-parallel run's epochs with dropout, and the Triton
+kernels' runs, train on torch and say so.
 """
 
 import dataclasses
@@ -17,8 +21,9 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from optimizer_checks import torch_optimizer
-from test_engine import make_data, plain_network
+from kernel_widths import NATIVE_BACKENDS, backend_name
+from optimizer_checks import assert_kernel_equals_torch, torch_optimizer
+from test_engine import BACKENDS, make_data, plain_network
 
 from skpmlp._engine import (
     OptimizerSettings,
@@ -29,9 +34,10 @@ from skpmlp._engine import (
     train_population,
 )
 from skpmlp._engine._backends import _choice
-from skpmlp._engine._backends._native import native_supported
+from skpmlp._engine._backends._native import DATA_PARALLEL_DROPOUT, NativeTrainer, native_supported
 from skpmlp._engine._backends._torch import PopulationTrainer
-from skpmlp._engine._dropout import dropout_mask, mix32, model_key
+from skpmlp._engine._dropout import KERNEL_REASON, dropout_mask, mix32, model_key
+from skpmlp._engine._minibatch._batches import BatchPlanner
 
 #: (hidden_layer_sizes, activation, learning rate, alpha, repeat), each with
 #: its optimizer and dropout below
@@ -61,9 +67,17 @@ def _spec(models=MODELS, settings=SETTINGS):
 
 
 def _config(task="classification", backend="torch", **kwargs):
+    """The runs' config; ``backend`` may name a kernel width (``native:x86-64-v2``)."""
     kwargs = {"max_iter": 4, **kwargs}
     return TrainConfig(task=task, n_outputs=3, batch_size=32, dtype="float64", n_iter_no_change=1000,
-                       shuffle_seed=7, backend=backend, **kwargs)
+                       shuffle_seed=7, backend=backend_name(backend), **kwargs)
+
+
+def _exact_on_the_kernel(backend, atol):
+    """The tolerance of a model alone against itself among others: none on
+    the kernel (each model runs its own loops), ``atol`` on torch (batched
+    matmuls of other widths may round otherwise)."""
+    return 0 if backend_name(backend) == "native" else atol
 
 
 def _loss(out, y, task):
@@ -106,30 +120,43 @@ def _outputs(result, i, activation, X, fold=0):
     return mlp_forward(result.coefs[fold][i], result.intercepts[fold][i], activation, X)
 
 
-@pytest.mark.parametrize("backend", ["torch", "auto"])
+@pytest.mark.parametrize("backend", ["torch", "auto", *NATIVE_BACKENDS])  # auto: the kernel here
 @pytest.mark.parametrize("task", ["classification", "multilabel"])
 def test_dropout_models_equal_torch_alone_and_together(task, backend):
     X, y, _ = make_data(task, n=100)
     cfg = _config(task, backend)
     everyone = [(np.arange(len(X)), None)]
     together = train_population(_spec(), cfg, X, y, everyone)
+    exact = backend != "torch"
     for i, (model, settings) in enumerate(zip(MODELS, SETTINGS)):
         outputs = _outputs(together, i, model[1], X)
         alone = train_population(_spec().subset([i]), cfg, X, y, everyone)
-        np.testing.assert_allclose(outputs, _outputs(alone, 0, model[1], X), rtol=0, atol=1e-9)
-        np.testing.assert_allclose(together.loss_curves[i], alone.loss_curves[0], rtol=1e-12)
+        np.testing.assert_allclose(outputs, _outputs(alone, 0, model[1], X), rtol=0,
+                                   atol=0 if exact else 1e-9)
+        np.testing.assert_allclose(together.loss_curves[i], alone.loss_curves[0],
+                                   rtol=0 if exact else 1e-12)
         expected, last_loss = torch_dropout(model, settings, X, y, task, cfg)
         np.testing.assert_allclose(outputs, expected, rtol=0, atol=1e-9)
         # the loss curve is the loss with the units dropped (alpha is 0)
         np.testing.assert_allclose(together.loss_curves[i, 0, -1], last_loss, rtol=1e-12)
 
 
-def test_a_model_alone_equals_it_among_other_rates_and_hyperparameters():
+@pytest.mark.parametrize("task", ["classification", "multilabel"])
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)  # the kernel at every width
+def test_the_kernel_equals_the_torch_path(task, backend):
+    """Two overlapping folds, models of rates 0 to 0.3: every weight and
+    loss to 1e-12 (assert_kernel_equals_torch)."""
+    X, y, _ = make_data(task, n=90)
+    assert_kernel_equals_torch(_spec(), lambda b: _config(task, b), X, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_model_alone_equals_it_among_other_rates_and_hyperparameters(backend):
     """The masks are the model's own: alone, or at another slot beside
     models of rates 0, 0.1 and 0.3, other widths, activations and solvers,
-    it trains to the same weights."""
+    it trains to the same weights (bit for bit on the kernel)."""
     X, y, _ = make_data("classification", n=100)
-    cfg = _config()
+    cfg = _config(backend=backend)
     everyone = [(np.arange(len(X)), None)]
     model, settings = ((5,), "tanh", 3e-2, 0.0, 7), OptimizerSettings("adam", dropout=0.2)
     others = [(((5,), "tanh", 3e-2, 0.0, 8), OptimizerSettings("adam")),
@@ -143,14 +170,15 @@ def test_a_model_alone_equals_it_among_other_rates_and_hyperparameters():
                                     everyone)
         for a, b in zip(alone.coefs[0][0] + alone.intercepts[0][0],
                         together.coefs[0][position] + together.intercepts[0][position]):
-            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(a, b, rtol=0, atol=_exact_on_the_kernel(backend, 1e-12))
 
 
-def test_fold_replicas_equal_the_model_alone_on_their_fold():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fold_replicas_equal_the_model_alone_on_their_fold(backend):
     """With k folds each replica hashes its row's position in its own
     fold's batch: fold k's replica is the model trained on fold k's rows."""
     X, y, _ = make_data("classification", n=100)
-    cfg = _config()
+    cfg = _config(backend=backend)
     folds = [(np.arange(70), np.arange(70, 100)), (np.arange(30, 100), np.arange(30))]
     together = train_population(_spec(), cfg, X, y, folds)
     for k, (rows, _) in enumerate(folds):
@@ -160,12 +188,14 @@ def test_fold_replicas_equal_the_model_alone_on_their_fold():
                                        atol=1e-9)
 
 
-def test_rate_zero_trains_bit_for_bit_as_without_dropout(monkeypatch):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rate_zero_trains_bit_for_bit_as_without_dropout(monkeypatch, backend):
     """A model of rate 0 beside dropout models is exactly the model of a
     population where none drops units; such a population never builds a
-    mask (its steps are those of before dropout existed)."""
+    mask (its steps are those of before dropout existed; on the kernel a
+    model of rate 0 takes no mask pass)."""
     X, y, _ = make_data("classification", n=100)
-    cfg = _config()
+    cfg = _config(backend=backend)
     everyone = [(np.arange(len(X)), None)]
     dropped = train_population(_spec(), cfg, X, y, everyone)
     none = [dataclasses.replace(s, dropout=0.0) for s in SETTINGS]
@@ -188,8 +218,9 @@ def test_the_torch_trainer_skips_groups_without_dropout():
     trainer = PopulationTrainer(_spec(settings=[OptimizerSettings("adam")] * len(MODELS)), _config(), 6)
     assert all(d is None for d in trainer.group_dropout) and not trainer.drops_units
     trainer = PopulationTrainer(_spec(), _config(backend="auto"), 6)
-    assert any(d is not None for d in trainer.group_dropout)
-    assert "dropout" in trainer.describe()
+    assert any(d is not None for d in trainer.group_dropout) and trainer.drops_units
+    # on the CPU the kernel trains dropout: a torch run there is not for its sake
+    assert trainer.describe() == "torch (cpu)"
 
 
 # ------------------------------------------------------------------ the hash
@@ -225,16 +256,60 @@ def test_masks_keep_one_minus_p_and_differ_with_every_counter():
 
 
 # ------------------------------------------------------------------ backends
-def test_dropout_runs_train_on_torch():
+def test_dropout_runs_train_on_the_native_kernel(monkeypatch):
     spec, cfg = _spec(), _config(backend="auto")
-    assert "dropout" in native_supported(cfg, spec)
-    assert _choice.choose_trainer(spec, cfg) is PopulationTrainer
-    with pytest.raises(ValueError, match="backend='native' cannot train this run: dropout"):
-        _choice.choose_trainer(spec, dataclasses.replace(cfg, backend="native"))
+    assert native_supported(cfg, spec) is None
+    assert _choice.choose_trainer(spec, cfg) is NativeTrainer
+    assert _choice.choose_trainer(spec, dataclasses.replace(cfg, backend="native")) is NativeTrainer
     plain = _spec(settings=[OptimizerSettings("adam")] * len(MODELS))
-    assert native_supported(cfg, plain) is None
     # an adaptive run whose refills may drop units
+    assert _choice.choose_trainer(plain, cfg, refill_dropout=True) is NativeTrainer
+    # the Triton kernels still lack it: such refills train on torch there
+    assert "the Triton kernel lacks it" in KERNEL_REASON
+
+    class Triton(PopulationTrainer):
+        pass
+
+    monkeypatch.setattr(_choice, "gpu_trainer", lambda spec, config: Triton)
     assert _choice.choose_trainer(plain, cfg, refill_dropout=True) is PopulationTrainer
+    assert _choice.choose_trainer(plain, cfg) is Triton
+    with pytest.raises(ValueError, match="backend='triton' cannot train this run: dropout .the Triton"):
+        _choice.choose_trainer(plain, dataclasses.replace(cfg, backend="triton"), refill_dropout=True)
+
+
+class _OneRank:
+    """A data-parallel run of one rank: nothing to sum."""
+
+    def all_reduce(self, tensor):
+        pass
+
+
+def test_a_data_parallel_epoch_with_dropout_trains_on_torch():
+    """The kernel's masks hash a row's lane in its own call, not its
+    position in the global batch: a data-parallel run's epochs with
+    dropout run on torch's ops, the same as the torch trainer's bit for
+    bit, and say so; without dropout it steps on the kernel."""
+    X, y, _ = make_data("classification", n=100)
+    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
+    plan = BatchPlanner([np.arange(len(X))], 32, 7, None, dtype=torch.float64,
+                        device="cpu").next_epoch(epoch=2)
+    reference = PopulationTrainer(_spec(), _config(), 6)
+    reference.data_parallel = _OneRank()
+    reference.run_epoch(X_t, y_t, plan)
+    native = NativeTrainer(_spec(), _config(backend="native"), 6)
+    native.data_parallel = _OneRank()
+    assert DATA_PARALLEL_DROPOUT in native.describe()
+    native.run_epoch(X_t, y_t, plan)
+    assert torch.equal(native.net.flat, reference.net.flat)
+    assert torch.equal(native.optimizer.step_counts, reference.optimizer.step_counts)
+    # the same epoch alone: the kernel's, to rounding
+    alone = NativeTrainer(_spec(), _config(backend="native"), 6)
+    alone.run_epoch(X_t, y_t, plan)
+    torch.testing.assert_close(alone.net.flat, reference.net.flat, rtol=0, atol=1e-12)
+    plain = NativeTrainer(_spec(settings=[OptimizerSettings("adam")] * len(MODELS)),
+                          _config(backend="native"), 6)
+    plain.data_parallel = _OneRank()
+    assert plain.describe().startswith("native kernel")
 
 
 def test_the_memory_plan_counts_the_masks():
@@ -247,10 +322,12 @@ def test_the_memory_plan_counts_the_masks():
     np.testing.assert_array_equal(with_masks[~dropping], without[~dropping])
 
 
-def test_the_validation_loss_uses_every_unit():
+@pytest.mark.parametrize("backend", ["torch", "native"])
+def test_the_validation_loss_uses_every_unit(backend):
     """``monitor="loss"`` scores the predictions: no unit is dropped there."""
     X, y, _ = make_data("classification", n=100)
-    result = train_population(_spec(), _config(monitor="loss"), X, y, [(np.arange(70), np.arange(70, 100))])
+    result = train_population(_spec(), _config(backend=backend, monitor="loss"), X, y,
+                              [(np.arange(70), np.arange(70, 100))])
     for i, model in enumerate(MODELS):
         outputs = torch.from_numpy(_outputs(result, i, model[1], X[70:]))
         plain = torch.nn.functional.cross_entropy(outputs, torch.from_numpy(y[70:])).item()

@@ -104,6 +104,21 @@ def test_a_holdout_search_and_its_monitored_scores_are_the_same(iris, monkeypatc
     _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_), expected)
 
 
+def test_dropout_masks_hash_each_epoch_of_a_call_as_its_own(iris, monkeypatch):
+    """A mask hashes the run's epoch and the step within it: a call of
+    several epochs gives each its own, as one-epoch calls do."""
+    X, y = iris
+    search = ParallelMLPClassifier(hidden_layer_sizes=[(8,), (6, 6)], dropout=(0.0, 0.2, 0.5),
+                                   max_iter=25, batch_size=40, cv=2, ensemble="best",
+                                   dtype="float64", random_state=0)
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    _assert_same(_arrays(grouped), _arrays(reference))
+
+
 def test_a_regression_with_two_outputs_and_halving_is_the_same(monkeypatch):
     X, y = make_regression(200, 6, n_targets=2, noise=5.0, random_state=0)
     search = ParallelMLPRegressor(

@@ -5,11 +5,13 @@ with L-BFGS, searched per model in one fused run (a ``cv_results_``
 column), carried by exported and saved models (which retrain alone to the
 same weights), inert at prediction (``to_sklearn`` and ``to_torch`` predict
 the same), untouched by halving, working with k folds and in adaptive
-searches, and trained on torch with ``verbose`` saying so. The float64
-tests against plain torch are ``tests/engine/test_dropout.py``; the
-checkpoints', ``tests/persistence/test_checkpoint.py``.
+searches, and trained on the native kernel (as on torch, to rounding) with
+``verbose`` saying so. The float64 tests against plain torch are
+``tests/engine/test_dropout.py``; the checkpoints',
+``tests/persistence/test_checkpoint.py``.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -22,6 +24,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
+import skpmlp._estimators._single
+import skpmlp._search._plan
 import skpmlp.io
 from skpmlp import (
     ParallelMLPClassifier,
@@ -114,8 +118,37 @@ def test_the_rates_train_in_one_fused_run(capsys):
     _fit(ParallelMLPClassifier(**BASE, dropout=[0.0, 0.1, 0.3], verbose=1, holdout_refit=False), X, y)
     out = capsys.readouterr()
     text = out.out + out.err
-    assert "fused run 1 trains on the torch (cpu; not the native kernel: dropout" in text
+    assert "fused run 1 trains on the native kernel" in text and "dropout" not in text
     assert "fused run 2" not in text
+
+
+def _on_backend(monkeypatch, backend):
+    """Train every run of the estimators on ``backend`` from here on."""
+    for module in (skpmlp._search._plan, skpmlp._estimators._single):
+        original = module.__dict__["train_config"]
+        monkeypatch.setattr(module, "train_config", lambda *a, _original=original, **kw: dataclasses.replace(
+            _original(*a, **kw), backend=backend))
+
+
+def test_the_native_kernel_trains_the_searches_of_torch(monkeypatch):
+    """A search of rates, with k folds: the kernel's scores and weights are
+    torch's to rounding, and its best estimator's predictions as well."""
+    X, y = _classification()
+    params = dict(BASE, dropout=[0.0, 0.1, 0.3], cv=3)
+    fitted = {}
+    for backend in ("torch", "native"):
+        with monkeypatch.context() as patch:
+            _on_backend(patch, backend)
+            fitted[backend] = _fit(ParallelMLPClassifier(**params), X, y)
+    reference, native = fitted["torch"], fitted["native"]
+    for k in range(3):
+        np.testing.assert_allclose(native.cv_results_[f"split{k}_test_score"],
+                                   reference.cv_results_[f"split{k}_test_score"], rtol=0, atol=1e-12)
+        for i in range(native.n_models_):
+            same_weights(native.export_model(i, fold=k), reference.export_model(i, fold=k), atol=1e-10)
+    assert native.best_params_ == reference.best_params_
+    np.testing.assert_allclose(native.best_estimator_.predict_proba(X),
+                               reference.best_estimator_.predict_proba(X), rtol=0, atol=1e-10)
 
 
 def test_a_refitted_model_retrains_alone_to_thesame_weights():

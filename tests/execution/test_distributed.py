@@ -86,7 +86,8 @@ def _fit_case(case, X, y, Xr, yr, weight):
         return search.fit(X, y)
     if case.endswith("dropout"):
         # masks hash a row's position in the global batch: a rank's share
-        # starts past 0
+        # starts past 0 (native: alone the kernel draws them, data-parallel
+        # its epochs with dropout take torch's ops)
         search = ParallelMLPClassifier(
             [(6,), (4, 3)], "tanh", learning_rate_init=0.05, dropout=[0.0, 0.3], max_iter=4, cv=3,
             ensemble="best", early_stopping=True, n_iter_no_change=100, **common,
@@ -219,7 +220,7 @@ def _assert_same_fit(fitted, alone, world_size, batch):
 
 
 _EQUAL_CASES = ["torch_cv_early_stopping", "native_cv_early_stopping", "native_halving", "torch_batch_sizes",
-                "torch_dropout"]
+                "torch_dropout", "native_dropout"]
 
 
 @pytest.fixture(scope="module")

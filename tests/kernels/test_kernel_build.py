@@ -321,7 +321,8 @@ def test_the_cpp_update_codes_are_the_solver_tables():
 
 def test_the_cpp_hyper_columns_are_the_tables():
     """mlp_step.cpp reads the ``hyper`` columns skpmlp/_kernels/_tables.py
-    names (label smoothing among them), in a row of the same width."""
+    names (label smoothing and dropout's scale among them), in a row of the
+    same width."""
     import re
 
     from skpmlp._kernels import HYPER_FIELDS, HYPER_WIDTH
@@ -331,5 +332,6 @@ def test_the_cpp_hyper_columns_are_the_tables():
              for item in re.search(r"enum Hyper \{([^}]*)\}", source).group(1).split(",")]
     assert names[-1] == "HYPER" and f"HYPER = {HYPER_WIDTH}" in source
     cpp = {"H_LR": "lr", "H_ALPHA": "alpha", "H_BETA1": "beta_1", "H_BETA2": "beta_2", "H_EPS": "epsilon",
-           "H_MOMENTUM": "momentum", "H_STEP_OFFSET": "step_offset", "H_SMOOTHING": "label_smoothing"}
+           "H_MOMENTUM": "momentum", "H_STEP_OFFSET": "step_offset", "H_SMOOTHING": "label_smoothing",
+           "H_DROP_SCALE": "dropout_scale"}
     assert {cpp[name]: column for column, name in enumerate(names[:-1])} == HYPER_FIELDS

@@ -212,8 +212,8 @@ def test_a_search_with_dropout_killed_resumes_to_the_same_result(
         iris, tmp_path, kill_after_write, count_epochs, refill, n_writes):
     """The masks hash the run's epoch and step and each replica's key (a
     refill's own): all are in the checkpoint or derived from it, so the
-    resumed fit gives the uninterrupted result bit for bit (dropout trains
-    on torch, whatever the backend)."""
+    resumed fit gives the uninterrupted result bit for bit (on the native
+    kernel here, which takes the run's epoch with each call)."""
     reference, resumed = _killed_and_resumed(dict(DROPOUT, refill=refill), iris,
                                              tmp_path / "search.ckpt", n_writes, kill_after_write,
                                              count_epochs)

@@ -51,15 +51,17 @@ def choose_trainer(spec, config, *, refill_dropout=False):
     faster for such a population (:func:`torch_is_faster`).
 
     ``refill_dropout``: the run's refills may bring models with dropout,
-    which only torch trains (as a run whose ``spec`` has some)."""
+    which the Triton kernels cannot train (as a run whose ``spec`` has
+    some); the native kernel and torch do."""
     if config.backend == "torch":
-        return PopulationTrainer
-    if refill_dropout:
-        if config.backend != "auto":
-            raise ValueError(f"backend={config.backend!r} cannot train this run: {KERNEL_REASON}.")
         return PopulationTrainer
     gpu = gpu_trainer(spec, config)  # CUDA, or backend="triton": the Triton kernels or torch
     if gpu is not None:
+        if refill_dropout and gpu is not PopulationTrainer:
+            if config.backend != "auto":
+                raise ValueError(
+                    f"backend={config.backend!r} cannot train this run: {KERNEL_REASON}.")
+            return PopulationTrainer
         return gpu
     reason = native_supported(config, spec)
     if reason is None and not _kernels.kernel_available():

@@ -6,10 +6,11 @@ import numpy as np
 
 from ... import _kernels
 from .._activations import ACTIVATION_CODES
+from .._dropout import threshold
 
 
 def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
-                  slot_step_offset=None):
+                  slot_step_offset=None, slot_dropout_key=None):
     """The kernel's ``meta`` and ``hyper`` rows of ``slots`` of ``net``.
 
     Parameters
@@ -22,6 +23,11 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     slot_step_offset : ndarray of shape (n_slots,), optional
         The fold's optimizer steps each slot's model did not take (it joined
         the run later); zeros by default.
+    slot_dropout_key : ndarray of int64 of shape (n_slots,), optional
+        Each slot's dropout key (:func:`~.._dropout.model_key`); with it,
+        the rows of models with dropout get their key, rate threshold and
+        scale (the native kernel draws their masks), without it none drops
+        units (the Triton kernels, which refuse dropout runs).
 
     Returns
     -------
@@ -46,6 +52,11 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     hyper[:, h["epsilon"]] = [o.epsilon for o in settings]
     hyper[:, h["momentum"]] = [o.momentum for o in settings]
     hyper[:, h["label_smoothing"]] = [o.label_smoothing for o in settings]
+    if slot_dropout_key is not None:
+        rates = [o.dropout for o in settings]
+        meta[:, fields["dropout_key"]] = slot_dropout_key[slots]
+        meta[:, fields["dropout_threshold"]] = [threshold(p) for p in rates]
+        hyper[:, h["dropout_scale"]] = [1.0 / (1.0 - float(p)) for p in rates]
     group_of_row = np.searchsorted(net.group_offsets, slots, side="right") - 1
     for gi in np.unique(group_of_row):  # a group at a time: its slots share one layout
         rows = np.flatnonzero(group_of_row == gi)

@@ -9,7 +9,10 @@ the epoch (monitoring, early stopping, halving, compaction, export) is the
 torch trainer's, so both paths share one layout and one set of invariants.
 
 The kernel loops over each model's own widths: the padding of a group
-costs memory, never time.
+costs memory, never time. It draws the dropout masks of
+:mod:`~.._dropout` itself (the same bits as the torch path's), from each
+model's key, the epoch and the step; a data-parallel run's epochs with
+dropout run on torch's ops (:data:`DATA_PARALLEL_DROPOUT`).
 """
 
 import time
@@ -18,11 +21,16 @@ import numpy as np
 import torch
 
 from ... import _kernels
-from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
+
+#: why a data-parallel run's epochs with dropout run on torch: the
+#: kernel's masks hash a row's lane in the call's batch, not its position
+#: in the global batch that a rank holds a share of
+DATA_PARALLEL_DROPOUT = ("dropout in a data-parallel run (the native kernel's masks know "
+                         "no rank's row offset; torch draws them)")
 
 
 def native_supported(config, spec):
@@ -40,8 +48,6 @@ def native_supported(config, spec):
         # the scale's gradient needs the first layer's input gradient, which
         # the kernel's backward never forms
         return "diagonal_scaling=True (the kernel has no first scaling layer)"
-    if uses_dropout(spec, config):
-        return KERNEL_REASON
     return None
 
 
@@ -119,10 +125,25 @@ class NativeTrainer(PopulationTrainer):
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
+            slot_dropout_key=self._replica_key[replica],
         )
         self._forward_meta, _ = kernel_tables(self.net, np.arange(len(replica)), **per_slot)
         self._meta, self._hyper = kernel_tables(self.net, np.flatnonzero(~self.frozen), **per_slot)
         self._row_macs = row_multiply_adds(self._meta)
+        self._torch_partitions = False  # built again if a torch epoch needs them
+
+    def _drops_units_now(self):
+        """Whether an unfrozen slot's model drops units."""
+        return bool((self._meta[:, _kernels.META_FIELDS["dropout_threshold"]] > 0).any())
+
+    def _torch_epoch(self, X, y, plan):
+        """An epoch of torch's ops (a data-parallel run with dropout): the
+        same flat buffers, optimizer state and step counts."""
+        if not self._torch_partitions:
+            PopulationTrainer._slots_changed(self)
+            self._torch_partitions = True
+        self.last_gflops = None
+        return PopulationTrainer.run_epoch(self, X, y, plan)
 
     @torch.no_grad()
     def outputs(self, X):
@@ -139,6 +160,8 @@ class NativeTrainer(PopulationTrainer):
     last_gflops = None
 
     def describe(self):
+        if self.data_parallel is not None and self._drops_units_now():
+            return f"torch ({self.net.device}): {DATA_PARALLEL_DROPOUT}"
         info = _kernels.build_info()
         return (f"native kernel ({info['isa']}, {info['vector_bytes']}-byte vectors, "
                 f"{self.n_threads or torch.get_num_threads()} threads)")
@@ -195,8 +218,11 @@ class NativeTrainer(PopulationTrainer):
             self._losses = losses[-1]
         else:
             (plan,) = plans
-            self._run_epoch_stepwise(X, y, plan)
             self._losses, losses, done, outputs = None, None, np.full(n_slots, 1), None
+            if self._drops_units_now():
+                self._torch_epoch(X, y, plan)
+                return losses, done, outputs
+            self._run_epoch_stepwise(X, y, plan)
         seconds = max(time.perf_counter() - start, 1e-9)
         # rows each model trained: its fold's, over the epochs it took
         fold_rows = np.stack([(p.counts.cpu().numpy() * p.stepping).sum(0) for p in plans])
@@ -232,8 +258,10 @@ class NativeTrainer(PopulationTrainer):
         counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
         return result
 
-    def _run(self, mode, batches, *, grads, epochs=None):
-        """One kernel call in ``mode`` over the unfrozen slots' tables."""
+    def _run(self, mode, batches, *, grads, epoch=0, epochs=None):
+        """One kernel call in ``mode`` over the unfrozen slots' tables
+        (``epoch``: the run's, which dropout masks hash; ``epochs``: see
+        :func:`skpmlp._kernels.run_models`)."""
         state = self.optimizer.state
         buffers = {
             "params": self.net.flat.detach(), "grads": grads,
@@ -244,7 +272,7 @@ class NativeTrainer(PopulationTrainer):
         return _kernels.run_models(
             mode, self._meta, self._hyper, batches, buffers, n_outputs=self.net.n_outputs,
             loss=_LOSS_OF_TASK[self.config.task],
-            n_threads=self.n_threads or torch.get_num_threads(), epochs=epochs,
+            n_threads=self.n_threads or torch.get_num_threads(), epoch=epoch, epochs=epochs,
         )
 
     def _run_epoch_stepwise(self, X, y, plan):

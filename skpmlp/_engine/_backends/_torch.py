@@ -183,8 +183,8 @@ class PopulationTrainer:
         self.group_dropout = group_dropouts(self.net, self._replica_key, rates)
         self.drops_units = self.drops_units or any(d is not None for d in self.group_dropout)
 
-    #: whether some model of the run drops units (then the kernels cannot
-    #: train it: ``describe`` says why it trains on torch)
+    #: whether some model of the run drops units (then the Triton kernels
+    #: cannot train it: ``describe`` says why a GPU run trains on torch)
     drops_units = False
 
     def _smoothing_changed(self):
@@ -429,7 +429,7 @@ class PopulationTrainer:
         """Which path trains, in words (``verbose`` shows it)."""
         if self.fallback_reason:
             return f"torch ({self.net.device}; not the native kernel: {self.fallback_reason})"
-        if self.drops_units and self.config.backend != "torch":
+        if self.drops_units and self.config.backend != "torch" and self.net.device.type != "cpu":
             return f"torch ({self.net.device}): {KERNEL_REASON}"
         return f"torch ({self.net.device})"
 

@@ -121,7 +121,7 @@ class FusedRun:
         if self._live is not None:
             return self._live
         config, options, state = self.config, self.options, self._saved
-        # refills drawn from a space with dropout need the torch trainer too
+        # refills drawn from a space with dropout need torch on a GPU (not Triton)
         refill_dropout = bool(config.refill) and getattr(options.refill_source, "drops_units",
                                                          False)
         trainer = choose_trainer(self.spec, config, refill_dropout=refill_dropout)(

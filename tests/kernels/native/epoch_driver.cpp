@@ -18,7 +18,7 @@
 extern "C" int skp_self_test();
 extern "C" int skp_run_f64(int, int, const int64_t*, const double*, int, int, int, int, int, int, const double*,
                            const double*, const double*, const double*, const double*, const uint8_t*,
-                           const double*, double*, double*, double*, double*, double*, double*, int);
+                           const double*, double*, double*, double*, double*, double*, double*, int, int);
 extern "C" int skp_forward_f64(int, const int64_t*, int, int, const double*, int, const double*, double*, int);
 extern "C" int skp_target(int*, int*, int*, char*, int);
 
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
         return 93;
     if (skp_run_f64(0, n_models, meta.data(), hyper.data(), n_steps, K, bp, F, C, loss, X.data(), Y.data(),
                     W.data(), counts.data(), weight_sums.data(), stepping.data(), step0.data(), params.data(),
-                    nullptr, state1.data(), state2.data(), nullptr, loss_sums.data(), 1) != 0)
+                    nullptr, state1.data(), state2.data(), nullptr, loss_sums.data(), 1, 0) != 0)
         return 94;
     // the forward's rows in one block of whole vectors (n_rows <= block)
     const int lanes = vector_bytes / 8, block = (n_rows + lanes - 1) / lanes * lanes;
