@@ -16,6 +16,7 @@ while they train (:mod:`skpmlp._execution._shard_progress`).
 import dataclasses
 import os
 import socket
+import sys
 import threading
 import time
 from typing import Optional
@@ -62,12 +63,15 @@ def shard_threads(n_shards):
 
 
 def _dask_worker():
-    """Address of the Dask worker running this task, or None."""
+    """Address of the Dask worker running this task, or None. A process
+    that never imported ``distributed`` is no Dask worker: importing it
+    (about 0.4 s) is not for a plain fit to pay."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
     try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
+        return distributed.get_worker().address
+    except ValueError:
         return None
 
 
