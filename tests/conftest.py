@@ -43,9 +43,9 @@ def wrap_run_epoch(monkeypatch):
     of several)."""
     from skpmlp._engine._backends._native import NativeTrainer
     from skpmlp._engine._backends._torch import PopulationTrainer
-    from skpmlp._engine._minibatch import _chunks
+    from skpmlp._engine._minibatch import _epoch_calls
 
-    monkeypatch.setattr(_chunks, "MAX_EPOCHS", 1)
+    monkeypatch.setattr(_epoch_calls, "MAX_EPOCHS", 1)
 
     def patch(wrap):
         for trainer in (PopulationTrainer, NativeTrainer):

@@ -1,4 +1,4 @@
-"""Several epochs per native kernel call (``skpmlp/_engine/_minibatch/_chunks.py``):
+"""Several epochs per native kernel call (``skpmlp/_engine/_minibatch/_epoch_calls.py``):
 each model ends every epoch of a call with the host's loss and stopping
 rule, so a run is the same, bit for bit, however its epochs are grouped
 into calls."""
@@ -11,7 +11,7 @@ from sklearn.datasets import make_regression
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
 from skpmlp._engine._backends._native import NativeTrainer
-from skpmlp._engine._minibatch import _chunks
+from skpmlp._engine._minibatch import _epoch_calls
 
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="needs the native kernel")
 
@@ -27,8 +27,8 @@ SEARCH = dict(
 def _calls(monkeypatch, max_epochs):
     """Calls of up to ``max_epochs`` epochs, as many as allowed; returns the
     list of every call's epoch count."""
-    monkeypatch.setattr(_chunks, "MAX_EPOCHS", max_epochs)
-    monkeypatch.setattr(_chunks, "CALL_SECONDS", 1e9)
+    monkeypatch.setattr(_epoch_calls, "MAX_EPOCHS", max_epochs)
+    monkeypatch.setattr(_epoch_calls, "CALL_SECONDS", 1e9)
     sizes, run_epochs = [], NativeTrainer.run_epochs
 
     def counted(self, X, y, plans, *args, **kwargs):
@@ -192,6 +192,6 @@ def test_ctrl_c_before_a_call_of_several_epochs_keeps_the_epochs_before(iris, mo
 
 def test_a_replay_that_disagrees_with_the_kernel_raises():
     slots = np.array([2, 0, 1])
-    _chunks.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)
+    _epoch_calls.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)
     with pytest.raises(RuntimeError, match="disagree on when models stopped"):
-        _chunks.check_replay(np.array([3, 2, 1]), slots, np.array([1, 3, 3]), 3)
+        _epoch_calls.check_replay(np.array([3, 2, 1]), slots, np.array([1, 3, 3]), 3)

@@ -115,9 +115,9 @@ def ctrl_c_in_epoch(monkeypatch):
     the epoch's bookkeeping. Returns a list that holds, once sent, whether
     the epoch was still running then."""
     from skpmlp._engine._backends._native import NativeTrainer
-    from skpmlp._engine._minibatch import _chunks
+    from skpmlp._engine._minibatch import _epoch_calls
 
-    monkeypatch.setattr(_chunks, "MAX_EPOCHS", 1)  # every epoch through run_epoch
+    monkeypatch.setattr(_epoch_calls, "MAX_EPOCHS", 1)  # every epoch through run_epoch
     # Python's own SIGINT handler, as in a terminal: a process started in
     # the background by a non-interactive shell (``cmd &``) ignores SIGINT,
     # and a fit then rightly leaves it alone

@@ -42,8 +42,8 @@ from .._run_state import (
 )
 from .._spec import TrainResult
 from .._threads import torch_threads
-from ._chunks import chains_epochs, check_replay, epochs_per_call, stopping_state
 from ._epoch import close_epoch, epoch_values, past
+from ._epoch_calls import chains_epochs, check_replay, epochs_per_call, stopping_state
 from ._refill import Refills
 from ._schedules import LearningRates
 from ._stopping import ReplicaStatus
@@ -97,7 +97,7 @@ class FusedRun:
         self.elapsed = 0.0 if state is None else float(state["elapsed"])
         self.halted = None
         self.finished = False
-        #: seconds an epoch of the last kernel call took (see _chunks)
+        #: seconds an epoch of the last kernel call took (see _epoch_calls)
         self._epoch_seconds = None
 
     @property
@@ -263,7 +263,7 @@ class FusedRun:
 
     def _epoch(self, live, tick):
         """One epoch, or several in one kernel call where the run may
-        (:mod:`._chunks`), whole or not at all (its batch order given back
+        (:mod:`._epoch_calls`), whole or not at all (its batch order given back
         if it raised before training)."""
         if chains_epochs(live.trainer, live, self.options):
             n = epochs_per_call(self.epoch, self.config, live.status, live.data,
