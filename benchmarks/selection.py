@@ -198,6 +198,8 @@ SKPMLP_VARIANTS = [
     {"label": "rsc rt drop", "params": {"input_transform": "robust-smooth-clip",
                                         "activation": ["relu", "tanh"], "dropout": [0.0, 0.15]},
      "grid": False},
+    # dropout alone on the estimators' own space (it trains on the kernel)
+    {"label": "na drop", "params": {"dropout": [0.0, 0.15]}, "grid": False},
     {"label": "rsc rt best", "params": {"input_transform": "robust-smooth-clip",
                                         "activation": ["relu", "tanh"],
                                         "restore_best_weights": True}, "grid": False},
