@@ -190,6 +190,27 @@ def test_ctrl_c_before_a_call_of_several_epochs_keeps_the_epochs_before(iris, mo
         np.testing.assert_array_equal(_weights(halted, name), _weights(six, name))
 
 
+def test_max_time_is_seen_between_calls_of_several_epochs(iris, monkeypatch):
+    """The clock runs out during the second call: the run keeps the
+    epochs of its two calls, the same as a run of that many epochs."""
+    from skpmlp._engine import _train
+    from skpmlp._engine._minibatch import _run as _fused_run
+
+    X, y = iris
+    sizes = _calls(monkeypatch, 5)
+    for module in (_fused_run, _train):
+        monkeypatch.setattr(module, "past", lambda deadline, dp=None: len(sizes) >= 2)
+    params = dict(hidden_layer_sizes=[(4,), (8,)], max_iter=30, n_iter_no_change=1000, cv=2,
+                  ensemble="best", refit=False, dtype="float64", random_state=0)
+    with pytest.warns(UserWarning, match="reached max_time after 6 epochs"):
+        halted = ParallelMLPClassifier(**params, max_time=1e6).fit(X, y)
+    assert sizes == [1, 5] and (halted.n_iter_per_model_ == 6).all()
+    monkeypatch.undo()
+    six = _fit(ParallelMLPClassifier(**{**params, "max_iter": 6}), X, y)
+    for name in ("_coefs", "_intercepts"):
+        np.testing.assert_array_equal(_weights(halted, name), _weights(six, name))
+
+
 def test_a_replay_that_disagrees_with_the_kernel_raises():
     slots = np.array([2, 0, 1])
     _epoch_calls.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)
