@@ -166,6 +166,41 @@ def test_monitored_and_scheduled_runs_train_one_epoch_per_call(iris, monkeypatch
         assert sizes and set(sizes) == {1}, params
 
 
+def test_a_run_whose_models_all_stop_within_a_call_ends_there(iris, monkeypatch):
+    """Once every model stopped, the call trained no later epoch: the run
+    ends at that epoch (its curves no longer), as with one epoch per call."""
+    X, y = iris
+    search = ParallelMLPClassifier(hidden_layer_sizes=[(8,), (16,)], activation="relu",
+                                   learning_rate_init=0.01, cv=2, max_iter=200, tol=1e-2,
+                                   ensemble="best", dtype="float64", random_state=0)
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    assert reference.n_iter_per_model_.max() < 60
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    assert np.shape(grouped.loss_curves_) == np.shape(reference.loss_curves_)
+    _assert_same(_arrays(grouped), _arrays(reference))
+
+
+def test_verbose_reports_every_epoch_of_a_call(iris, monkeypatch, capsys):
+    """A verbose lone model's lines (scikit-learn's "Iteration n, loss =
+    ...") are told for every epoch of a call, the same as one per call."""
+    X, y = iris
+    model = ParallelMLPClassifier(hidden_layer_sizes=(8,), activation="relu",
+                                  learning_rate_init=0.01, alpha=1e-4, cv=None, max_iter=200,
+                                  verbose=1, tol=1e-2, dtype="float64", random_state=0)
+    printed = []
+    for max_epochs in (1, 64):
+        sizes = _calls(monkeypatch, max_epochs)
+        capsys.readouterr()
+        _fit(model, X, y)
+        printed.append(capsys.readouterr().out)
+    # the rule stopped it within a call: no line for an epoch it did not train
+    assert max(sizes) > 1 and model.n_iter_ < 60
+    assert printed[0] == printed[1] and printed[0].count("Iteration ") == model.n_iter_
+
+
 def test_ctrl_c_before_a_call_of_several_epochs_keeps_the_epochs_before(iris, monkeypatch):
     X, y = iris
     sizes = _calls(monkeypatch, 5)

@@ -6,14 +6,15 @@ one batch an epoch), and what ran around it every epoch (a kernel call,
 the batch plans, the loss, the stopping rule, retiring) cost as much as
 the epoch itself. Where nothing but each model's training loss decides its
 fate (no early stopping on validation scores, no learning-rate schedule,
-no epoch callback, no refills, one process), the kernel trains several
-epochs per call: each model ends every epoch with the same loss and
-stopping rule the host would apply (``mlp_step.cpp``'s ``Epochs``), gives
-its outputs for the evaluation rows where the run monitors them, and
-trains no further once the rule stops it. The host then replays the epochs' losses through its own
-bookkeeping (:meth:`~._run.FusedRun._epochs`), which must stop every model
-where the kernel did. A run is the same, bit for bit, however its epochs
-are grouped into calls.
+no refills, one process), the kernel trains several epochs per call: each
+model ends every epoch with the same loss and stopping rule the host would
+apply (``mlp_step.cpp``'s ``Epochs``), gives its outputs for the
+evaluation rows where the run monitors them, and trains no further once
+the rule stops it. The host then replays the epochs' losses through its
+own bookkeeping (:meth:`~._run.FusedRun._epochs`), which must stop every
+model where the kernel did, and reports each epoch to the epoch callback
+(``verbose``'s progress) as it replays it. A run is the same, bit for bit,
+however its epochs are grouped into calls.
 """
 
 import numpy as np
@@ -36,7 +37,6 @@ def chains_epochs(trainer, live, options):
     return (
         getattr(trainer, "trains_epochs", False)
         and options.data_parallel is None
-        and options.epoch_callback is None
         and not status.rule.maximize  # early stopping watches the scores
         and live.refills is None
         and status.best is None

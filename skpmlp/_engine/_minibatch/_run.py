@@ -332,12 +332,14 @@ class FusedRun:
             live.curves.record(loss, score, status.active)
             live.score = score
             finished = close_epoch(self.epoch, trainer, status, live.rates, self.config, loss,
-                                   score, None)
+                                   score, self.options.epoch_callback)
             self.epoch += 1
             stopped_after[finished] = e + 1
             ended |= finished
             if e < n - 1:  # the last epoch's retire as :meth:`_epoch` does it, below
                 status.retire(finished)
+                if not status.active.any():  # the kernel trained no later epoch
+                    break
         check_replay(epochs_done, slots, stopped_after, n)
         if status.rung is None:
             self._retire(live, ended)
