@@ -15,8 +15,9 @@ import skpmlp._execution._progress
 import skpmlp._execution._shard_progress as shard_progress
 from skpmlp import ParallelMLPClassifier
 
-# long enough (4000 epochs, about 1 s a shard here, no early stop; the kernel trains many per call) that a shard
-# reports before it ends (it sends at most every 0.25 s)
+# long enough that a shard reports before it ends (it sends at most every
+# 0.25 s): 4000 epochs, no early stop, about 1 s a shard here (the kernel
+# trains many epochs per call)
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
     learning_rate_init=(0.01, 0.03), max_iter=4000, tol=0, n_iter_no_change=10**6, cv=2,
