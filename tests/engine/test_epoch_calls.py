@@ -251,3 +251,42 @@ def test_a_replay_that_disagrees_with_the_kernel_raises():
     _epoch_calls.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)
     with pytest.raises(RuntimeError, match="disagree on when models stopped"):
         _epoch_calls.check_replay(np.array([3, 2, 1]), slots, np.array([1, 3, 3]), 3)
+
+
+def test_a_state_saved_after_the_last_epoch_resumes_finished():
+    """A checkpoint written after a run's last epoch, before the call kept
+    its result (the last tick), resumes to the same result, training no
+    epoch past ``max_iter``."""
+    import copy
+
+    from skpmlp._engine import RunOptions, TrainConfig, train_population
+    from skpmlp._engine._spec import PopulationSpec
+
+    class Recorder:
+        def __init__(self):
+            self.states = []
+
+        def due(self):
+            return True
+
+        def save(self, state):
+            self.states.append(copy.deepcopy(state))
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 4)), rng.integers(0, 3, 120)
+    spec = PopulationSpec(hidden_layer_sizes=[(4,), (8,)], activations=["relu", "tanh"],
+                          learning_rates=np.array([0.01, 0.01]), alphas=np.array([1e-4, 1e-4]),
+                          init_seeds=[(0, 0), (0, 1)])
+    config = TrainConfig(task="classification", n_outputs=3, batch_size=30, max_iter=12,
+                         n_iter_no_change=1000, dtype="float64", backend="native")
+    folds = [(np.arange(120), None)]
+    recorder = Recorder()
+    reference = train_population(spec, config, X, y, folds, options=RunOptions(checkpoint=recorder))
+    last = [s for s in recorder.states if s["runs"][0]["result"] is None][-1]
+    resumed = train_population(spec, config, X, y, folds, resume=last)
+    np.testing.assert_array_equal(resumed.n_iter, reference.n_iter)
+    assert resumed.n_iter.max() == 12
+    for a, b in zip(resumed.coefs, reference.coefs):
+        for wa, wb in zip(a, b):
+            for x, z in zip(wa, wb):
+                np.testing.assert_array_equal(x, z)

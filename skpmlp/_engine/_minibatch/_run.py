@@ -243,6 +243,10 @@ class FusedRun:
                 if pruned is None:
                     return "paused"
                 self._guarded(lambda: self._cut(live, pruned))
+            elif self.epoch >= self.config.max_iter or not live.status.active.any():
+                # a state saved after the run's last epoch (a checkpoint
+                # written then, before the call kept the run's result)
+                self.finished = True
             else:
                 self._guarded(lambda: self._epoch(live, tick), first=self.epoch == 0)
 
