@@ -14,6 +14,13 @@ def past(deadline, dp=None):
     return passed if dp is None or deadline is None else dp.any(passed)
 
 
+def per_replica(values, slots, n_replicas):
+    """Per-slot ``values`` as a replica array, NaN for replicas in no slot."""
+    full = np.full(n_replicas, np.nan)
+    full[slots] = values
+    return full
+
+
 def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
     """Every replica's mean training loss, monitored value and validation
     loss of the epoch; NaN for replicas no longer in the network. The
@@ -27,19 +34,18 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
     slot_models = trainer.net.slot_models
     if dp is not None:
         dp.all_reduce(trainer.loss_sums)
-    loss = np.full(n_replicas, np.nan)
-    loss[slot_models] = trainer.epoch_losses(data.fold_sizes, data.fold_batches)
+    loss = per_replica(trainer.epoch_losses(data.fold_sizes, data.fold_batches), slot_models,
+                       n_replicas)
     if not monitor:
         return loss, None, None
     values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
                                     with_loss=with_loss)
     per_slot = values if with_loss else (values,)
-    per_replica = []
+    per_replica_values = []
     for value in per_slot:
-        full = np.full(n_replicas, np.nan)
-        full[slot_models] = value
-        per_replica.append(full if dp is None else dp.from_rank0(full))
-    score, val_loss = per_replica if with_loss else (per_replica[0], None)
+        full = per_replica(value, slot_models, n_replicas)
+        per_replica_values.append(full if dp is None else dp.from_rank0(full))
+    score, val_loss = per_replica_values if with_loss else (per_replica_values[0], None)
     return loss, score, val_loss
 
 

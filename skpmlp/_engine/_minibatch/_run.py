@@ -42,7 +42,7 @@ from .._run_state import (
 )
 from .._spec import TrainResult
 from .._threads import torch_threads
-from ._epoch import close_epoch, epoch_values, past
+from ._epoch import close_epoch, epoch_values, past, per_replica
 from ._epoch_calls import chains_epochs, check_replay, epochs_per_call, stopping_state
 from ._refill import Refills
 from ._schedules import LearningRates
@@ -326,10 +326,10 @@ class FusedRun:
         stopped_after = np.full(n_replicas, n)
         ended = np.zeros(n_replicas, dtype=bool)
         for e in range(n):
-            loss = _per_replica(losses[e], slots, n_replicas)
+            loss = per_replica(losses[e], slots, n_replicas)
             score = None
             if monitor:  # scored as one epoch's call scores: its function on its outputs
-                score = _per_replica(
+                score = per_replica(
                     trainer.scores_of_outputs(outputs[e], data.y_eval, data.eval_weights),
                     slots, n_replicas,
                 )
@@ -404,13 +404,6 @@ class FusedRun:
         if live.refills is not None:
             return live.refills.result(kept, live.status, live.curves, self.halted, self.elapsed)
         return _result(kept, live.status, live.curves, self.K, self.M, self.halted, self.elapsed)
-
-
-def _per_replica(values, slots, n_replicas):
-    """Per-slot ``values`` as a replica array, NaN for replicas in no slot."""
-    full = np.full(n_replicas, np.nan)
-    full[slots] = values
-    return full
 
 
 def _check_replicas(live, n_replicas):
