@@ -39,6 +39,8 @@ from skpmlp import _kernels
 from skpmlp._engine import TrainConfig
 from skpmlp._engine._minibatch._batches import BatchPlanner
 from skpmlp._engine._backends._native import NativeTrainer
+import step
+step.use_population({population!r})
 from step import BATCH, N_CLASSES, N_FEATURES, N_ROWS, population, step_flops
 assert _kernels.kernel_available(), _kernels.build_info()["error"]
 assert _kernels.build_info()["built_for"] == os.environ["SKPMLP_KERNEL_TARGET"], _kernels.build_info()
@@ -63,10 +65,11 @@ print(json.dumps({{"seconds": statistics.median(samples), "gflop": step_flops(sp
 """
 
 
-def run_variant(target, variant, dtype, epochs):
+def run_variant(target, variant, dtype, epochs, population="wide"):
     defines = [f"-D{d}" for d in variant.split()]
     env = dict(os.environ, SKPMLP_KERNEL_TARGET=target, OMP_NUM_THREADS="1")
-    code = CHILD.format(here=str(HERE), defines=defines, dtype=dtype, epochs=epochs)
+    code = CHILD.format(here=str(HERE), defines=defines, dtype=dtype, epochs=epochs,
+                       population=population)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
@@ -79,12 +82,14 @@ def main():
     parser.add_argument("--variants", nargs="*", default=[""])
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--epochs", type=int, default=7)
+    parser.add_argument("--population", default="wide", choices=["wide", "narrow"],
+                        help="step.py's population (--population there)")
     args = parser.parse_args()
     rows = []
     print(f"{'target':>10} {'variant':>40} {'isa':>9} {'bytes':>5} {'tiles':>12} {'ms/step':>8} {'GFLOP/s':>8}")
     for target in args.targets.split(","):
         for variant in args.variants:
-            result = run_variant(target, variant, args.dtype, args.epochs)
+            result = run_variant(target, variant, args.dtype, args.epochs, args.population)
             rows.append({"target": target, "variant": variant, **result})
             if "error" in result:
                 print(f"{target:>10} {variant or '(default)':>40} failed: {result['error']}")
@@ -96,7 +101,9 @@ def main():
                   flush=True)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "tiles.json").write_text(json.dumps({"dtype": args.dtype, "runs": rows}, indent=1))
+    name = "tiles.json" if args.population == "wide" else f"tiles_{args.population}.json"
+    (out / name).write_text(json.dumps({"dtype": args.dtype, "population": args.population, "runs": rows},
+                                       indent=1))
 
 
 if __name__ == "__main__":

@@ -424,11 +424,72 @@ inline void rows_mm(int n_t, const T* coef, long rs, long ts, const T* in, long 
     });
 }
 
+// The matmul where the inner dimension is a few values (NT: a narrow
+// layer's inputs in the forward, its outputs in the backward). Each of the
+// tile's MR x NT coefficients is broadcast into a register once, and the
+// tile then streams every vector of lanes: where tile_mm broadcasts each
+// coefficient again for every MM_VECS vectors, here the loads per output
+// vector are the NT input vectors shared by the MR rows. The sum runs in
+// tile_mm's order (the bias, then t = 0, 1, ...), so the outputs are
+// bit for bit the same.
+template <class T, int NT, int MR, class Store>
+inline void tile_narrow(const T* __restrict coef, long rs, long ts, const T* __restrict in, long out_off, long ld,
+                        int nv, const T* bias, const Store& store) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    V c[MR][NT], b[MR];
+    for (int r = 0; r < MR; ++r) {
+        b[r] = vsplat<T>(bias ? bias[r] : T(0));
+        for (int t = 0; t < NT; ++t) c[r][t] = vsplat<T>(coef[r * rs + t * ts]);
+    }
+    for (int v = 0; v < nv; ++v) {
+        V x[NT];
+        for (int t = 0; t < NT; ++t) x[t] = vload(in + t * ld + v * L);
+        for (int r = 0; r < MR; ++r) {
+            V acc = b[r];
+            for (int t = 0; t < NT; ++t) acc += c[r][t] * x[t];
+            store(out_off + r * ld + v * L, acc);
+        }
+    }
+}
+
+// Rows per narrow tile: the coefficients, the biases and the NT inputs in
+// registers, with SKP_NARROW_SPARE left for the store's epilogue (at most
+// the matmul's rows).
+#ifndef SKP_NARROW_SPARE
+#define SKP_NARROW_SPARE 6
+#endif
+template <int NT> constexpr int narrow_rows() {
+    const int rows = (VREGS - SKP_NARROW_SPARE - NT) / (NT + 1);
+    return rows < 1 ? 1 : (rows > tiles::MM_ROWS ? tiles::MM_ROWS : rows);
+}
+
+// Inner dimensions up to this take tile_narrow (0: none).
+#ifndef SKP_NARROW_MAX
+#define SKP_NARROW_MAX 4
+#endif
+constexpr int NARROW_MAX = SKP_NARROW_MAX;
+
+template <class T, int NT, class Store>
+void matmul_narrow(int n_rows, const T* coef, long rs, long ts, const T* in, long ld, int nv, const T* bias,
+                   const Store& store) {
+    balanced_tiles<narrow_rows<NT>()>(n_rows, [&](int r, auto n) {
+        tile_narrow<T, NT, decltype(n)::value>(coef + r * rs, rs, ts, in, r * ld, ld, nv, bias ? bias + r : nullptr,
+                                               store);
+    });
+}
+
 // (n_rows, ld) outputs = coef (n_rows x n_t, strides rs / ts) . in (n_t, ld) + bias,
 // each output vector handed to store(offset, value).
 template <class T, class Store>
 void matmul_lanes(int n_rows, int n_t, const T* coef, long rs, long ts, const T* in, long ld, int nv,
                   const T* bias, const Store& store) {
+    if (NARROW_MAX > 0 && n_t <= NARROW_MAX) {
+        with_count<NARROW_MAX>(n_t, [&](auto nt) {
+            matmul_narrow<T, decltype(nt)::value>(n_rows, coef, rs, ts, in, ld, nv, bias, store);
+        });
+        return;
+    }
     balanced_tiles<tiles::MM_ROWS>(n_rows, [&](int r, auto n) {
         rows_mm<T, decltype(n)::value>(n_t, coef + r * rs, rs, ts, in, r * ld, ld, nv, bias ? bias + r : nullptr,
                                        store);
@@ -827,9 +888,8 @@ void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s
         if (cheap_activation(act)) {  // in the matmul's registers
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
         } else {  // over each block of rows after the matmul stored it, in L1
-            const StoreProduct<T> product{z};
             balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
-                rows_mm<T, decltype(n)::value>(L.n_in, w + r, 1, L.ld, input, r * bp, bp, nv, b + r, product);
+                matmul_lanes<T>(n, L.n_in, w + r, 1, L.ld, input, bp, nv, b + r, StoreProduct<T>{z + r * bp});
                 activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
             });
         }
