@@ -161,6 +161,10 @@ class FusedRun:
             live.score = None if state["score"] is None else np.array(state["score"], float)
             finished = state["pending_finished"]
             live.finished = None if finished is None else np.array(finished, dtype=bool)
+            # a state saved after the run's last epoch (a checkpoint's last
+            # tick, before the call kept the run's result) is a finished run
+            if status.rung is None and (self.epoch >= config.max_iter or not status.active.any()):
+                self.finished = True
         self._live, self._saved = live, None
         return live
 
@@ -243,10 +247,6 @@ class FusedRun:
                 if pruned is None:
                     return "paused"
                 self._guarded(lambda: self._cut(live, pruned))
-            elif self.epoch >= self.config.max_iter or not live.status.active.any():
-                # a state saved after the run's last epoch (a checkpoint
-                # written then, before the call kept the run's result)
-                self.finished = True
             else:
                 self._guarded(lambda: self._epoch(live, tick), first=self.epoch == 0)
 
