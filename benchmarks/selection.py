@@ -154,6 +154,17 @@ CV = 5
 # the grid; an entry with ``"grid": False`` leaves GRID out and searches the
 # estimator's own default space ("no args": what ``ParallelMLPClassifier()``
 # searches when given nothing but ``max_iter`` and ``random_state``).
+#: RealMLP-TD's input transform, and with it the relu / tanh pair: the
+#: base of most candidates for the default space below.
+RSC = {"input_transform": "robust-smooth-clip"}
+RSC_RT = {**RSC, "activation": ["relu", "tanh"]}
+
+
+def own_space(label, params, **entry):
+    """A variant on the estimators' own default space (no :data:`GRID`)."""
+    return {"label": label, "params": params, **entry, "grid": False}
+
+
 SKPMLP_VARIANTS = [
     {"label": "defaults", "params": {}},
     {"label": "hold", "params": {"cv": None}},
@@ -162,75 +173,45 @@ SKPMLP_VARIANTS = [
     {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
     {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
     {"label": "auto", "params": {"cv": "auto", "ensemble": "auto"}},
-    {"label": "no args", "params": {}, "grid": False},
+    own_space("no args", {}),
     # issue 40, item 2: candidates for the default space, each the
     # estimators' own space with one change more than the entry before
     # (run them with --variants; docs/user_guide/selection_benchmark.rst)
-    {"label": "na rsc", "params": {"input_transform": "robust-smooth-clip"}, "grid": False},
-    {"label": "na rsc ls", "params": {"input_transform": "robust-smooth-clip"},
-     "classifier_params": {"label_smoothing": 0.1}, "grid": False},
-    {"label": "na rsc ls cos", "params": {"input_transform": "robust-smooth-clip",
-                                          "learning_rate": "coslog4", "beta_2": 0.95},
-     "classifier_params": {"label_smoothing": 0.1}, "grid": False},
-    {"label": "na alpha", "params": {"alpha": [1e-4, 1e-2]}, "grid": False},
-    {"label": "na rt", "params": {"activation": ["relu", "tanh"]}, "grid": False},
-    {"label": "na rsc rt", "params": {"input_transform": "robust-smooth-clip",
-                                      "activation": ["relu", "tanh"]}, "grid": False},
-    {"label": "na rsc rt lr", "params": {"input_transform": "robust-smooth-clip",
-                                         "activation": ["relu", "tanh"],
-                                         "learning_rate_init": [0.003, 0.01, 0.03]},
-     "grid": False},
-    {"label": "na rsc rt w", "params": {"input_transform": "robust-smooth-clip",
-                                        "activation": ["relu", "tanh"],
-                                        "hidden_layer_sizes": [(64,), (128,), (256,), (128, 128)]},
-     "grid": False},
-    {"label": "na rsc rt a3", "params": {"input_transform": "robust-smooth-clip",
-                                         "activation": ["relu", "tanh"], "alpha": 1e-3},
-     "grid": False},
-    {"label": "na rsc mish", "params": {"input_transform": "robust-smooth-clip",
-                                        "activation": ["relu", "tanh", "mish", "selu"]},
-     "grid": False},
-    {"label": "na rsc deep", "params": {"input_transform": "robust-smooth-clip",
-                                        "hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
-                                                               (128, 128, 128)]},
-     "grid": False},
+    own_space("na rsc", RSC),
+    own_space("na rsc ls", RSC, classifier_params={"label_smoothing": 0.1}),
+    own_space("na rsc ls cos", {**RSC, "learning_rate": "coslog4", "beta_2": 0.95},
+              classifier_params={"label_smoothing": 0.1}),
+    own_space("na alpha", {"alpha": [1e-4, 1e-2]}),
+    own_space("na rt", {"activation": ["relu", "tanh"]}),
+    own_space("na rsc rt", RSC_RT),
+    own_space("na rsc rt lr", {**RSC_RT, "learning_rate_init": [0.003, 0.01, 0.03]}),
+    own_space("na rsc rt w", {**RSC_RT,
+                              "hidden_layer_sizes": [(64,), (128,), (256,), (128, 128)]}),
+    own_space("na rsc rt a3", {**RSC_RT, "alpha": 1e-3}),
+    own_space("na rsc mish", {**RSC, "activation": ["relu", "tanh", "mish", "selu"]}),
+    own_space("na rsc deep", {**RSC, "hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
+                                                            (128, 128, 128)]}),
     # the ingredients added later in issue 40, on the measured best space
-    {"label": "rsc rt drop", "params": {"input_transform": "robust-smooth-clip",
-                                        "activation": ["relu", "tanh"], "dropout": [0.0, 0.15]},
-     "grid": False},
+    own_space("rsc rt drop", {**RSC_RT, "dropout": [0.0, 0.15]}),
     # dropout alone on the estimators' own space (it trains on the kernel)
-    {"label": "na drop", "params": {"dropout": [0.0, 0.15]}, "grid": False},
-    {"label": "rsc rt best", "params": {"input_transform": "robust-smooth-clip",
-                                        "activation": ["relu", "tanh"],
-                                        "restore_best_weights": True}, "grid": False},
-    {"label": "rsc rt diag", "params": {"input_transform": "robust-smooth-clip",
-                                        "activation": ["relu", "tanh"],
-                                        "diagonal_scaling": True}, "grid": False},
-    # session 2026-11-27: dropout spaces of fewer configurations (time)
-    {"label": "drop lr2", "params": {"input_transform": "robust-smooth-clip",
-                                     "activation": ["relu", "tanh"], "dropout": [0.0, 0.15],
-                                     "learning_rate_init": [0.003, 0.01]}, "grid": False},
-    {"label": "drop a3", "params": {"input_transform": "robust-smooth-clip",
-                                    "activation": ["relu", "tanh"], "dropout": [0.0, 0.15],
-                                    "hidden_layer_sizes": [(64,), (128,), (64, 64)]},
-     "grid": False},
-    {"label": "drop only", "params": {"input_transform": "robust-smooth-clip",
-                                      "activation": ["relu", "tanh"], "dropout": 0.15},
-     "grid": False},
-    {"label": "drop b95", "params": {"input_transform": "robust-smooth-clip",
-                                     "activation": ["relu", "tanh"], "dropout": [0.0, 0.15],
-                                     "beta_2": 0.95}, "grid": False},
-    {"label": "do b95", "params": {"input_transform": "robust-smooth-clip", "activation": ["relu", "tanh"], "dropout": 0.15, "beta_2": 0.95}, "grid": False},
-    {"label": "do lr2", "params": {"input_transform": "robust-smooth-clip", "activation": ["relu", "tanh"], "dropout": 0.15, "learning_rate_init": [0.003, 0.01]}, "grid": False},
-    {"label": "do rep2", "params": {"input_transform": "robust-smooth-clip", "activation": ["relu", "tanh"], "dropout": 0.15, "n_repeats": 2}, "grid": False},
-    {"label": "do lr2 rep2", "params": {"input_transform": "robust-smooth-clip", "activation": ["relu", "tanh"], "dropout": 0.15, "learning_rate_init": [0.003, 0.01], "n_repeats": 2},
-     "grid": False},
-    {"label": "rsc rt b95", "params": {"input_transform": "robust-smooth-clip",
-                                       "activation": ["relu", "tanh"], "beta_2": 0.95}, "grid": False},
-    {"label": "rsc b95", "params": {"input_transform": "robust-smooth-clip", "beta_2": 0.95},
-     "grid": False},
-    {"label": "na wide", "params": {"hidden_layer_sizes": [(64,), (256,), (256, 256),
-                                                           (256, 256, 256)]}, "grid": False},
+    own_space("na drop", {"dropout": [0.0, 0.15]}),
+    own_space("rsc rt best", {**RSC_RT, "restore_best_weights": True}),
+    own_space("rsc rt diag", {**RSC_RT, "diagonal_scaling": True}),
+    # dropout spaces of fewer models (issue 40, time): "drop" searches 0 and
+    # 0.15, "do" trains every model with 0.15
+    own_space("drop lr2", {**RSC_RT, "dropout": [0.0, 0.15], "learning_rate_init": [0.003, 0.01]}),
+    own_space("drop a3", {**RSC_RT, "dropout": [0.0, 0.15],
+                          "hidden_layer_sizes": [(64,), (128,), (64, 64)]}),
+    own_space("drop only", {**RSC_RT, "dropout": 0.15}),
+    own_space("drop b95", {**RSC_RT, "dropout": [0.0, 0.15], "beta_2": 0.95}),
+    own_space("do b95", {**RSC_RT, "dropout": 0.15, "beta_2": 0.95}),
+    own_space("do lr2", {**RSC_RT, "dropout": 0.15, "learning_rate_init": [0.003, 0.01]}),
+    own_space("do rep2", {**RSC_RT, "dropout": 0.15, "n_repeats": 2}),
+    own_space("do lr2 rep2", {**RSC_RT, "dropout": 0.15, "learning_rate_init": [0.003, 0.01],
+                              "n_repeats": 2}),
+    own_space("rsc rt b95", {**RSC_RT, "beta_2": 0.95}),
+    own_space("rsc b95", {**RSC, "beta_2": 0.95}),
+    own_space("na wide", {"hidden_layer_sizes": [(64,), (256,), (256, 256), (256, 256, 256)]}),
 ]
 #: The variant issue 40's targets judge: the estimators given nothing.
 NO_ARGS = "no args"
