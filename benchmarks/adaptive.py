@@ -46,7 +46,11 @@ from sklearn.neural_network import MLPClassifier
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _real_data import CV, GRID, SEED, machine, prepare, timed  # noqa: E402
 
-from skpmlp import ParallelMLPClassifier  # noqa: E402
+from skpmlp import ParallelMLPClassifier, sklearn_mlp_params  # noqa: E402
+
+#: every skpmlp model scikit-learn's MLP with the same hyperparameters (the
+#: searches' own defaults of input_transform, dropout and beta_2 are not)
+SKLEARN = sklearn_mlp_params()
 
 DATASETS = ["breast_cancer", "digits", "wine"]
 
@@ -67,7 +71,7 @@ def occupancy(results, max_iter, min_iter):
 
 def skpmlp_search(X, y, X_test, y_test, max_iter, **params):
     search = ParallelMLPClassifier(
-        **GRID, pruning="halving", max_iter=max_iter, validation_fraction=0.2, selection="score",
+        **GRID, **SKLEARN, pruning="halving", max_iter=max_iter, validation_fraction=0.2, selection="score",
         refit=False, random_state=SEED, **params,
     )
     _, seconds = timed(lambda: search.fit(X, y))

@@ -137,7 +137,7 @@ from _tabular_data import (  # noqa: E402
     prepare,
 )
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 
 GRID = {
     "hidden_layer_sizes": [(64,), (128,), (64, 32)],
@@ -158,11 +158,16 @@ CV = 5
 #: base of most candidates for the default space below.
 RSC = {"input_transform": "robust-smooth-clip"}
 RSC_RT = {**RSC, "activation": ["relu", "tanh"]}
+#: The searches' default space before the change to the measured
+#: best ("do b95" below): the base of the candidates, so that each keeps
+#: the space it was measured with.
+SPACE_BEFORE = {"activation": ["relu", "tanh", "logistic"], **sklearn_mlp_params()}
 
 
 def own_space(label, params, **entry):
-    """A variant on the estimators' own default space (no :data:`GRID`)."""
-    return {"label": label, "params": params, **entry, "grid": False}
+    """A variant on the estimators' default space before the change
+    (:data:`SPACE_BEFORE`; no :data:`GRID`)."""
+    return {"label": label, "params": {**SPACE_BEFORE, **params}, **entry, "grid": False}
 
 
 SKPMLP_VARIANTS = [
@@ -173,7 +178,9 @@ SKPMLP_VARIANTS = [
     {"label": "cv5 greedy", "params": {"cv": CV, "ensemble": "greedy"}},
     {"label": "hold greedy", "params": {"cv": None, "ensemble": "greedy"}},
     {"label": "auto", "params": {"cv": "auto", "ensemble": "auto"}},
-    own_space("no args", {}),
+    # the searches' default space, what ParallelMLPClassifier() searches
+    {"label": "no args", "params": {}, "grid": False},
+    own_space("space before", {}),
     # issue 40, item 2: candidates for the default space, each the
     # estimators' own space with one change more than the entry before
     # (run them with --variants; docs/user_guide/selection_benchmark.rst)
@@ -232,10 +239,10 @@ TARGET_GAP_DEFAULT = 0.01
 
 
 def space(variant):
-    """The grid a variant searches on top of its parameters: :data:`GRID`,
-    or nothing (the estimator's own default space) where it says
-    ``"grid": False``."""
-    return GRID if variant.get("grid", True) else {}
+    """The grid a variant searches on top of its parameters: :data:`GRID`
+    of scikit-learn's MLPs (``GridSearchCV``'s models), or nothing (the
+    estimator's own default space) where it says ``"grid": False``."""
+    return {**GRID, **sklearn_mlp_params()} if variant.get("grid", True) else {}
 
 
 def task_params(variant, classifier):

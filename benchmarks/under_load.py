@@ -55,7 +55,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _real_data import CV, GRID, SEED, machine, prepare  # noqa: E402
 
-from skpmlp import ParallelMLPClassifier  # noqa: E402
+from skpmlp import ParallelMLPClassifier, sklearn_mlp_params  # noqa: E402
+
+#: every skpmlp model scikit-learn's MLP with the same hyperparameters (the
+#: searches' own defaults of input_transform, dropout and beta_2 are not)
+SKLEARN = sklearn_mlp_params()
 
 
 def spin(parent):
@@ -104,10 +108,10 @@ def torch_threads(n):
 def contenders(max_iter):
     """name -> (estimator factory, torch threads or None for the default)."""
     return {
-        "skpmlp default": (lambda: ParallelMLPClassifier(**GRID, cv=CV, max_iter=max_iter, random_state=SEED), None),
+        "skpmlp default": (lambda: ParallelMLPClassifier(**GRID, **SKLEARN, cv=CV, max_iter=max_iter, random_state=SEED), None),
         "skpmlp n_jobs=2": (
-            lambda: ParallelMLPClassifier(**GRID, cv=CV, max_iter=max_iter, random_state=SEED, n_jobs=2), None),
-        "skpmlp 1 thread": (lambda: ParallelMLPClassifier(**GRID, cv=CV, max_iter=max_iter, random_state=SEED), 1),
+            lambda: ParallelMLPClassifier(**GRID, **SKLEARN, cv=CV, max_iter=max_iter, random_state=SEED, n_jobs=2), None),
+        "skpmlp 1 thread": (lambda: ParallelMLPClassifier(**GRID, **SKLEARN, cv=CV, max_iter=max_iter, random_state=SEED), 1),
         "GridSearchCV": (
             lambda: GridSearchCV(MLPClassifier(max_iter=max_iter, random_state=SEED), GRID, cv=CV, n_jobs=-1),
             None),

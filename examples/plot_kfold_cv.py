@@ -27,7 +27,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
 
-from skpmlp import ParallelMLPClassifier
+from skpmlp import ParallelMLPClassifier, sklearn_mlp_params
 from skpmlp.model_selection import fused_cross_validate
 
 X, y = load_breast_cancer(return_X_y=True)
@@ -51,6 +51,7 @@ search = ParallelMLPClassifier(
     max_iter=60,
     cv=cv,
     random_state=0,
+    **sklearn_mlp_params(),  # scikit-learn's MLPs, to set next to GridSearchCV's below
 )
 start = time.perf_counter()
 search.fit(X, y)

@@ -10,6 +10,7 @@ from ._core._version import __version__
 
 check_torch_version()  # before anything that trains: a clear error for an old torch
 
+from ._core._params import sklearn_mlp_params  # noqa: E402
 from ._engine import DataParallelError, data_parallel  # noqa: E402
 from ._estimators import (  # noqa: E402
     MLPEnsembleClassifier,
@@ -34,4 +35,5 @@ __all__ = [
     "SingleMLPRegressor",
     "__version__",
     "data_parallel",
+    "sklearn_mlp_params",
 ]

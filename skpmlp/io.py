@@ -59,6 +59,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _estimators
 from ._core._compat import get_param_names
+from ._core._params import sklearn_mlp_params
 from ._core._version import __version__
 from ._persistence._archive import InvalidFileError, read_archive, write_archive
 from ._persistence._checkpoint import CheckpointWarning
@@ -487,14 +488,22 @@ def _encode_distribution(value, child):
 
 def _construct(cls, name, encoded_params, param_names, child):
     """``cls(**params)`` from a file's encoded parameters, refusing any
-    name ``cls`` does not take."""
+    name ``cls`` does not take.
+
+    A parameter the file lacks came after the version that wrote it: it
+    takes the value that trains as that version did (scikit-learn's, where
+    the searches' default has changed since: :func:`sklearn_mlp_params`),
+    else its default (which, for a parameter added later, is off).
+    """
     params = {key: child(value) for key, value in encoded_params.items()}
     unknown = set(params) - set(param_names)
     if unknown:
         raise InvalidFileError(
             f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)[:10]}."
         )
-    return cls(**params)
+    earlier = {key: value for key, value in sklearn_mlp_params().items()
+               if key in param_names and key not in params}
+    return cls(**earlier, **params)
 
 
 # -------------------------------------------------------------------- API

@@ -179,7 +179,7 @@ _ROWS = (
         width, a :class:`~skpmlp.LayerSizesDistribution` several depths.""",
     ),
     Param(
-        "activation", ("relu", "tanh", "logistic"),
+        "activation", ("relu", "tanh"),
         ([StrOptions(set(ACTIVATION_NAMES))], _checks.ACTIVATIONS),
         "str", role="model", single_default="relu",
         search_type="str, array-like of str or distribution",
@@ -480,9 +480,15 @@ _ROWS = (
         Adam's decay rate of the first moment estimates, in [0, 1).""",
     ),
     Param(
-        "beta_2", _OPTIMIZER.beta_2, _interval(Real, 0, 1, "left"), "float", role="optimizer",
+        "beta_2", 0.95, _interval(Real, 0, 1, "left"), "float", role="optimizer",
+        single_default=_OPTIMIZER.beta_2,
         doc="""\
         Adam's decay rate of the second moment estimates, in [0, 1).""",
+        search_doc="""\
+        Adam's (and AdamW's) decay rate of the second moment estimates, in
+        [0, 1). The searches' default, 0.95, is RealMLP-TD's, which scored
+        above scikit-learn's 0.999 on the selection benchmark (user guide,
+        "The default space, and why"); the single models keep 0.999.""",
     ),
     Param(
         "epsilon", _OPTIMIZER.epsilon, _interval(Real, 0, None, "neither"), "float",
@@ -587,7 +593,23 @@ _ROWS = (
         searched.""",
     ),
     Param(
-        "dropout", _OPTIMIZER.dropout, _interval(Real, 0, 1, "left"), "float", role="optimizer",
+        "dropout", "auto",
+        ([StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")], _checks.DROPOUT),
+        'float or "auto"', role="optimizer", single_default=_OPTIMIZER.dropout,
+        search_type='float, "auto", list of them or distribution',
+        search_doc="""\
+        Inverted dropout on every hidden layer's activations while
+        training, in [0, 1) (not in scikit-learn; 0: none), as the single
+        models' ``dropout`` (:class:`SingleMLPClassifier` says how the masks
+        are drawn). ``"auto"``, the default, is 0.15 for a model whose
+        solver is ``"adam"``, ``"adamw"`` or ``"sgd"`` and 0 for
+        ``"lbfgs"`` (a random objective breaks L-BFGS's line search): the
+        rate that scored best on the selection benchmark (user guide, "The
+        default space, and why"). A number, a list or a distribution is
+        taken as given, and ``solver="lbfgs"`` with a rate above 0 raises.
+        Trains on the native kernel and on torch; the Triton kernels lack
+        it (``verbose`` says so), so on CUDA ``dropout=0`` trains on
+        them.""",
         doc="""\
         Inverted dropout on every hidden layer's activations while
         training, in [0, 1) (not in scikit-learn; 0, the default, none):
@@ -607,9 +629,9 @@ _ROWS = (
         (``verbose`` says so).""",
     ),
     Param(
-        "input_transform", "none", _options(*INPUT_TRANSFORMS),
+        "input_transform", "robust-smooth-clip", _options(*INPUT_TRANSFORMS),
         "{" + ", ".join(f'"{name}"' for name in INPUT_TRANSFORMS) + "}",
-        role="input",
+        role="input", single_default="none",
         doc="""\
         How the model's inputs are transformed before its first layer,
         fitted on the rows ``fit`` trains on and kept with the model
@@ -627,7 +649,11 @@ _ROWS = (
         ``"none"`` (as given), ``"standard"`` (scikit-learn's
         ``StandardScaler``) or ``"robust-smooth-clip"`` (RealMLP-TD's
         robust scaling and smooth clipping,
-        :class:`~skpmlp.RobustSmoothClipScaler`). A list (or a
+        :class:`~skpmlp.RobustSmoothClipScaler`), the searches' default:
+        it scored best on the selection benchmark (user guide, "The default
+        space, and why"), and it makes every exported model's
+        ``to_sklearn()`` a ``Pipeline``; ``"none"`` trains scikit-learn's
+        MLP on the columns as given. A list (or a
         distribution) searches it per model: the models of each value train
         as their own fused run, one after another in the same ``fit``, and
         halving ranks models within their value, as within a batch size.
@@ -1020,7 +1046,11 @@ MODEL_PARAMS = _names("model")
 #: on how many rows: each may vary per model; ``cv_results_`` shows them only
 #: where searched.
 OPTIMIZER_PARAMS = _names("optimizer") + _names("batch")
-OPTIMIZER_DEFAULTS = {row.name: row.default for row in _ROWS if row.name in OPTIMIZER_PARAMS}
+#: scikit-learn's values (the single models' defaults): what a configuration
+#: that leaves an optimizer parameter out trains with.
+OPTIMIZER_DEFAULTS = {
+    row.name: row.default_in("single") for row in _ROWS if row.name in OPTIMIZER_PARAMS
+}
 OPTIMIZER_DEFAULTS = {name: OPTIMIZER_DEFAULTS[name] for name in OPTIMIZER_PARAMS}
 
 #: How a model's inputs are transformed: each may vary per model (the
@@ -1034,8 +1064,39 @@ SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS + INPUT_PARAMS
 #: The value of every searched parameter but the model ones where a
 #: configuration leaves it out.
 SEARCHED_DEFAULTS = {
-    **OPTIMIZER_DEFAULTS, **{row.name: row.default for row in _ROWS if row.role == "input"},
+    **OPTIMIZER_DEFAULTS,
+    **{row.name: row.default_in("single") for row in _ROWS if row.role == "input"},
 }
+
+
+def sklearn_mlp_params():
+    """The search parameters that make every model scikit-learn's MLP.
+
+    The searches' defaults of ``input_transform``, ``dropout`` and
+    ``beta_2`` are the space measured best on the selection benchmark
+    (robust scaling with smooth clipping, dropout 0.15, Adam's beta_2
+    0.95), not scikit-learn's. This is each of them at scikit-learn's
+    value (the single models' default), so that
+    ``ParallelMLPClassifier(**grid, **sklearn_mlp_params())`` trains what
+    ``GridSearchCV(MLPClassifier(), grid)`` trains.
+
+    Returns
+    -------
+    dict
+        A new dict on every call: ``{"beta_2": 0.999, "dropout": 0.0,
+        "input_transform": "none"}``.
+
+    Examples
+    --------
+    >>> from skpmlp import sklearn_mlp_params
+    >>> sorted(sklearn_mlp_params().items())
+    [('beta_2', 0.999), ('dropout', 0.0), ('input_transform', 'none')]
+    """
+    return {
+        row.name: row.default_in("single") for row in _ROWS
+        if row.family == "both" and row.role in ("optimizer", "input")
+        and row.default != row.default_in("single")
+    }
 
 
 def _param_grid_doc():

@@ -145,17 +145,17 @@ def plan_chunks(spec, per_model, shared, budget, held=None):
             raise MemoryError(
                 f"With pruning='halving' the population trains as chunks, rung by rung, and "
                 f"every chunk's weights and optimizer state wait in memory while the others "
-                f"train: about {held.sum() / 2**20:.0f} MiB, more than the "
-                f"{budget / 2**20:.0f} MiB available. Raise max_memory or free memory, use "
+                f"train: about {held.sum() / 2**20:.1f} MiB, more than the "
+                f"{budget / 2**20:.1f} MiB available. Raise max_memory or free memory, use "
                 f"fewer models or dtype='float32'."
             )
         budget -= held.sum()
     largest = int(np.argmax(per_model))
     if shared + per_model[largest] > budget:
         raise MemoryError(
-            f"Training even one model needs about {(shared + per_model[largest]) / 2**20:.0f} MiB "
+            f"Training even one model needs about {(shared + per_model[largest]) / 2**20:.1f} MiB "
             f"(model {spec.hidden_layer_sizes[largest]} and the data), more than the "
-            f"{budget / 2**20:.0f} MiB available; raise max_memory, use a smaller batch_size or "
+            f"{budget / 2**20:.1f} MiB available; raise max_memory, use a smaller batch_size or "
             f"dtype='float32', or free device memory."
         )
     archs = spec.hidden_layer_sizes

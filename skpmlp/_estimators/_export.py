@@ -203,7 +203,9 @@ class RobustSmoothClip(torch.nn.Module):
 
     def forward(self, x):
         z = self.factor * (x - self.center)
-        limit = LIMIT * self.bound  # where the square would overflow: x' is the bound
+        # where the square would overflow, x' is the bound; float32's limit
+        # is far below float64's (LIMIT), and clamp refuses a bound it cannot hold
+        limit = self.bound * min(LIMIT, torch.finfo(z.dtype).max ** 0.5 / 2)
         z = torch.clamp(z, -limit, limit)
         return z / torch.sqrt(1 + (z / self.bound) ** 2)
 

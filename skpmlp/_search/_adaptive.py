@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 
 from .._core._values import uses_early_stopping
 from .._engine import PopulationSpec
+from .._kernels import SOLVERS
 from ._population import Population, model_seed
 from ._space import PARAMETERS, is_distribution
 
@@ -41,6 +42,12 @@ PERTURB_FACTORS = (0.8, 1.25)
 #: Probability that a perturbed hyperparameter is drawn afresh from the
 #: search space instead of multiplied.
 RESAMPLE_PROBABILITY = 0.2
+
+
+def _minibatch_solvers(solvers):
+    """Whether a subspace's ``solver`` candidates may draw a minibatch
+    solver (where ``dropout="auto"`` drops units)."""
+    return is_distribution(solvers) or any(SOLVERS[s].family != "lbfgs" for s in solvers)
 
 
 def varied(space, name):
@@ -76,7 +83,9 @@ class SpaceRefills:
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
         # whether a refill may drop units: the Triton kernels cannot train such models
         self.drops_units = any(
-            is_distribution(s["dropout"]) or any(rate > 0 for rate in s["dropout"])
+            is_distribution(s["dropout"])
+            or any(rate > 0 for rate in s["dropout"] if rate != "auto")
+            or ("auto" in s["dropout"] and _minibatch_solvers(s["solver"]))
             for s in space.subspaces
         )
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._core._params import MODEL_PARAMS, SEARCHED_DEFAULTS, SEARCHED_PARAMS
 from .._engine import ACTIVATION_CODES, OptimizerSettings, PopulationSpec, canonical_activation
+from .._kernels import SOLVERS
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class Population:
                 for arch, act, repeat in zip(archs, acts, self.repeats)
             ],
             optimizers=[
-                OptimizerSettings(**dict(zip(_SETTINGS, values)))
+                resolved_settings(dict(zip(_SETTINGS, values)))
                 for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
             batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")],
@@ -93,6 +94,27 @@ class Population:
 
 #: The optimizer parameters an :class:`OptimizerSettings` holds (all but batch_size).
 _SETTINGS = tuple(f.name for f in fields(OptimizerSettings))
+
+
+#: The dropout rate ``dropout="auto"`` gives a model of a minibatch solver:
+#: RealMLP-TD's rate, the best of 0, 0.15 and both on the selection
+#: benchmark (docs/user_guide/search_space.rst, "The default space, and why").
+AUTO_DROPOUT = 0.15
+
+
+def resolve_dropout(dropout, solver):
+    """A number: ``"auto"`` is :data:`AUTO_DROPOUT` for a minibatch solver
+    and 0 for L-BFGS, whose line search needs a deterministic objective."""
+    if dropout != "auto":
+        return float(dropout)
+    return 0.0 if SOLVERS[solver].family == "lbfgs" else AUTO_DROPOUT
+
+
+def resolved_settings(values):
+    """The :class:`OptimizerSettings` of one model's optimizer ``values``
+    (a dict), ``dropout="auto"`` resolved by its solver."""
+    dropout = resolve_dropout(values["dropout"], values["solver"])
+    return OptimizerSettings(**{**values, "dropout": dropout})
 
 
 def resolve_batch_size(batch_size):

@@ -15,7 +15,7 @@ from .._core._params import OPTIMIZER_DEFAULTS
 from .._core._values import full_batch, one_value, restores_best, uses_early_stopping
 from .._engine import OptimizerSettings, TrainConfig, check_device
 from .._kernels import SOLVERS
-from ._population import resolve_batch_size
+from ._population import resolve_batch_size, resolve_dropout
 
 
 def check_solvers(estimator, population):
@@ -67,7 +67,8 @@ def check_dropout(subspaces):
     for subspace in subspaces:
         solvers, rates = subspace["solver"], subspace["dropout"]
         lbfgs = hasattr(solvers, "rvs") or "lbfgs" in list(solvers)
-        drops = hasattr(rates, "rvs") or any(rate > 0 for rate in rates)
+        # "auto" is 0 for an L-BFGS model
+        drops = hasattr(rates, "rvs") or any(rate != "auto" and rate > 0 for rate in rates)
         if lbfgs and drops:
             shown = "a distribution" if hasattr(rates, "rvs") else list(rates)
             raise ValueError(
@@ -83,6 +84,15 @@ def _scalar(estimator, name, default):
     each model's own value then goes to the engine in the spec)."""
     value = one_value(getattr(estimator, name, default))
     return default if value is None else value
+
+
+def _config_optimizer(estimator):
+    """The config's optimizer values: the estimator's single values (the
+    defaults where searched), ``dropout="auto"`` resolved by the solver."""
+    values = {
+        name: _scalar(estimator, name, OPTIMIZER_DEFAULTS[name]) for name in _CONFIG_OPTIMIZER
+    }
+    return {**values, "dropout": resolve_dropout(values["dropout"], values["solver"])}
 
 
 def training_dtype(dtype, X_dtype):
@@ -115,7 +125,7 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         # each model's optimizer is in the population spec; the config's
         # optimizer (a spec without one) is the estimator's single values,
         # the defaults where searched
-        **{name: _scalar(estimator, name, OPTIMIZER_DEFAULTS[name]) for name in _CONFIG_OPTIMIZER},
+        **_config_optimizer(estimator),
         batch_size=resolve_batch_size(_scalar(estimator, "batch_size", "auto")),
         max_iter=estimator.max_iter,
         max_fun=estimator.max_fun,

@@ -37,6 +37,7 @@ from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.ensemble import VotingClassifier
 from sklearn.model_selection import check_cv, train_test_split
 from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
 
 import skpmlp
 import skpmlp.io
@@ -279,7 +280,7 @@ def _check_cv_folds(run):
 
 def _check_cv_groups(run):
     search, patients = run.namespace["search"], run.namespace["patients"]
-    assert search.n_splits_ == 5 and search.n_models_ == 18
+    assert search.n_splits_ == 5 and search.n_models_ == 12
     # GroupKFold: each fold replica's training rows hold no patient of its test rows
     X, y = run.namespace["X"], run.namespace["y"]
     from sklearn.model_selection import GroupKFold
@@ -371,8 +372,12 @@ def _check_export(run):
     model, X_test = run.namespace["model"], run.namespace["X_test"]
     _check_standalone(model, run, row=7)
     mlp = run.namespace["mlp"]
-    expected_type = VotingClassifier if run.small else MLPClassifier
-    assert type(mlp) is expected_type
+    # the default input transform: a Pipeline of the fitted scaler and the MLP
+    if run.small:
+        assert type(mlp) is VotingClassifier
+        assert all(type(member) is Pipeline for member in mlp.estimators_)
+    else:
+        assert type(mlp) is Pipeline and type(mlp[-1]) is MLPClassifier
     assert_array_equal(run["mlp.predict(X_test)"], model.predict(X_test))
     logits = run.namespace["logits"].detach().numpy()
     if run.small:  # an ensemble's module gives its probabilities
@@ -395,6 +400,19 @@ def _constructor_check(n_models):
         assert len(search.cv_results_["params"]) == n_models
 
     return check
+
+
+def _check_sklearn_space(run):
+    """``sklearn_mlp_params()`` sets scikit-learn's values of the three
+    parameters whose search defaults differ, and the grid's 4 models train."""
+    search = run.namespace["search"]
+    params = search.get_params()
+    assert {name: params[name] for name in ("input_transform", "dropout", "beta_2")} == {
+        "input_transform": "none", "dropout": 0.0, "beta_2": 0.999}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.set_params(max_iter=1).fit(run.namespace["X"], run.namespace["y"])
+    assert len(search.cv_results_["params"]) == 4
 
 
 def _check_input_transform(run):
@@ -420,7 +438,7 @@ def _check_diagonal_scaling(run):
 
 def _check_class_weight(run):
     search = run.namespace["search"]
-    assert search.class_weight == "balanced" and search.n_models_ == 18
+    assert search.class_weight == "balanced" and search.n_models_ == 12
     assert search.scorer_._score_func.__name__ == "balanced_accuracy_score"
 
 
@@ -447,6 +465,7 @@ CHECKS = {
     "space-dropout": _constructor_check(12),
     "space-class-weight": _check_class_weight,
     "space-input-transform": _check_input_transform,
+    "space-sklearn": _check_sklearn_space,
     "space-diagonal-scaling": _check_diagonal_scaling,
 }
 

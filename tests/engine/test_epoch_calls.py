@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_regression
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels, sklearn_mlp_params
 from skpmlp._engine._backends._native import NativeTrainer
 from skpmlp._engine._minibatch import _epoch_calls
 
@@ -172,7 +172,8 @@ def test_a_run_whose_models_all_stop_within_a_call_ends_there(iris, monkeypatch)
     X, y = iris
     search = ParallelMLPClassifier(hidden_layer_sizes=[(8,), (16,)], activation="relu",
                                    learning_rate_init=0.01, cv=2, max_iter=200, tol=1e-2,
-                                   ensemble="best", dtype="float64", random_state=0)
+                                   ensemble="best", dtype="float64", random_state=0,
+                                   **sklearn_mlp_params())  # no dropout: the rule stops early
     _calls(monkeypatch, 1)
     reference = _fit(search, X, y)
     assert reference.n_iter_per_model_.max() < 60
@@ -189,7 +190,8 @@ def test_verbose_reports_every_epoch_of_a_call(iris, monkeypatch, capsys):
     X, y = iris
     model = ParallelMLPClassifier(hidden_layer_sizes=(8,), activation="relu",
                                   learning_rate_init=0.01, alpha=1e-4, cv=None, max_iter=200,
-                                  verbose=1, tol=1e-2, dtype="float64", random_state=0)
+                                  verbose=1, tol=1e-2, dtype="float64", random_state=0,
+                                  **sklearn_mlp_params())
     printed = []
     for max_epochs in (1, 64):
         sizes = _calls(monkeypatch, max_epochs)

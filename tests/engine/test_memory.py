@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from skpmlp import ParallelMLPClassifier
+from skpmlp import ParallelMLPClassifier, sklearn_mlp_params
 from skpmlp._engine import _memory, _train
 from skpmlp._engine._memory import plan_chunks
 from skpmlp._engine._minibatch._run import FusedRun
 
+#: Without dropout, whose masks would make one model larger than the budgets below.
 SEARCH = dict(
+    **sklearn_mlp_params(),
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
     learning_rate_init=(0.01, 0.03), max_iter=12, dtype="float64", random_state=0,
 )

@@ -20,9 +20,14 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 from skpmlp._core._params import MODEL_PARAMS, OPTIMIZER_DEFAULTS, OPTIMIZER_PARAMS
 from skpmlp._search._splits import holdout_split
+
+#: What the searches' exported minibatch models train with where a grid
+#: leaves them out ("auto" dropout is 0.15 for adam and sgd).
+SEARCH_DEFAULTS = dict(dropout=0.15, beta_2=0.95)
 
 BASE = dict(hidden_layer_sizes=[(5,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=12,
             random_state=3)
@@ -46,8 +51,16 @@ def test_parameters_have_scikit_learns_names_and_defaults(estimator_class):
     # label_smoothing is the classifiers' only
     classifier = "Classifier" in estimator_class.__name__
     assert ("label_smoothing" in params) == classifier
+    # the searches' default space differs in dropout and beta_2, and
+    # sklearn_mlp_params() gives them back scikit-learn's values
+    search = estimator_class.__name__.startswith("Parallel")
+    own = dict(dropout="auto", beta_2=0.95) if search else {}
     assert {name: params[name] for name in OPTIMIZER_PARAMS if name in params} == {
-        name: value for name, value in OPTIMIZER_DEFAULTS.items() if name in params}
+        name: own.get(name, value) for name, value in OPTIMIZER_DEFAULTS.items() if name in params}
+    if search:
+        sklearn = estimator_class(**sklearn_mlp_params()).get_params()
+        assert {name: sklearn[name] for name in OPTIMIZER_PARAMS if name in params} == {
+            name: value for name, value in OPTIMIZER_DEFAULTS.items() if name in params}
     assert OPTIMIZER_DEFAULTS == dict(solver="adam", momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                                       beta_2=0.999, epsilon=1e-8, learning_rate="constant", power_t=0.5,
                                       amsgrad=False, warmup_fraction=0.0, label_smoothing=0.0,
@@ -82,7 +95,7 @@ def test_grid_over_optimizer_settings(params, shown):
     for i in range(search.n_models_):
         model = search.export_model(i)
         for name in OPTIMIZER_PARAMS:
-            value = params.get(name, OPTIMIZER_DEFAULTS[name])
+            value = params.get(name, SEARCH_DEFAULTS.get(name, OPTIMIZER_DEFAULTS[name]))
             expected = results["params"][i][name] if name in shown else (
                 value[0] if isinstance(value, (list, tuple)) else value)
             assert getattr(model, name) == expected

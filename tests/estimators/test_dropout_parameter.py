@@ -35,7 +35,7 @@ from skpmlp import (
 )
 
 BASE = dict(hidden_layer_sizes=[(6,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=8,
-            dtype="float64", random_state=0, cv=None, batch_size=32)
+            dtype="float64", random_state=0, cv=None, batch_size=32, input_transform="none")
 
 
 def _fit(estimator, X, y):
@@ -65,7 +65,8 @@ def test_bad_values_are_refused_as_scikit_learn_refuses_them(cls, value):
 
 def test_bad_searched_values_are_refused():
     X, y = _classification()
-    with pytest.raises(ValueError, match=r"dropout values must be numbers in \[0, 1\); got 1.0"):
+    with pytest.raises(ValueError,
+                       match=r"dropout values must be 'auto' or numbers in \[0, 1\); got 1.0"):
         ParallelMLPClassifier(**BASE, dropout=[0.0, 1.0]).fit(X, y)
     with pytest.raises(ValueError, match="dropout"):
         ParallelMLPClassifier(**BASE, param_grid={"dropout": [0.1, -0.5]}).fit(X, y)
@@ -88,8 +89,10 @@ def test_lbfgs_and_dropout_in_separate_subspaces_train():
     X, y = _classification()
     search = _fit(ParallelMLPClassifier(**BASE, param_grid=[{"solver": ["lbfgs"]},
                                                             {"solver": ["adam"], "dropout": [0.0, 0.3]}]), X, y)
-    assert [(p["solver"], p.get("dropout", 0.0)) for p in search.cv_results_["params"][::2]] == [
-        ("lbfgs", 0.0), ("adam", 0.0), ("adam", 0.3)]
+    # the L-BFGS subspace leaves dropout to the estimator's "auto": 0 for lbfgs
+    assert [(p["solver"], p["dropout"]) for p in search.cv_results_["params"][::2]] == [
+        ("lbfgs", "auto"), ("adam", 0.0), ("adam", 0.3)]
+    assert [search.export_model(i).dropout for i in (0, 2, 4)] == [0.0, 0.0, 0.3]
 
 
 @pytest.fixture(scope="module")
@@ -240,3 +243,20 @@ def test_an_adaptive_search_refills_models_with_dropout(refill):
         model = search.export_model(i)
         assert model.dropout in (0.0, 0.2)
         assert np.isfinite(model.loss_curve_).all()
+
+
+def test_auto_is_0_15_for_minibatch_solvers_and_0_for_lbfgs():
+    """The searches' default: every model trains with its solver's rate, the
+    same models as the rates given as numbers."""
+    X, y = _classification()
+    params = {**BASE, "hidden_layer_sizes": [(6,)], "solver": ["adam", "sgd", "lbfgs"],
+              "holdout_refit": False}
+    auto = _fit(ParallelMLPClassifier(**params), X, y)
+    assert ParallelMLPClassifier().dropout == "auto"
+    assert [auto.export_model(i).dropout for i in range(3)] == [0.15, 0.15, 0.0]
+    given = _fit(ParallelMLPClassifier(**params, param_grid=[
+        {"solver": ["adam", "sgd"], "dropout": [0.15]}, {"solver": ["lbfgs"], "dropout": [0.0]}]),
+        X, y)
+    assert [p["solver"] for p in given.cv_results_["params"]] == ["adam", "sgd", "lbfgs"]
+    for i in range(3):
+        same_weights(auto.export_model(i), given.export_model(i))

@@ -17,6 +17,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import VotingClassifier, VotingRegressor
 from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 import skpmlp.io
@@ -27,11 +28,15 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 from skpmlp._core._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBUTES
 
+#: scikit-learn's MLPs (no input transform, no dropout): the exports are
+#: plain MLPs; the case "default space" exports a Pipeline of the searches'
+#: own defaults.
 GRID = dict(hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
-            learning_rate_init=0.02, dtype="float64", random_state=0)
+            learning_rate_init=0.02, dtype="float64", random_state=0, **sklearn_mlp_params())
 
 #: Conversions of the same float64 weights agree to rounding.
 TOL = dict(rtol=0, atol=1e-12)
@@ -78,6 +83,12 @@ CASES = {
                        "best"),
     "multilabel fold ensemble": ("classifier", "multilabel", dict(cv=3), "export"),
     "regressor single": ("regressor", "one", dict(cv=None), "export"),
+    "default space": ("classifier", "multiclass",
+                      dict(cv=None, input_transform="robust-smooth-clip", dropout="auto",
+                           beta_2=0.95), "export"),
+    "default space, folds": ("regressor", "one",
+                             dict(cv=3, input_transform="robust-smooth-clip", dropout="auto",
+                                  beta_2=0.95), "best"),
     "regressor fold ensemble": ("regressor", "one", dict(cv=3), "export"),
     "regressor greedy": ("regressor", "one", dict(cv=3), "best"),
     "poisson greedy": ("regressor", "poisson", dict(cv=3), "best"),
@@ -112,7 +123,7 @@ def _predictions(model, X):
 
 def test_kinds_are_what_the_case_says(case):
     name, model, _, _ = case
-    ensemble = name.split(" (")[0] not in ("single", "regressor single")
+    ensemble = name.split(" (")[0] not in ("single", "regressor single", "default space")
     assert _is_ensemble(model) == ensemble
     if name.endswith("fold ensemble"):
         assert len(model.estimators_) == 3
@@ -146,6 +157,9 @@ def test_to_sklearn_predicts_the_same(case):
         assert converted.weights == pytest.approx(list(model.weights_), abs=0)
         assert len(converted.estimators_) == len(model.estimators_)
         assert converted.n_features_in_ == X.shape[1]
+    elif "default space" in name:  # robust-smooth-clip inputs: the scaler, then the MLP
+        assert type(converted) is Pipeline
+        assert type(converted[-1]) in (MLPClassifier, MLPRegressor)
     else:
         assert type(converted) in (MLPClassifier, MLPRegressor)
     assert_allclose(_predictions(converted, X), _predictions(model, X), **TOL)

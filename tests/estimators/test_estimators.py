@@ -224,7 +224,9 @@ def test_verbose_1_shows_a_progress_bar(iris, capsys):
     ParallelMLPClassifier((8,), "relu", verbose=1, max_iter=3, random_state=0,
                           cv=None).fit(X, y)
     captured = capsys.readouterr()
-    assert "fused run 1" in captured.err and "3/3" in captured.err and "best_val" in captured.err
+    # the default input transform names the runs
+    assert "fused run (robust-smooth-clip inputs) 1" in captured.err
+    assert "3/3" in captured.err and "best_val" in captured.err
     assert "epoch" not in captured.out
 
 
@@ -265,7 +267,8 @@ def test_verbose_reports_the_cv_refit_too(iris, capsys):
     ParallelMLPClassifier((8,), "relu", cv=2, ensemble="best", verbose=1, max_iter=3,
                           random_state=0).fit(X, y)
     err = capsys.readouterr().err
-    assert "fused run 1" in err and "refit run 1" in err
+    assert "fused run (robust-smooth-clip inputs) 1" in err
+    assert "refit run (robust-smooth-clip inputs) 1" in err
 
 
 def test_verbose_0_prints_nothing(iris, capsys):

@@ -103,6 +103,15 @@ def test_to_sklearn_is_a_pipeline_and_to_torch_starts_with_the_transform(data, r
     else:
         raw = raw[:, 0]
     np.testing.assert_allclose(raw, _outputs(model, frame), rtol=0, atol=1e-12)
+    # the default dtype, float32, with inputs far out (the clip's bound is float32's own)
+    net32 = model.to_torch()
+    far = np.vstack([X[:3], 1e30 * np.sign(X[:3] + 0.5)])
+    with torch.no_grad():
+        outputs = net32(torch.as_tensor(far, dtype=torch.float32)).numpy()
+    assert outputs.dtype == np.float32 and np.isfinite(outputs).all()
+    with torch.no_grad():
+        np.testing.assert_allclose(
+            outputs[:3], net(torch.as_tensor(X[:3])).numpy(), rtol=1e-3, atol=1e-3)  # float32
     # a model without a transform converts as before: the MLP alone
     plain = _fit(cls(**MODEL), X, y)
     assert isinstance(plain.to_sklearn(), (MLPClassifier, MLPRegressor))

@@ -14,9 +14,12 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 
-LONE = dict(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01, max_iter=5, random_state=0)
+#: One configuration: scikit-learn's MLP, whose messages and results a lone model keeps.
+LONE = dict(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01, max_iter=5,
+            random_state=0, **sklearn_mlp_params())
 
 
 def _fit(estimator, X, y, **fit_params):
@@ -152,7 +155,8 @@ def test_weights_have_the_dtype_parameters_and_predictions_follow_numpy_promotio
     X, y = iris[0].astype(x_dtype), iris[1].astype(float)
     params = dict(max_iter=5, random_state=0, dtype=dtype)
     if estimator_class is ParallelMLPRegressor:
-        params.update(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01)
+        params.update(hidden_layer_sizes=(5,), activation="relu", learning_rate_init=0.01,
+                      **sklearn_mlp_params())
     model = _fit(estimator_class(**params), X, y)
     weights = np.dtype(x_dtype) if dtype == "auto" else np.dtype(dtype)  # "auto": X's, as scikit-learn
     assert all(w.dtype == weights for w in model.coefs_ + model.intercepts_)

@@ -225,9 +225,10 @@ def test_poisson_regressor_predicts_positive_means_and_matches_sklearn(iris):
     assert search.out_activation_ == "exp" and search.best_estimator_.loss == "poisson"
     predicted = search.predict(X)
     assert (predicted > 0).all()
-    mlp = search.best_estimator_.to_sklearn()
+    pipeline = search.best_estimator_.to_sklearn()  # the default input transform, then the MLP
+    mlp = pipeline[-1]
     assert mlp.loss == "poisson" and mlp.out_activation_ == "exp"
-    np.testing.assert_allclose(mlp.predict(X), predicted, rtol=1e-10)
+    np.testing.assert_allclose(pipeline.predict(X), predicted, rtol=1e-10)
 
 
 def test_poisson_loss_curve_is_the_half_poisson_deviance(iris):

@@ -27,10 +27,11 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 
 BASE = dict(hidden_layer_sizes=[(6,), (4, 3)], activation="tanh", learning_rate_init=0.03, max_iter=10,
-            dtype="float64", random_state=0, cv=None)
+            dtype="float64", random_state=0, cv=None, **sklearn_mlp_params())
 
 
 def _rows(search, scaled):
@@ -199,8 +200,8 @@ def test_with_input_transforms_the_scale_acts_on_the_transformed_inputs():
     """Both searched: every exported model is a Pipeline of its fitted
     transform and a plain MLP whose first layer holds the scale."""
     X, y = _classification()
-    search = _fit(ParallelMLPClassifier(**BASE, diagonal_scaling=[False, True],
-                                        input_transform=["none", "robust-smooth-clip"], holdout_refit=False), X, y)
+    search = _fit(ParallelMLPClassifier(**{**BASE, "input_transform": ["none", "robust-smooth-clip"]},
+                                        diagonal_scaling=[False, True], holdout_refit=False), X, y)
     assert search.n_models_ == 8
     for i, params in enumerate(search.cv_results_["params"]):
         model = search.export_model(i)

@@ -24,7 +24,12 @@ from sklearn.preprocessing import StandardScaler
 
 import skpmlp
 import skpmlp._search._plan
-from skpmlp import DataParallelError, ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp import (
+    DataParallelError,
+    ParallelMLPClassifier,
+    ParallelMLPRegressor,
+    sklearn_mlp_params,
+)
 
 #: seconds any collective waits before failing; and the most a whole
 #: spawned world may take before the test kills it
@@ -75,6 +80,8 @@ def _fit_case(case, X, y, Xr, yr, weight):
             [(6,), (4, 3)], "tanh", learning_rate_init=[0.01, 0.1], cv=3, ensemble="best", early_stopping=True,
             n_iter_no_change=2, tol=0.1, max_iter=8, max_memory=80_000 if native else None,
             restore_best_weights=native, **common,
+            # no masks and no transformed copy of X per fold: one model fits in 80 kB
+            **sklearn_mlp_params(),
         )
         return search.fit(X, y)
     if case.endswith("batch_sizes"):

@@ -22,6 +22,7 @@ SEARCH = dict(
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
     learning_rate_init=(0.01, 0.03), max_iter=4000, tol=0, n_iter_no_change=10**6, cv=2,
     dtype="float64", random_state=0, refit=False,
+    input_transform="none",  # the runs' plain names ("fused run", not "... (... inputs)")
 )
 N_FIT_EPOCHS = 12 * 2 * 4000
 

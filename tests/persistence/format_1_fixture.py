@@ -74,6 +74,9 @@ def search():
         LayerSizesDistribution(depths=[1, 2], widths=loguniform(3, 8)), ("relu", "tanh"),
         learning_rate_init=loguniform(1e-3, 1e-1), n_models=3, ensemble_size=2,
         cv=KFold(2, shuffle=True, random_state=0), max_iter=5, random_state=0,
+        # skpmlp 0.2.0's defaults of the parameters whose defaults changed since
+        # (the file keeps the values it was saved with)
+        beta_2=0.999, dropout=0.0, input_transform="none",
     )
 
 

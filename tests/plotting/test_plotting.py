@@ -53,8 +53,9 @@ def searches(iris):
     X, y = iris
     X_reg, y_reg = make_regression(n_samples=120, n_features=4, noise=0.1, random_state=0)
     return {
-        # the displays order models by rank_test_score: select as they do
-        "holdout": ParallelMLPClassifier(n_repeats=2, selection="score", **SPACE, cv=None).fit(X, y),
+        # the displays order models by rank_test_score, ties by row: select as they do
+        "holdout": ParallelMLPClassifier(n_repeats=2, selection="score", tie_breaker=None, **SPACE,
+                                         cv=None).fit(X, y),
         "cv": ParallelMLPClassifier(cv=3, **SPACE).fit(X, y),
         "cv_monitored": ParallelMLPClassifier(cv=3, early_stopping=True, refit=False, **SPACE).fit(X, y),
         "regressor": ParallelMLPRegressor(**SPACE, cv=None).fit(X_reg, y_reg / y_reg.std()),

@@ -23,9 +23,11 @@ from skpmlp._search._splits import holdout_split
 
 VALUES = ["none", "standard", "robust-smooth-clip"]
 SCALERS = {"standard": StandardScaler, "robust-smooth-clip": RobustSmoothClipScaler}
+#: Without dropout and with scikit-learn's beta_2, as the single models the
+#: tests compare with (the searches' input_transform default is each test's).
 SEARCH = dict(hidden_layer_sizes=[(5,), (4, 3)], activation=["tanh", "relu"],
               learning_rate_init=0.02, max_iter=12, batch_size=32, dtype="float64",
-              random_state=2)
+              random_state=2, dropout=0.0, beta_2=0.999)
 
 
 def _fit(estimator, *args, **kwargs):
@@ -148,7 +150,8 @@ def test_none_models_are_those_of_a_search_without_transforms(classification):
     X, y = classification
     mixed = _fit(ParallelMLPClassifier(**SEARCH, input_transform=VALUES, cv=3, ensemble="best"),
                  X, y)
-    plain = _fit(ParallelMLPClassifier(**SEARCH, cv=3, ensemble="best"), X, y)
+    plain = _fit(ParallelMLPClassifier(**SEARCH, input_transform="none", cv=3, ensemble="best"),
+                 X, y)
     assert "param_input_transform" not in plain.cv_results_
     assert "input_transform" not in plain.cv_results_["params"][0]
     rows = np.flatnonzero(mixed.cv_results_["param_input_transform"] == "none")
@@ -220,7 +223,7 @@ def test_a_lone_model_is_a_pipeline_of_scikit_learn(classification):
     for early in (False, True):
         params = dict(hidden_layer_sizes=(6,), activation="tanh", learning_rate_init=0.02,
                       max_iter=15, dtype="float64", random_state=0, early_stopping=early,
-                      input_transform="robust-smooth-clip")
+                      input_transform="robust-smooth-clip", dropout=0.0, beta_2=0.999)
         lone = _fit(ParallelMLPClassifier(**params, cv=None), X, y)
         single = _fit(SingleMLPClassifier(**params), X, y)
         _assert_fitted_on(lone.best_estimator_.input_transform_, X)
@@ -260,8 +263,10 @@ def test_a_distribution_and_param_grid(classification):
     grid = _fit(ParallelMLPClassifier(**one, param_grid=[
         {"input_transform": ["standard"], "alpha": [1e-3]}, {"activation": ["relu"]}]), X, y)
     column = grid.cv_results_["param_input_transform"]
-    assert list(column.data) == ["standard", "none"] and list(column.mask) == [False, True]
-    assert grid.export_model(1).input_transform == "none"
+    # the second dict leaves it to the estimator's default
+    assert list(column.data) == ["standard", "robust-smooth-clip"]
+    assert list(column.mask) == [False, True]
+    assert grid.export_model(1).input_transform == "robust-smooth-clip"
     assert grid.export_model(0).input_transform == "standard"
 
 

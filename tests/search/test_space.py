@@ -269,7 +269,7 @@ def test_sampled_model_equals_the_model_trained_alone(iris):
     dict(pruning="halving", min_iter=2, max_memory=2**30),
     dict(ensemble_size=3),
     dict(n_jobs=2),
-    dict(max_memory=2e5),
+    dict(max_memory=4e5),  # room for one model with dropout masks
 ], ids=["cv", "early_stopping", "halving", "ensemble", "n_jobs", "memory_chunks"])
 def test_sampled_population_works_with(options, iris, sampled):
     X, y = iris

@@ -12,15 +12,20 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 from skpmlp._engine import TrainConfig
 from skpmlp._search._scoring import population_loss
 from skpmlp._search._splits import holdout_split
 
+#: scikit-learn's MLPs (the searches' own defaults add dropout, whose noisy
+#: validation scores would untie the ties below).
 SEARCH = dict(
     hidden_layer_sizes=[(4,), (8,)], activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03),
-    max_iter=20, dtype="float64", random_state=0, cv=None,
+    max_iter=20, dtype="float64", random_state=0, cv=None, **sklearn_mlp_params(),
 )
+#: The searches' own default space: dropout, beta_2 and the input transform.
+OWN_SPACE = {**SEARCH, "dropout": "auto", "beta_2": 0.95, "input_transform": "robust-smooth-clip"}
 
 
 def _data(estimator_class):
@@ -59,12 +64,17 @@ def test_population_loss_is_the_log_loss_or_half_squared_error(task):
 
 @pytest.mark.parametrize("estimator_class", [ParallelMLPClassifier, ParallelMLPRegressor])
 @pytest.mark.parametrize("early_stopping", [False, True])
-def test_holdout_refit_is_the_configuration_trained_alone_on_all_rows(estimator_class, early_stopping):
+@pytest.mark.parametrize("space", ["sklearn", "own"])
+def test_holdout_refit_is_the_configuration_trained_alone_on_all_rows(estimator_class, early_stopping,
+                                                                      space):
     """float64: best_estimator_ equals the chosen configuration trained alone on
     every row for the epochs it trained in the search (its best epoch with early
-    stopping), and differs from the model the search trained on the training part."""
+    stopping), and differs from the model the search trained on the training part.
+    In the searches' own space the single model is given the three values
+    whose single-model defaults are scikit-learn's."""
     X, y, single_class = _data(estimator_class)
-    params = dict(SEARCH, max_iter=100, tol=1e-2) if early_stopping else SEARCH
+    base = SEARCH if space == "sklearn" else OWN_SPACE
+    params = dict(base, max_iter=100, tol=1e-2) if early_stopping else base
     search = estimator_class(
         **params, holdout_refit=True, early_stopping=early_stopping, n_iter_no_change=3,
     ).fit(X, y)
@@ -73,9 +83,10 @@ def test_holdout_refit_is_the_configuration_trained_alone_on_all_rows(estimator_
     if early_stopping:
         epochs = int(np.nanargmax(search.validation_scores_per_model_[i, :epochs])) + 1
         assert epochs <= search.n_iter_per_model_[i] < 100
+    unsearched = {name: base[name] for name in sklearn_mlp_params()}
     alone = single_class(
-        **search.best_params_, repeat=0, max_iter=epochs, n_iter_no_change=epochs, dtype="float64",
-        random_state=0,
+        **unsearched, **search.best_params_, repeat=0, max_iter=epochs, n_iter_no_change=epochs,
+        dtype="float64", random_state=0,
     ).fit(X, y)
     assert best.n_iter_ == alone.n_iter_ == epochs
     assert not best.early_stopping and best.max_iter == epochs

@@ -66,10 +66,12 @@ from sklearn.utils._testing import (
 )
 from sklearn.utils.fixes import CSR_CONTAINERS
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params
 
-#: scikit-learn's defaults for the parameters that skpmlp searches by default
-SKLEARN_DEFAULTS = {"hidden_layer_sizes": (100,), "activation": "relu", "learning_rate_init": 0.001}
+#: scikit-learn's defaults for the parameters that skpmlp searches by default,
+#: and for those whose searches' defaults differ (sklearn_mlp_params)
+SKLEARN_DEFAULTS = {"hidden_layer_sizes": (100,), "activation": "relu", "learning_rate_init": 0.001,
+                    **sklearn_mlp_params()}
 
 
 def MLPClassifier(**params):

@@ -107,10 +107,13 @@ from skpmlp import (
     ParallelMLPRegressor,
     SingleMLPClassifier,
     SingleMLPRegressor,
+    sklearn_mlp_params,
 )
 
-#: The MLP every search here is over (one value per parameter it does not search).
+#: The MLP every search here is over (one value per parameter it does not search):
+#: scikit-learn's, as GridSearchCV's estimator.
 BASE = {
+    **sklearn_mlp_params(),
     "hidden_layer_sizes": (10,),
     "activation": "relu",
     "learning_rate_init": 0.01,
