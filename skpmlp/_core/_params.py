@@ -607,9 +607,8 @@ _ROWS = (
         rate that scored best on the selection benchmark (user guide, "The
         default space, and why"). A number, a list or a distribution is
         taken as given, and ``solver="lbfgs"`` with a rate above 0 raises.
-        Trains on the native kernel and on torch; the Triton kernels lack
-        it (``verbose`` says so), so on CUDA ``dropout=0`` trains on
-        them.""",
+        Trains on the native kernel, the Triton kernels and torch (the
+        same masks on each).""",
         doc="""\
         Inverted dropout on every hidden layer's activations while
         training, in [0, 1) (not in scikit-learn; 0, the default, none):
@@ -624,9 +623,8 @@ _ROWS = (
         training loss with the units dropped; the validation scores and
         losses (``early_stopping``, ``pruning``) use every unit. Minibatch solvers only:
         ``solver="lbfgs"`` with ``dropout > 0`` raises (a random objective
-        breaks L-BFGS's line search). Trains on the native kernel (the
-        same masks as torch's) and on torch; the Triton kernels lack it
-        (``verbose`` says so).""",
+        breaks L-BFGS's line search). Trains on the native kernel, the
+        Triton kernels and torch (the same masks on each).""",
     ),
     Param(
         "input_transform", "robust-smooth-clip", _options(*INPUT_TRANSFORMS),

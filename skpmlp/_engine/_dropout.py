@@ -199,7 +199,3 @@ def uses_dropout(spec, config):
     none) drops units."""
     return any(o.dropout > 0 for o in spec.optimizers_of(config))
 
-
-#: why dropout runs train on torch rather than the Triton kernels (the
-#: native kernel draws the same masks, see ``mlp_step.cpp``)
-KERNEL_REASON = "dropout (the Triton kernel lacks it; torch draws the masks)"

@@ -24,7 +24,7 @@ META_FIELDS = {
     "ld": 6 + 3 * MAX_DEPTH + 4,  # weight row strides
     # dropout (skpmlp._engine._dropout): the model's 32-bit key and its
     # rate's threshold ceil(p * 2**32), 0 without dropout (the native
-    # kernel's; the Triton kernels train no dropout)
+    # kernel's and the Triton kernels')
     "dropout_key": 6 + 4 * MAX_DEPTH + 5,
     "dropout_threshold": 6 + 4 * MAX_DEPTH + 6,
 }

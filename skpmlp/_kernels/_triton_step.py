@@ -82,6 +82,8 @@ _M_ACT = tl.constexpr(META_FIELDS["activation"])
 _M_FOLD = tl.constexpr(META_FIELDS["fold"])
 _M_SOLVER = tl.constexpr(META_FIELDS["solver"])
 _M_NESTEROV = tl.constexpr(META_FIELDS["nesterov"])
+_M_DROP_KEY = tl.constexpr(META_FIELDS["dropout_key"])
+_M_DROP_THRESHOLD = tl.constexpr(META_FIELDS["dropout_threshold"])
 #: The update codes these kernels implement (the Solver table's): Adam,
 #: AdamW (decoupled decay) and SGD; no amsgrad. The trainer refuses others.
 UPDATE_CODES = frozenset(kernel_code(name) for name in ("adam", "adamw", "sgd"))
@@ -100,12 +102,17 @@ _H_EPS = tl.constexpr(HYPER_FIELDS["epsilon"])
 _H_MOMENTUM = tl.constexpr(HYPER_FIELDS["momentum"])
 _H_STEP_OFFSET = tl.constexpr(HYPER_FIELDS["step_offset"])
 _H_SMOOTHING = tl.constexpr(HYPER_FIELDS["label_smoothing"])
+_H_DROP_SCALE = tl.constexpr(HYPER_FIELDS["dropout_scale"])
 _HYPER = tl.constexpr(HYPER_WIDTH)
 
 _SELU_ALPHA = tl.constexpr(1.6732632423543772848170429916717)
 _SELU_SCALE = tl.constexpr(1.0507009873554804934193349852946)
 _SQRT1_2 = tl.constexpr(0.70710678118654752440)
 _INV_SQRT_2PI = tl.constexpr(0.39894228040143267794)
+# the dropout hash's (skpmlp/_engine/_dropout.py): its multipliers and 32-bit mask
+_MIX_1 = tl.constexpr(0x7FEB352D)
+_MIX_2 = tl.constexpr(0x2C1B3C6D)
+_LOW32 = tl.constexpr(0xFFFFFFFF)
 
 
 # ------------------------------------------------------------------ math
@@ -160,13 +167,52 @@ def _activate(z, act):
 
 @triton.jit
 def _activation_backward(g, d, act):
-    """``g * f'(z)`` from the ``f'(z)`` the forward kept. ReLU and
-    hardshrink select, as torch's backward, so that a non-finite gradient
-    stays masked where the unit is off."""
+    """``g * f'(z)`` from the ``f'(z)`` the forward kept (times the
+    unit's dropout mask, where the model drops units). ReLU and hardshrink
+    select, as torch's backward, so that a non-finite gradient stays masked
+    where the unit is off (their ``d`` is 1, or the mask's scale)."""
     out = g * d
     if (act == 3) | (act == 8):
-        out = tl.where(d != 0, g, tl.zeros(g.shape, g.dtype))
+        out = tl.where(d != 0, g * d, tl.zeros(g.shape, g.dtype))
     return out
+
+
+@triton.jit
+def _mix32(x):
+    """The dropout hash's mixing round (``_dropout.mix32``) on int64
+    values in ``[0, 2**32)``: each product stays below ``2**63``."""
+    x = x ^ (x >> 16)
+    x = (x * _MIX_1) & _LOW32
+    x = x ^ (x >> 15)
+    x = (x * _MIX_2) & _LOW32
+    return x ^ (x >> 16)
+
+
+@triton.jit
+def _dropout_step_key(meta, epoch, s):
+    """A model's key after absorbing the epoch and the step within it
+    (``_dropout.step_keys``); 0 for a model without dropout."""
+    key = tl.load(meta + _M_DROP_KEY)
+    return _mix32(_mix32(key ^ (tl.cast(epoch, tl.int64) & _LOW32)) ^ tl.cast(s, tl.int64))
+
+
+@triton.jit
+def _drop(a, d, meta, hyper, step_key, layer, rb):
+    """``(a * mask, d * mask)`` for a batch tile (rows ``rb``, their
+    positions in the batch) of hidden layer ``layer``: the mask of
+    ``_dropout.unit_hashes``, 0 where the unit is dropped and ``1 / (1 -
+    p)`` where kept; ``(a, d)`` as they are for a model without dropout."""
+    threshold = tl.load(meta + _M_DROP_THRESHOLD)
+    if threshold != 0:
+        state = _mix32(step_key ^ layer)
+        state = _mix32(state ^ rb.to(tl.int64))
+        units = tl.arange(0, a.shape[1]).to(tl.int64)
+        hashed = _mix32(state[:, None] ^ units[None, :])
+        scale = tl.load(hyper + _H_DROP_SCALE).to(a.dtype)
+        mask = tl.where(hashed >= threshold, scale, tl.zeros(a.shape, a.dtype))
+        a = a * mask
+        d = d * mask
+    return a, d
 
 
 @triton.jit
@@ -377,27 +423,30 @@ def _first_layer(X_ptr, F, rows, bmask, params_ptr, meta, bias, BF: tl.constexpr
 
 
 @triton.jit
-def _activate_into(z, act, acts, ders, rb):
-    """Store ``f(z)`` and ``f'(z)`` of a batch tile (rows ``rb``) in the
-    layer's slabs of activations and derivatives."""
+def _activate_into(z, act, acts, ders, rb, meta, hyper, step_key, layer):
+    """Store ``f(z)`` and ``f'(z)`` of a batch tile (rows ``rb``) of
+    hidden layer ``layer`` in the layer's slabs of activations and
+    derivatives, both times the model's dropout mask (:func:`_drop`)."""
     a, d = _activate(z, act)
+    a, d = _drop(a, d, meta, hyper, step_key, layer, rb)
     at = rb[:, None] * z.shape[1] + tl.arange(0, z.shape[1])[None, :]
     tl.store(acts + at, a)
     tl.store(ders + at, d)
 
 
 @triton.jit
-def _forward_layer(weights, bias, act, acts, ders, n_tiles, BB: tl.constexpr):
-    """A hidden layer over every batch tile: from the activations of the
-    layer below (the slab before ``acts``) to its own, in slabs ``acts``
-    and ``ders``."""
+def _forward_layer(weights, bias, act, acts, ders, n_tiles, meta, hyper, step_key, layer,
+                   BB: tl.constexpr):
+    """Hidden layer ``layer`` over every batch tile: from the activations
+    of the layer below (the slab before ``acts``) to its own, in slabs
+    ``acts`` and ``ders``."""
     h = tl.arange(0, weights.shape[0])
     below = acts - n_tiles * BB * weights.shape[0]
     for bt in range(n_tiles):
         rb = bt * BB + tl.arange(0, BB)
         a_in = tl.load(below + rb[:, None] * weights.shape[0] + h[None, :])
         z = tl.dot(a_in, weights, input_precision="ieee") + bias[None, :]
-        _activate_into(z, act, acts, ders, rb)
+        _activate_into(z, act, acts, ders, rb, meta, hyper, step_key, layer)
 
 
 @triton.jit
@@ -430,11 +479,11 @@ def _backward_layer(
 # Run-time sizes that change between runs, chunks and compactions: not
 # specialised on (Triton would compile a kernel for a value of 1 and for
 # multiples of 16), so one compiled kernel serves them all.
-_SIZES = ["n_models", "n_steps", "n_folds", "B", "max_depth", "scratch_stride"]
+_SIZES = ["n_models", "n_steps", "n_folds", "B", "epoch", "max_depth", "scratch_stride"]
 
 
 # --------------------------------------------------------- one hidden layer
-@triton.jit(do_not_specialize=_SIZES[:4])
+@triton.jit(do_not_specialize=_SIZES[:5])
 def epoch_one_hidden(
     X_ptr,
     y_ptr,
@@ -454,6 +503,7 @@ def epoch_one_hidden(
     n_steps,
     n_folds,
     B,
+    epoch,
     F,
     C,
     LOSS: tl.constexpr,
@@ -495,11 +545,13 @@ def epoch_one_hidden(
                 gW1 = tl.zeros((H, C_PAD), dt)
                 gb1 = tl.zeros((C_PAD,), dt)
                 loss = tl.zeros((), dt)
+                step_key = _dropout_step_key(meta, epoch, s)
                 for bt in range(tl.cdiv(B, BB)):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
                     x = _features(X_ptr, F, rows, bmask, f)
                     z = tl.dot(x, W0, input_precision="ieee") + b0[None, :]
                     a, d = _activate(z, act)
+                    a, d = _drop(a, d, meta, hyper, step_key, 0, rb)
                     logits = tl.dot(a, W1, input_precision="ieee") + b1[None, :]
                     delta, tile_loss = _loss_grad(
                         logits, rows, bmask, w, y_ptr, C, hyper, LOSS, C_PAD
@@ -546,6 +598,7 @@ def epoch_deep(
     n_steps,
     n_folds,
     B,
+    epoch,
     F,
     C,
     max_depth,
@@ -592,15 +645,17 @@ def epoch_deep(
                 tl.debug_barrier()  # the previous step's updates and reads of scratch are done
                 # ---- forward: layer 0 (the features in chunks of BF), then 1 .. depth - 1
                 b0 = _bias(params_ptr, meta, 0, h)
+                step_key = _dropout_step_key(meta, epoch, s)
                 for bt in range(n_tiles):
                     rb, bmask, rows, w = _batch_tile(rows_ptr, weights_ptr, sk, B, bt, BB)
                     z = _first_layer(X_ptr, F, rows, bmask, params_ptr, meta, b0, BF)
-                    _activate_into(z, act, act_base, der_base, rb)
+                    _activate_into(z, act, act_base, der_base, rb, meta, hyper, step_key, 0)
                 tl.debug_barrier()
                 for layer in range(1, depth):
                     W, b = _layer(params_ptr, meta, layer, h, h)
                     at = layer * slab
-                    _forward_layer(W, b, act, act_base + at, der_base + at, n_tiles, BB)
+                    _forward_layer(W, b, act, act_base + at, der_base + at, n_tiles, meta, hyper,
+                                   step_key, layer, BB)
                     tl.debug_barrier()
                 # ---- output layer, loss and its gradient (to the first delta buffer)
                 Wo, bo = _layer(params_ptr, meta, depth, h, c)

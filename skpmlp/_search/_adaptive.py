@@ -20,7 +20,6 @@ from sklearn.utils import check_random_state
 
 from .._core._values import uses_early_stopping
 from .._engine import PopulationSpec
-from .._kernels import SOLVERS
 from ._population import Population, model_seed
 from ._space import PARAMETERS, is_distribution
 
@@ -42,12 +41,6 @@ PERTURB_FACTORS = (0.8, 1.25)
 #: Probability that a perturbed hyperparameter is drawn afresh from the
 #: search space instead of multiplied.
 RESAMPLE_PROBABILITY = 0.2
-
-
-def _minibatch_solvers(solvers):
-    """Whether a subspace's ``solver`` candidates may draw a minibatch
-    solver (where ``dropout="auto"`` drops units)."""
-    return is_distribution(solvers) or any(SOLVERS[s].family != "lbfgs" for s in solvers)
 
 
 def varied(space, name):
@@ -81,13 +74,6 @@ class SpaceRefills:
         self._rng = check_random_state(stream)
         self._draws = 0
         self.perturbed = tuple(name for name in PERTURBED if varied(space, name))
-        # whether a refill may drop units: the Triton kernels cannot train such models
-        self.drops_units = any(
-            is_distribution(s["dropout"])
-            or any(rate > 0 for rate in s["dropout"] if rate != "auto")
-            or ("auto" in s["dropout"] and _minibatch_solvers(s["solver"]))
-            for s in space.subspaces
-        )
 
     def state(self):
         """Its random stream and draw count, as host data (a checkpoint's)."""

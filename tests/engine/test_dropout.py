@@ -36,7 +36,7 @@ from skpmlp._engine import (
 from skpmlp._engine._backends import _choice
 from skpmlp._engine._backends._native import DATA_PARALLEL_DROPOUT, NativeTrainer, native_supported
 from skpmlp._engine._backends._torch import PopulationTrainer
-from skpmlp._engine._dropout import KERNEL_REASON, dropout_mask, mix32, model_key
+from skpmlp._engine._dropout import dropout_mask, mix32, model_key
 from skpmlp._engine._minibatch._batches import BatchPlanner
 
 #: (hidden_layer_sizes, activation, learning rate, alpha, repeat), each with
@@ -216,10 +216,9 @@ def test_rate_zero_trains_bit_for_bit_as_without_dropout(monkeypatch, backend):
 def test_the_torch_trainer_skips_groups_without_dropout():
     X, y, _ = make_data("classification", n=60)
     trainer = PopulationTrainer(_spec(settings=[OptimizerSettings("adam")] * len(MODELS)), _config(), 6)
-    assert all(d is None for d in trainer.group_dropout) and not trainer.drops_units
+    assert all(d is None for d in trainer.group_dropout)
     trainer = PopulationTrainer(_spec(), _config(backend="auto"), 6)
-    assert any(d is not None for d in trainer.group_dropout) and trainer.drops_units
-    # on the CPU the kernel trains dropout: a torch run there is not for its sake
+    assert any(d is not None for d in trainer.group_dropout)
     assert trainer.describe() == "torch (cpu)"
 
 
@@ -261,20 +260,6 @@ def test_dropout_runs_train_on_the_native_kernel(monkeypatch):
     assert native_supported(cfg, spec) is None
     assert _choice.choose_trainer(spec, cfg) is NativeTrainer
     assert _choice.choose_trainer(spec, dataclasses.replace(cfg, backend="native")) is NativeTrainer
-    plain = _spec(settings=[OptimizerSettings("adam")] * len(MODELS))
-    # an adaptive run whose refills may drop units
-    assert _choice.choose_trainer(plain, cfg, refill_dropout=True) is NativeTrainer
-    # the Triton kernels still lack it: such refills train on torch there
-    assert "the Triton kernel lacks it" in KERNEL_REASON
-
-    class Triton(PopulationTrainer):
-        pass
-
-    monkeypatch.setattr(_choice, "gpu_trainer", lambda spec, config: Triton)
-    assert _choice.choose_trainer(plain, cfg, refill_dropout=True) is PopulationTrainer
-    assert _choice.choose_trainer(plain, cfg) is Triton
-    with pytest.raises(ValueError, match="backend='triton' cannot train this run: dropout .the Triton"):
-        _choice.choose_trainer(plain, dataclasses.replace(cfg, backend="triton"), refill_dropout=True)
 
 
 class _OneRank:

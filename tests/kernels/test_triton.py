@@ -164,6 +164,27 @@ def test_label_smoothing_equals_torch(task):
 
 
 @needs_triton
+@pytest.mark.parametrize("archs", [[(7,), (20,)], [(6, 4), (5, 3, 4)]], ids=["one_hidden", "deep"])
+def test_dropout_equals_torch(archs):
+    """Each model's dropout rate (0 among them) in both kernels, every
+    activation kind of backward (relu's selection, tanh's product), two
+    folds, sample weights, three epochs (the masks hash the epoch):
+    float64 to rounding, and the rates change what the models learn."""
+    X, y, sw = data("classification", n=60)
+    spec = population(archs, ["tanh", "relu", "gelu"])
+    rates = [0.15, 0.0, 0.5, 0.3, 0.15, 0.2]
+    spec = dataclasses.replace(spec, optimizers=[
+        dataclasses.replace(o, dropout=p) for o, p in zip(spec.optimizers, rates)])
+    cfg = config("classification", max_iter=3)
+    reference, triton = both(spec, cfg, X, y, two_folds(len(X)), sample_weight=sw)
+    assert_agree(reference, triton)
+    plain = train_population(dataclasses.replace(spec, optimizers=population(archs, [
+        "tanh", "relu", "gelu"]).optimizers), dataclasses.replace(cfg, backend="triton"), X, y,
+        two_folds(len(X)), sample_weight=sw)
+    assert max_weight_difference(plain, triton) > 1e-4
+
+
+@needs_triton
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_float32_stays_close_to_torch(task):
     """float32 rounds differently (exp, tanh and erf, summation order of
@@ -219,8 +240,7 @@ def test_a_search_on_the_kernels_equals_one_on_torch(monkeypatch, iris):
         return ParallelMLPClassifier(hidden_layer_sizes=[(4,), (3,)], activation="tanh", cv=2,
                                      ensemble="best",  # the refit trains on the backend too
                                      max_iter=2, batch_size=50, dtype="float64", random_state=0,
-                                     dropout=0.0,  # the Triton kernels lack dropout
-                                     ).fit(*iris)
+                                     ).fit(*iris)  # the default space: dropout on the kernels
 
     reference, triton = fit("torch"), fit("triton")
     np.testing.assert_allclose(triton.cv_results_["mean_test_score"], reference.cv_results_["mean_test_score"])
@@ -372,14 +392,11 @@ def test_cuda_chooses_triton_where_installed_and_torch_otherwise(monkeypatch):
     assert _choice.choose_trainer(amsgrad, cuda) is PopulationTrainer
     with pytest.raises(ValueError, match="amsgrad"):
         _choice.choose_trainer(amsgrad, dataclasses.replace(cuda, backend="triton"))
-    # dropout: torch draws the masks
+    # dropout: the kernels draw the torch path's masks
     dropout = dataclasses.replace(
         spec, optimizers=[dataclasses.replace(o, dropout=0.1) for o in spec.optimizers_of(cuda)]
     )
-    assert _choice.choose_trainer(dropout, cuda) is PopulationTrainer
-    with pytest.raises(ValueError, match="dropout"):
-        _choice.choose_trainer(dropout, dataclasses.replace(cuda, backend="triton"))
-    assert _choice.choose_trainer(spec, cuda, refill_dropout=True) is PopulationTrainer
+    assert _choice.choose_trainer(dropout, cuda) is _triton.TritonTrainer
     poisson = dataclasses.replace(config("regression", device="cuda"), loss="poisson")
     assert _choice.choose_trainer(spec, poisson) is PopulationTrainer
     with pytest.raises(ValueError, match="CPU only"):  # the native kernel stays CPU only

@@ -14,7 +14,6 @@ import sys
 import torch
 
 from ... import _kernels
-from .._dropout import KERNEL_REASON
 from ._native import NativeTrainer, native_supported
 from ._torch import PopulationTrainer
 from ._triton import describe_gpu_backend, gpu_trainer
@@ -44,24 +43,15 @@ def torch_is_faster(spec):
     return None
 
 
-def choose_trainer(spec, config, *, refill_dropout=False):
+def choose_trainer(spec, config):
     """The trainer class for this run: the native one unless the config asks
     for torch, the kernel cannot run here (``backend="native"`` then raises
     with the reason), or, with ``backend="auto"``, torch is measured to be
-    faster for such a population (:func:`torch_is_faster`).
-
-    ``refill_dropout``: the run's refills may bring models with dropout,
-    which the Triton kernels cannot train (as a run whose ``spec`` has
-    some); the native kernel and torch do."""
+    faster for such a population (:func:`torch_is_faster`)."""
     if config.backend == "torch":
         return PopulationTrainer
     gpu = gpu_trainer(spec, config)  # CUDA, or backend="triton": the Triton kernels or torch
     if gpu is not None:
-        if refill_dropout and gpu is not PopulationTrainer:
-            if config.backend != "auto":
-                raise ValueError(
-                    f"backend={config.backend!r} cannot train this run: {KERNEL_REASON}.")
-            return PopulationTrainer
         return gpu
     reason = native_supported(config, spec)
     if reason is None and not _kernels.kernel_available():

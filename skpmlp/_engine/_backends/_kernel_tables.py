@@ -26,8 +26,8 @@ def kernel_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     slot_dropout_key : ndarray of int64 of shape (n_slots,), optional
         Each slot's dropout key (:func:`~.._dropout.model_key`); with it,
         the rows of models with dropout get their key, rate threshold and
-        scale (the native kernel draws their masks), without it none drops
-        units (the Triton kernels, which refuse dropout runs).
+        scale (the kernels draw their masks), without it none drops
+        units.
 
     Returns
     -------

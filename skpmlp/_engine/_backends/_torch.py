@@ -15,7 +15,7 @@ import torch
 
 from ..._kernels import SOLVERS, n_state_buffers
 from .._build import DTYPES, build_network
-from .._dropout import KERNEL_REASON, group_dropouts, model_key
+from .._dropout import group_dropouts, model_key
 from .._losses import (
     group_smoothing,
     monitor_function,
@@ -181,11 +181,6 @@ class PopulationTrainer:
         slot of it drops units: its steps run as without dropout)."""
         rates = np.array([o.dropout for o in self._replica_optimizer], dtype=float)
         self.group_dropout = group_dropouts(self.net, self._replica_key, rates)
-        self.drops_units = self.drops_units or any(d is not None for d in self.group_dropout)
-
-    #: whether some model of the run drops units (then the Triton kernels
-    #: cannot train it: ``describe`` says why a GPU run trains on torch)
-    drops_units = False
 
     def _smoothing_changed(self):
         """Each group's label smoothing for the loss (None where no slot of
@@ -429,8 +424,6 @@ class PopulationTrainer:
         """Which path trains, in words (``verbose`` shows it)."""
         if self.fallback_reason:
             return f"torch ({self.net.device}; not the native kernel: {self.fallback_reason})"
-        if self.drops_units and self.config.backend != "torch" and self.net.device.type != "cpu":
-            return f"torch ({self.net.device}): {KERNEL_REASON}"
         return f"torch ({self.net.device})"
 
     def run_epoch(self, X, y, plan):

@@ -34,7 +34,6 @@ import torch
 
 from ..._kernels import kernel_code
 from ..._kernels._tables import HYPER_FIELDS, LOSS_CODES, MAX_DEPTH, META_FIELDS
-from .._dropout import KERNEL_REASON, uses_dropout
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
@@ -118,8 +117,6 @@ def triton_unsupported(config, spec=None):
         if o.diagonal_scaling:
             return "diagonal_scaling=True (the Triton kernels have no first scaling layer)"
     if spec is not None:
-        if uses_dropout(spec, config):
-            return KERNEL_REASON
         if max(len(arch) for arch in spec.hidden_layer_sizes) > MAX_DEPTH:
             return f"networks deeper than {MAX_DEPTH} hidden layers"
         if max(max(arch) for arch in spec.hidden_layer_sizes) > MAX_WIDTH:
@@ -162,7 +159,8 @@ def describe_gpu_backend(config):
     return f"[skpmlp] training on {config.device} with torch: {reason}"
 
 
-def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset):
+def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer, slot_step_offset,
+                  slot_dropout_key):
     """The kernels' ``meta`` and ``hyper`` rows of ``slots`` of ``net``, and
     each row's widest hidden layer.
 
@@ -173,6 +171,8 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
         Slots to train (the frozen ones are left out).
     slot_fold, slot_lr, slot_alpha, slot_step_offset : ndarray of shape (n_slots,)
     slot_optimizer : sequence of OptimizerSettings, one per slot
+    slot_dropout_key : ndarray of int64 of shape (n_slots,)
+        Each slot's dropout key: the kernels draw the torch path's masks.
 
     Returns
     -------
@@ -184,7 +184,8 @@ def triton_tables(net, slots, *, slot_fold, slot_lr, slot_alpha, slot_optimizer,
     # Nesterov off where there is no momentum, as the Triton update expects
     meta, hyper = kernel_tables(net, slots, slot_fold=slot_fold, slot_lr=slot_lr,
                                 slot_alpha=slot_alpha, slot_optimizer=slot_optimizer,
-                                slot_step_offset=slot_step_offset)
+                                slot_step_offset=slot_step_offset,
+                                slot_dropout_key=slot_dropout_key)
     meta[:, META_FIELDS["nesterov"]] &= hyper[:, HYPER_FIELDS["momentum"]] > 0
     sizes = META_FIELDS["sizes"]
     hidden = meta[:, sizes + 1 : sizes + 1 + MAX_DEPTH]
@@ -250,6 +251,7 @@ class TritonTrainer(PopulationTrainer):
             slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
+            slot_dropout_key=self._replica_key[replica],
         )
         depth = meta[:, META_FIELDS["depth"]]
         classes = np.array([_pow2(w) for w in widest], dtype=np.int64)
@@ -340,6 +342,7 @@ class TritonTrainer(PopulationTrainer):
             n_steps=S,
             n_folds=K,
             B=B,
+            epoch=plan.epoch,
             F=X.shape[1],
             C=self.net.n_outputs,
             LOSS=LOSS_CODES[_LOSS_OF_TASK[self.config.task]],

@@ -121,16 +121,12 @@ class FusedRun:
         if self._live is not None:
             return self._live
         config, options, state = self.config, self.options, self._saved
-        # refills drawn from a space with dropout need torch on a GPU (not Triton)
-        refill_dropout = bool(config.refill) and getattr(options.refill_source, "drops_units",
-                                                         False)
-        trainer = choose_trainer(self.spec, config, refill_dropout=refill_dropout)(
+        trainer = choose_trainer(self.spec, config)(
             self.spec, config, self.X.shape[1], self.K,
             state=None if state is None else state["trainer"],
         )
         trainer.data_parallel = options.data_parallel
         trainer.fallback_reason = fallback_reason(self.spec, config)
-        trainer.drops_units = trainer.drops_units or refill_dropout  # what describe() says
         if trainer.backend == "native":
             trainer.n_threads = torch.get_num_threads()
         refills = None
