@@ -2,7 +2,8 @@
 
 Dropout trains on the native kernel (which hashes every hidden unit's mask
 in a pass of its own after each hidden layer, and masks the backward's
-delta) and on torch (the Triton kernels lack it). This measures its cost on
+delta), on the Triton kernels (the same hash, folded into the stored
+activations and derivatives) and on torch. This measures its cost on
 one search of 36 models (widths 32, 64 and 32-32, relu and tanh, two
 learning rates, three alphas) on a 500 x 8 classification set, 30 epochs,
 a holdout, no refit:
@@ -16,11 +17,14 @@ a holdout, no refit:
 
 CPU seconds (``time.process_time``, robust to other jobs on a shared
 machine), median of ``--repeats`` interleaved runs, one thread; the ratios
-are to ``native, dropout=0``. ``--json PATH`` writes them.
+are to ``native, dropout=0``. With ``--device cuda`` the cases are the
+Triton kernels' and torch's on the GPU, in wall seconds (synchronised),
+the ratios to ``triton, dropout=0``. ``--json PATH`` writes them.
 
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/dropout_cost.py [--repeats 5] [--json out.json]
+    python benchmarks/dropout_cost.py --device cuda
 """
 import argparse
 import dataclasses
@@ -43,18 +47,25 @@ GRID = dict(hidden_layer_sizes=[(32,), (64,), (32, 32)], activation=["relu", "ta
             n_iter_no_change=1000, cv=None, holdout_refit=False, random_state=0)
 CASES = {"native, dropout=0": ("native", 0.0), "native, dropout=0.1": ("native", 0.1),
          "torch, dropout=0": ("torch", 0.0), "torch, dropout=0.1": ("torch", 0.1)}
+GPU_CASES = {"triton, dropout=0": ("triton", 0.0), "triton, dropout=0.1": ("triton", 0.1),
+             "torch, dropout=0": ("torch", 0.0), "torch, dropout=0.1": ("torch", 0.1)}
 
 
-def cpu_seconds(X, y, backend, dropout):
-    """One fit's CPU seconds on ``backend`` (the engine's, set on its config)."""
+def seconds(X, y, backend, dropout, device="cpu"):
+    """One fit's seconds on ``backend`` (the engine's, set on its config):
+    CPU seconds on the CPU, synchronised wall seconds on a GPU."""
     original = _plan.train_config
-    _plan.train_config = lambda *a, **k: dataclasses.replace(original(*a, **k), backend=backend)
+    _plan.train_config = lambda *a, **k: dataclasses.replace(original(*a, **k), backend=backend,
+                                                             device=device)
+    clock = time.process_time if device == "cpu" else time.perf_counter
     try:
-        start = time.process_time()
+        start = clock()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ParallelMLPClassifier(**GRID, dropout=dropout).fit(X, y)
-        return time.process_time() - start
+        if device != "cpu":
+            torch.cuda.synchronize()
+        return clock() - start
     finally:
         _plan.train_config = original
 
@@ -63,20 +74,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = parser.parse_args()
     torch.set_num_threads(1)
+    cases = CASES if args.device == "cpu" else GPU_CASES
     X, y = make_classification(500, 8, n_informative=5, random_state=0)
-    for backend, dropout in CASES.values():  # warm-up: the kernel's build, torch's first calls
-        cpu_seconds(X, y, backend, dropout)
-    samples = {name: [] for name in CASES}
+    for backend, dropout in cases.values():  # warm-up: the kernel's build, torch's first calls
+        seconds(X, y, backend, dropout, args.device)
+    samples = {name: [] for name in cases}
     for _ in range(args.repeats):
-        for name, (backend, dropout) in CASES.items():
-            samples[name].append(cpu_seconds(X, y, backend, dropout))
+        for name, (backend, dropout) in cases.items():
+            samples[name].append(seconds(X, y, backend, dropout, args.device))
     median = {name: float(np.median(values)) for name, values in samples.items()}
-    base = median["native, dropout=0"]
-    print(f"load average {os.getloadavg()[0]:.1f}; 36 models, 500 x 8, 30 epochs, 1 thread")
+    base_name = next(iter(cases))
+    base, unit = median[base_name], "CPU s" if args.device == "cpu" else "s"
+    print(f"load average {os.getloadavg()[0]:.1f}; 36 models, 500 x 8, 30 epochs, "
+          f"{'1 thread' if args.device == 'cpu' else args.device}")
     for name, value in median.items():
-        print(f"  {name:20s} {value:6.3f} CPU s   {value / base:.2f}x the kernel without dropout")
+        print(f"  {name:20s} {value:6.3f} {unit}   {value / base:.2f}x {base_name}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"median_cpu_seconds": median, "samples": samples}, f, indent=2)
