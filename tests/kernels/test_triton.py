@@ -164,20 +164,24 @@ def test_label_smoothing_equals_torch(task):
 
 
 @needs_triton
-@pytest.mark.parametrize("archs", [[(7,), (20,)], [(6, 4), (5, 3, 4)]], ids=["one_hidden", "deep"])
-def test_dropout_equals_torch(archs):
+@pytest.mark.parametrize("archs, dtype", [
+    ([(7,), (20,)], "float64"), ([(6, 4), (5, 3, 4)], "float64"), ([(7,), (20,)], "float32"),
+], ids=["one_hidden", "deep", "one_hidden-float32"])
+def test_dropout_equals_torch(archs, dtype):
     """Each model's dropout rate (0 among them) in both kernels, every
     activation kind of backward (relu's selection, tanh's product), two
     folds, sample weights, three epochs (the masks hash the epoch):
-    float64 to rounding, and the rates change what the models learn."""
+    float64 to rounding (float32 within 1e-5), and the rates change what
+    the models learn."""
     X, y, sw = data("classification", n=60)
     spec = population(archs, ["tanh", "relu", "gelu"])
     rates = [0.15, 0.0, 0.5, 0.3, 0.15, 0.2]
     spec = dataclasses.replace(spec, optimizers=[
         dataclasses.replace(o, dropout=p) for o, p in zip(spec.optimizers, rates)])
-    cfg = config("classification", max_iter=3)
+    cfg = config("classification", max_iter=3, dtype=dtype)
     reference, triton = both(spec, cfg, X, y, two_folds(len(X)), sample_weight=sw)
-    assert_agree(reference, triton)
+    tolerance = 1e-12 if dtype == "float64" else 1e-5
+    assert_agree(reference, triton, atol=tolerance, rtol=tolerance)
     plain = train_population(dataclasses.replace(spec, optimizers=population(archs, [
         "tanh", "relu", "gelu"]).optimizers), dataclasses.replace(cfg, backend="triton"), X, y,
         two_folds(len(X)), sample_weight=sw)
