@@ -1,0 +1,135 @@
+"""One prepared GPU check (issue 37, item 5): every GPU figure in one command.
+
+A task is lent a GPU by chance and for 15 minutes of device time, all
+tries together, so the GPU measurements are one script with a time limit
+per step. Each step runs as its own process (a hung or failing step costs
+its own limit, never the others'), in this order:
+
+* ``environment``: the GPU's name, torch, triton and the CUDA runtime;
+* ``cuda_tests``: the Triton kernels' tests on the GPU
+  (``tests/kernels/test_triton.py``: float64 equal to torch, dropout,
+  compilation) and the CUDA tests of the engine;
+* ``step``: ``benchmarks/step.py --device cuda`` (the 240-model step:
+  Triton against plain fused torch, share of the float32 FMA peak);
+* ``paper_cell``: ``benchmarks/paper_cell.py`` (seed 000's headline cell
+  against the paper's M3);
+* ``dropout_cost``: ``benchmarks/dropout_cost.py --device cuda`` (the
+  default space's dropout on the Triton kernels).
+
+It writes one JSON (``gpu_check.json`` in ``--out``: each step's command,
+exit status, seconds, the tail of its output and the JSON the step wrote)
+and prints a line per step. ``--device cpu --quick`` runs the same steps'
+CPU variants, small, to check the driver on a machine without a GPU (the
+test suite does); ``--steps`` picks some.
+
+Usage (on the GPU machine, from the repository's root)::
+
+    PYTHONUNBUFFERED=1 python benchmarks/gpu_check.py --out "$OUT"
+    python benchmarks/gpu_check.py --device cpu --quick --steps environment dropout_cost
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+ENVIRONMENT = (
+    "import json, torch\n"
+    "try:\n    import triton; version = triton.__version__\nexcept ImportError:\n    version = None\n"
+    "cuda = torch.cuda.is_available()\n"
+    "print(json.dumps({'torch': torch.__version__, 'triton': version, 'cuda': torch.version.cuda,\n"
+    "    'gpu': torch.cuda.get_device_name() if cuda else None,\n"
+    "    'capability': list(torch.cuda.get_device_capability()) if cuda else None}))\n"
+)
+
+
+#: The engine's tests that need CUDA (they skip without it).
+CUDA_TESTS = (
+    "tests/engine/test_engine.py::test_cuda_matches_cpu_float64",
+    "tests/engine/test_memory.py::test_out_of_memory_retry_first_frees_the_failed_runs_tensors",
+    "tests/execution/test_parallel.py::test_cuda_shards_match_one_cpu_run_in_float64",
+)
+
+
+def steps(device, quick):
+    """``{name: (command, timeout seconds, JSON file the step writes or None)}``
+    for ``device`` ("cuda", or "cpu" for the small CPU variants)."""
+    python = sys.executable
+    gpu = device == "cuda"
+    # on the GPU: the Triton kernels' tests and the engine's CUDA tests; on
+    # the CPU (the driver's own check): the kernels' dropout tests, interpreted
+    tests = (["tests/kernels/test_triton.py", *CUDA_TESTS] if gpu
+             else ["tests/kernels/test_triton.py", "-k", "dropout"])
+    return {
+        "environment": ([python, "-c", ENVIRONMENT], 60, None),
+        "cuda_tests": ([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests],
+                       240 if gpu else 120, None),
+        "step": ([python, "benchmarks/step.py", "--device", device, "--epochs", "2" if quick else "5",
+                  *([] if gpu else ["--targets", "native", "--threads", "1"])],
+                 120, RESULTS / ("step_cuda.json" if gpu else "step.json")),
+        "paper_cell": ([python, "benchmarks/paper_cell.py", "--device", device,
+                        *(["--models", "200", "--samples", "2000"] if quick else [])],
+                       180, RESULTS / f"paper_cell_{device}.json"),
+        "dropout_cost": ([python, "benchmarks/dropout_cost.py", "--device", device,
+                          "--repeats", "1" if quick else "3", "--json", str(RESULTS / f"dropout_cost_{device}.json")],
+                         120, RESULTS / f"dropout_cost_{device}.json"),
+    }
+
+
+def run_step(name, command, timeout, written):
+    """Run one step: its record (command, status, seconds, output tail,
+    the JSON it wrote)."""
+    if written is not None and written.exists():
+        written.unlink()  # a file left by an earlier run must not pass for this one's
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        status, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as expired:
+        status = "timeout"
+        output = "".join(part.decode() if isinstance(part, bytes) else (part or "")
+                         for part in (expired.stdout, expired.stderr))
+    record = {"command": command, "status": status, "seconds": time.perf_counter() - start,
+              "output_tail": output[-4000:]}
+    if written is not None and written.exists():
+        record["result"] = json.loads(written.read_text())
+    if name == "environment" and status == 0:
+        record["result"] = json.loads(output.strip().splitlines()[-1])
+    return record
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--quick", action="store_true", help="small populations and few repeats")
+    parser.add_argument("--steps", nargs="+", default=None, help="run only these steps, in order")
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    plan = steps(args.device, args.quick)
+    names = args.steps or list(plan)
+    unknown = sorted(set(names) - set(plan))
+    if unknown:
+        parser.error(f"unknown steps {unknown}; choose from {list(plan)}")
+    RESULTS.mkdir(exist_ok=True)
+    report = {"device": args.device, "quick": args.quick, "steps": {}}
+    for name in names:
+        record = run_step(name, *plan[name])
+        report["steps"][name] = record
+        print(f"{name:>13}: status {record['status']}, {record['seconds']:.1f} s", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "gpu_check.json"
+    path.write_text(json.dumps(report, indent=1))
+    print(f"wrote {path}")
+    return 0 if all(r["status"] == 0 for r in report["steps"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

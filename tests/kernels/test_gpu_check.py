@@ -1,0 +1,55 @@
+"""The prepared GPU check (``benchmarks/gpu_check.py``) drives its steps.
+
+Without a GPU its CPU variants run, small: every step's record (status,
+seconds, output, the JSON the step wrote) lands in one file, a failing step
+makes the exit status 1 without stopping the others, and an unknown step is
+refused.
+"""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
+
+
+def _driver():
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cpu_variants_run_and_land_in_one_file(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--quick", "--steps",
+                           "environment", "dropout_cost", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert list(report["steps"]) == ["environment", "dropout_cost"]
+    environment, dropout = report["steps"]["environment"], report["steps"]["dropout_cost"]
+    assert environment["status"] == 0 and environment["result"]["gpu"] is None
+    assert "torch" in environment["result"]
+    assert dropout["status"] == 0 and dropout["seconds"] > 0
+    assert set(dropout["result"]["median_cpu_seconds"]) == {
+        "native, dropout=0", "native, dropout=0.1", "torch, dropout=0", "torch, dropout=0.1"}
+
+
+def test_a_failing_step_is_recorded_and_fails_the_check(tmp_path, monkeypatch):
+    driver = _driver()
+    plan = {"fine": ([sys.executable, "-c", "print('fine')"], 60, None),
+            "broken": ([sys.executable, "-c", "raise SystemExit(3)"], 60, None),
+            "slow": ([sys.executable, "-c", "import time; time.sleep(30)"], 1, None)}
+    monkeypatch.setattr(driver, "steps", lambda device, quick: plan)
+    assert driver.main(["--device", "cpu", "--out", str(tmp_path)]) == 1
+    steps = json.loads((tmp_path / "gpu_check.json").read_text())["steps"]
+    assert [steps[name]["status"] for name in plan] == [0, 3, "timeout"]
+
+
+def test_an_unknown_step_is_refused(tmp_path):
+    with pytest.raises(SystemExit):
+        _driver().main(["--device", "cpu", "--steps", "nope", "--out", str(tmp_path)])
