@@ -623,8 +623,10 @@ _ROWS = (
         training loss with the units dropped; the validation scores and
         losses (``early_stopping``, ``pruning``) use every unit. Minibatch solvers only:
         ``solver="lbfgs"`` with ``dropout > 0`` raises (a random objective
-        breaks L-BFGS's line search). Trains on the native kernel, the
-        Triton kernels and torch (the same masks on each).""",
+        breaks L-BFGS's line search). ``"auto"`` (the searches' default)
+        is 0.15 for a minibatch solver and 0 for ``"lbfgs"``. Trains on the
+        native kernel, the Triton kernels and torch (the same masks on
+        each).""",
     ),
     Param(
         "input_transform", "robust-smooth-clip", _options(*INPUT_TRANSFORMS),
