@@ -226,14 +226,15 @@ def _batch_size(value, name):
 BATCH_SIZE = of_check(_batch_size)
 
 
-def _dropout(value, name):
-    value = _scalar(value)
-    if isinstance(value, (str, np.str_)) and value == "auto":
-        return "auto"
-    ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value)
-    if not ok or not 0 <= value < 1:
-        raise ValueError(f"{name} values must be 'auto' or numbers in [0, 1); got {value!r}.")
-    return float(value)
-
-
-DROPOUT = of_check(_dropout)
+def or_auto(values):
+    """``values``' rule, or the string ``"auto"`` (which the message then
+    names first)."""
+    def check(value, name):
+        value = _scalar(value)
+        if isinstance(value, (str, np.str_)) and value == "auto":
+            return "auto"
+        try:
+            return values.check(value, name)
+        except ValueError as error:
+            raise ValueError(str(error).replace(" must be ", " must be 'auto' or ", 1)) from None
+    return of_check(check)

@@ -53,6 +53,12 @@ def _interval(kind, low, high, closed):
     return [Interval(kind, low, high, closed=closed)], _checks.interval(low, high, closed)
 
 
+def _or_auto(rule):
+    """A ``(constraints, check)`` rule that also takes the string ``"auto"``."""
+    constraints, check = rule
+    return [StrOptions({"auto"}), *constraints], _checks.or_auto(check)
+
+
 def _options(*options):
     """One of the strings ``options``: constraint and value check."""
     return [StrOptions(set(options))], _checks.option(set(options))
@@ -594,7 +600,7 @@ _ROWS = (
     ),
     Param(
         "dropout", "auto",
-        ([StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")], _checks.DROPOUT),
+        _or_auto(_interval(Real, 0, 1, "left")),
         'float or "auto"', role="optimizer", single_default=_OPTIMIZER.dropout,
         search_type='float, "auto", list of them or distribution',
         search_doc="""\
@@ -1046,12 +1052,18 @@ MODEL_PARAMS = _names("model")
 #: on how many rows: each may vary per model; ``cv_results_`` shows them only
 #: where searched.
 OPTIMIZER_PARAMS = _names("optimizer") + _names("batch")
+
+
+def _single_defaults(names):
+    """``{name: the single models' default}`` (scikit-learn's values), in
+    the order of ``names``."""
+    rows = {row.name: row for row in _ROWS}
+    return {name: rows[name].default_in("single") for name in names}
+
+
 #: scikit-learn's values (the single models' defaults): what a configuration
 #: that leaves an optimizer parameter out trains with.
-OPTIMIZER_DEFAULTS = {
-    row.name: row.default_in("single") for row in _ROWS if row.name in OPTIMIZER_PARAMS
-}
-OPTIMIZER_DEFAULTS = {name: OPTIMIZER_DEFAULTS[name] for name in OPTIMIZER_PARAMS}
+OPTIMIZER_DEFAULTS = _single_defaults(OPTIMIZER_PARAMS)
 
 #: How a model's inputs are transformed: each may vary per model (the
 #: search trains the models of each value apart); ``cv_results_`` shows them
@@ -1063,10 +1075,7 @@ SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS + INPUT_PARAMS
 
 #: The value of every searched parameter but the model ones where a
 #: configuration leaves it out.
-SEARCHED_DEFAULTS = {
-    **OPTIMIZER_DEFAULTS,
-    **{row.name: row.default_in("single") for row in _ROWS if row.role == "input"},
-}
+SEARCHED_DEFAULTS = _single_defaults(OPTIMIZER_PARAMS + INPUT_PARAMS)
 
 
 def sklearn_mlp_params():

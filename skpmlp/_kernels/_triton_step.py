@@ -173,7 +173,7 @@ def _activation_backward(g, d, act):
     where the unit is off (their ``d`` is 1, or the mask's scale)."""
     out = g * d
     if (act == 3) | (act == 8):
-        out = tl.where(d != 0, g * d, tl.zeros(g.shape, g.dtype))
+        out = tl.where(d != 0, out, tl.zeros(g.shape, g.dtype))
     return out
 
 
@@ -191,7 +191,7 @@ def _mix32(x):
 @triton.jit
 def _dropout_step_key(meta, epoch, s):
     """A model's key after absorbing the epoch and the step within it
-    (``_dropout.step_keys``); 0 for a model without dropout."""
+    (``_dropout.step_keys``; unused for a model without dropout)."""
     key = tl.load(meta + _M_DROP_KEY)
     return _mix32(_mix32(key ^ (tl.cast(epoch, tl.int64) & _LOW32)) ^ tl.cast(s, tl.int64))
 

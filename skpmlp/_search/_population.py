@@ -84,7 +84,7 @@ class Population:
                 for arch, act, repeat in zip(archs, acts, self.repeats)
             ],
             optimizers=[
-                resolved_settings(dict(zip(_SETTINGS, values)))
+                OptimizerSettings(**with_resolved_dropout(dict(zip(_SETTINGS, values))))
                 for values in zip(*(self.column(name) for name in _SETTINGS))
             ],
             batch_sizes=np.array([resolve_batch_size(b) for b in self.column("batch_size")],
@@ -102,19 +102,14 @@ _SETTINGS = tuple(f.name for f in fields(OptimizerSettings))
 AUTO_DROPOUT = 0.15
 
 
-def resolve_dropout(dropout, solver):
-    """A number: ``"auto"`` is :data:`AUTO_DROPOUT` for a minibatch solver
-    and 0 for L-BFGS, whose line search needs a deterministic objective."""
-    if dropout != "auto":
-        return float(dropout)
-    return 0.0 if SOLVERS[solver].family == "lbfgs" else AUTO_DROPOUT
-
-
-def resolved_settings(values):
-    """The :class:`OptimizerSettings` of one model's optimizer ``values``
-    (a dict), ``dropout="auto"`` resolved by its solver."""
-    dropout = resolve_dropout(values["dropout"], values["solver"])
-    return OptimizerSettings(**{**values, "dropout": dropout})
+def with_resolved_dropout(values):
+    """A copy of one model's parameter dict ``values`` whose ``dropout`` is
+    a number: ``"auto"`` is :data:`AUTO_DROPOUT` for a minibatch solver and
+    0 for L-BFGS, whose line search needs a deterministic objective."""
+    dropout, solver = values["dropout"], values["solver"]
+    if dropout == "auto":
+        dropout = 0.0 if SOLVERS[solver].family == "lbfgs" else AUTO_DROPOUT
+    return {**values, "dropout": float(dropout)}
 
 
 def resolve_batch_size(batch_size):

@@ -15,7 +15,7 @@ from .._core._params import OPTIMIZER_DEFAULTS
 from .._core._values import full_batch, one_value, restores_best, uses_early_stopping
 from .._engine import OptimizerSettings, TrainConfig, check_device
 from .._kernels import SOLVERS
-from ._population import resolve_batch_size, resolve_dropout
+from ._population import resolve_batch_size, with_resolved_dropout
 
 
 def check_solvers(estimator, population):
@@ -86,15 +86,6 @@ def _scalar(estimator, name, default):
     return default if value is None else value
 
 
-def _config_optimizer(estimator):
-    """The config's optimizer values: the estimator's single values (the
-    defaults where searched), ``dropout="auto"`` resolved by the solver."""
-    values = {
-        name: _scalar(estimator, name, OPTIMIZER_DEFAULTS[name]) for name in _CONFIG_OPTIMIZER
-    }
-    return {**values, "dropout": resolve_dropout(values["dropout"], values["solver"])}
-
-
 def training_dtype(dtype, X_dtype):
     """The dtype a fit trains in: ``dtype`` itself, or X's (float32 or
     float64 after validation) for ``"auto"``, as scikit-learn's MLP."""
@@ -125,7 +116,8 @@ def train_config(estimator, *, task, n_outputs, seed, X_dtype=np.float64):
         # each model's optimizer is in the population spec; the config's
         # optimizer (a spec without one) is the estimator's single values,
         # the defaults where searched
-        **_config_optimizer(estimator),
+        **with_resolved_dropout({name: _scalar(estimator, name, OPTIMIZER_DEFAULTS[name])
+                                 for name in _CONFIG_OPTIMIZER}),
         batch_size=resolve_batch_size(_scalar(estimator, "batch_size", "auto")),
         max_iter=estimator.max_iter,
         max_fun=estimator.max_fun,

@@ -22,7 +22,7 @@ from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform
 from .._core._values import one_value, restores_best, uses_early_stopping
 from .._search._failures import warn_halted
 from .._search._inputs import train_by_input
-from .._search._population import resolve_dropout
+from .._search._population import with_resolved_dropout
 from .._search._results import mean_best_epoch
 from .._search._splits import SplitSettings, validation_split
 
@@ -338,13 +338,12 @@ def _model_params(estimator, params, training):
     single = estimator._single_class
     names = get_param_names(single)
     task = "classifier" if single._task == "classification" else "regressor"
-    values = {
+    # the rate the model trained with, not "auto", which reads as its solver's
+    return with_resolved_dropout({
         **{name: getattr(estimator, name) for name in training_params(task) if name in names},
         # an optimizer setting not shown was not searched: one value
         **{name: one_value(getattr(estimator, name)) for name in OPTIMIZER_PARAMS + INPUT_PARAMS
            if name in names},
         **params,
         **(training or {}),
-    }
-    # the rate the model trained with, not "auto", which reads as its solver's
-    return {**values, "dropout": resolve_dropout(values["dropout"], values["solver"])}
+    })
