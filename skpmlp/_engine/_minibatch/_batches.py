@@ -80,6 +80,37 @@ class BatchPlanner:
         self.generators = [torch.Generator().manual_seed(int(seed)) for _ in fold_rows]
         self.sample_weight = sample_weight
         self.dtype, self.device = dtype, device
+        B = batch_size
+        self.n_steps = max(-(-len(r) // B) for r in self.fold_rows)
+        # which batch places hold a real row: the same every epoch (a
+        # fold's rows are permuted, never added or removed)
+        sizes = np.array([len(r) for r in self.fold_rows])
+        self._real = np.ascontiguousarray((np.arange(self.n_steps * B) < sizes[:, None]).reshape(
+            len(sizes), self.n_steps, B).transpose(1, 0, 2))
+        self._fold_sizes = sizes.astype(np.float64)
+        self._fold_batches = -(-sizes // B).astype(np.float64)
+        # without sample weights a batch's weights depend on which of its
+        # places are real alone: the first epoch builds the tables and every
+        # later plan shares them (no consumer writes into a plan)
+        self._shared_tables = None
+
+    def _to(self, array, dtype):
+        return torch.from_numpy(array).to(device=self.device, dtype=dtype)
+
+    def _weight_tables(self, rows):
+        """``weights``, ``counts``, ``weight_sums`` and ``stepping`` of an
+        epoch whose batches hold ``rows`` (n_steps, K, B)."""
+        sw = 1.0 if self.sample_weight is None else self.sample_weight[rows]
+        weights = np.where(self._real, sw, 0.0)
+        weight_sums = weights.sum(2)
+        normalised = weights / np.where(weight_sums > 0, weight_sums, 1.0)[..., None]
+        return {
+            "weights": self._to(normalised, self.dtype),
+            "counts": self._to(self._real.sum(2).astype(np.float64), self.dtype),
+            "weight_sums": weight_sums,
+            # a batch whose weights are all zero teaches nothing: skip it
+            "stepping": weight_sums > 0,
+        }
 
     def next_epoch(self, epoch=0):
         """The plan of the next epoch, the run's ``epoch`` (0-based)."""
@@ -90,27 +121,17 @@ class BatchPlanner:
                 rows[torch.randperm(len(rows), generator=g).numpy()]
                 for rows, g in zip(self.fold_rows, self.generators)
             ]
-        n_steps = max(-(-len(o) // B) for o in orders)
-        rows = np.zeros((n_steps, K, B), dtype=np.int64)
-        real = np.zeros((n_steps, K, B), dtype=bool)
+        padded = np.zeros((K, self.n_steps * B), dtype=np.int64)  # padding rows point at row 0
         for k, order in enumerate(orders):
-            padded = np.zeros(n_steps * B, dtype=np.int64)
-            padded[: len(order)] = order
-            rows[:, k] = padded.reshape(n_steps, B)
-            real[:, k] = (np.arange(n_steps * B) < len(order)).reshape(n_steps, B)
-        sw = 1.0 if self.sample_weight is None else self.sample_weight[rows]
-        weights = np.where(real, sw, 0.0)
-        weight_sums = weights.sum(2)
-        normalised = weights / np.where(weight_sums > 0, weight_sums, 1.0)[..., None]
-        to = lambda a, dt: torch.from_numpy(a).to(device=self.device, dtype=dt)  # noqa: E731
+            padded[k, : len(order)] = order
+        rows = np.ascontiguousarray(padded.reshape(K, self.n_steps, B).transpose(1, 0, 2))
+        if self.sample_weight is not None:
+            tables = self._weight_tables(rows)
+        else:
+            if self._shared_tables is None:
+                self._shared_tables = self._weight_tables(rows)
+            tables = self._shared_tables
         return EpochPlan(
-            rows=to(rows, torch.int64),
-            weights=to(normalised, self.dtype),
-            counts=to(real.sum(2).astype(np.float64), self.dtype),
-            weight_sums=weight_sums,
-            # a batch whose weights are all zero teaches nothing: skip it
-            stepping=weight_sums > 0,
-            epoch=int(epoch),
-            fold_sizes=np.array([len(r) for r in self.fold_rows], dtype=np.float64),
-            fold_batches=np.array([-(-len(r) // B) for r in self.fold_rows], dtype=np.float64),
+            rows=self._to(rows, torch.int64), **tables, epoch=int(epoch),
+            fold_sizes=self._fold_sizes, fold_batches=self._fold_batches,
         )

@@ -1,0 +1,70 @@
+"""The minibatch planner: every fold's rows, weights and tables, epoch after epoch."""
+
+import numpy as np
+import pytest
+import torch
+
+from skpmlp._engine._minibatch._batches import BatchPlanner
+
+
+def _planner(fold_rows, batch_size, sample_weight=None, seed=3, shuffle=True):
+    return BatchPlanner(fold_rows, batch_size, seed, sample_weight, dtype=torch.float64,
+                        device="cpu", shuffle=shuffle)
+
+
+def _folds(rng, n_samples, n_folds):
+    return [np.sort(rng.choice(n_samples, int(rng.integers(1, n_samples)), replace=False))
+            for _ in range(n_folds)]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_every_epoch_trains_each_fold_on_its_rows_once(weighted, shuffle):
+    rng = np.random.default_rng(0)
+    n_samples, batch_size = 97, 16
+    folds = _folds(rng, n_samples, 4)
+    sample_weight = rng.uniform(0.5, 2.0, n_samples) if weighted else None
+    planner = _planner(folds, batch_size, sample_weight, shuffle=shuffle)
+    for epoch in range(3):
+        plan = planner.next_epoch(epoch)
+        assert plan.epoch == epoch and plan.rows.is_contiguous() and plan.weights.is_contiguous()
+        for k, rows in enumerate(folds):
+            flat = plan.rows[:, k].reshape(-1).numpy()
+            weights = plan.weights[:, k].reshape(-1).numpy()
+            real = np.arange(len(flat)) < len(rows)
+            assert sorted(flat[real]) == sorted(rows)
+            if not shuffle:
+                assert np.array_equal(flat[real], rows)
+            assert (flat[~real] == 0).all() and (weights[~real] == 0).all()
+            sw = np.ones(n_samples) if sample_weight is None else sample_weight
+            for step in range(plan.n_steps):
+                in_batch = plan.rows[step, k].numpy()[plan.weights[step, k].numpy() > 0]
+                expected = sw[in_batch] / sw[in_batch].sum() if len(in_batch) else []
+                assert np.allclose(plan.weights[step, k].numpy()[: len(in_batch)], expected)
+                assert plan.counts[step, k] == len(in_batch)
+                assert np.isclose(plan.weight_sums[step, k], sw[in_batch].sum())
+                assert plan.stepping[step, k] == (len(in_batch) > 0)
+        assert np.array_equal(plan.fold_sizes, [len(r) for r in folds])
+        assert np.array_equal(plan.fold_batches, [-(-len(r) // batch_size) for r in folds])
+
+
+def test_plans_are_reproducible_and_a_fold_is_independent_of_the_others():
+    rng = np.random.default_rng(1)
+    folds = _folds(rng, 60, 3)
+    plans = [_planner(folds, 8).next_epoch(0), _planner(folds, 8).next_epoch(0)]
+    assert torch.equal(plans[0].rows, plans[1].rows)
+    alone = _planner(folds[1:2], 8).next_epoch(0)
+    steps = alone.n_steps
+    assert torch.equal(plans[0].rows[:steps, 1], alone.rows[:, 0])
+    assert torch.equal(plans[0].weights[:steps, 1], alone.weights[:, 0])
+
+
+def test_epochs_draw_new_orders_and_unweighted_plans_share_their_tables():
+    planner = _planner([np.arange(50)], 10)
+    first, second = planner.next_epoch(0), planner.next_epoch(1)
+    assert not torch.equal(first.rows, second.rows)
+    # without sample weights the tables do not depend on the order: built once
+    assert first.weights is second.weights and first.counts is second.counts
+    weighted = _planner([np.arange(50)], 10, np.linspace(1, 2, 50))
+    a, b = weighted.next_epoch(0), weighted.next_epoch(1)
+    assert not torch.equal(a.weights, b.weights)
