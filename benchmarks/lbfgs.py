@@ -37,7 +37,13 @@ run and of scikit-learn's lbfgs fits on the same configurations and folds
 (serial, scipy's ``nfev``), the CPU time per model evaluation on both
 sides, the fused run's achieved GFLOP/s (6 x rows x weights per model
 evaluation: forward, backward) against the float64 matrix-multiply rate
-measured with torch on the search's own layer shapes.
+measured with torch on the search's own layer shapes, and against the
+machine's float64 matmul limit (a large ``torch.mm`` on one thread, which
+runs near the FMA peak): ``of limit``. ``bound s`` is the time the fused
+run's evaluations would take at that limit on every core, and ``max
+speedup`` GridSearchCV's seconds (the timed run above) over it: the
+speedup no implementation of the same evaluations could beat, where the
+target asks more.
 
 Usage::
 
@@ -167,6 +173,24 @@ def _matmul_gflops(rows, widths, repeats=20):
     return flops / seconds / 1e9
 
 
+def _machine_matmul_gflops(n=1024, repeats=5):
+    """The machine's float64 matmul limit: a large ``torch.mm`` on one
+    thread (the best of ``repeats``), GFLOP/s."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a, b = torch.randn(n, n, dtype=torch.float64), torch.randn(n, n, dtype=torch.float64)
+        torch.mm(a, b)
+        best = np.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.mm(a, b)
+            best = min(best, time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(previous)
+    return 2 * n**3 / best / 1e9
+
+
 def limits(name):
     """Where the time goes on ``name``, one thread, CPU seconds (see the
     module docstring)."""
@@ -234,7 +258,7 @@ def limits(name):
         "sklearn_cpu_s": sklearn_cpu, "skpmlp_us_per_eval": 1e6 * ours_cpu / n_fun.sum(),
         "sklearn_us_per_eval": 1e6 * sklearn_cpu / np.sum(nfev), "skpmlp_gflops": flops / ours_cpu / 1e9,
         "matmul_gflops_on_shapes": _matmul_gflops(int(rows.mean()), widest),
-        "cpu_ratio": sklearn_cpu / ours_cpu,
+        "cpu_ratio": sklearn_cpu / ours_cpu, "skpmlp_gflop": flops / 1e9,
     }
 
 
@@ -272,15 +296,25 @@ def main(argv=None):
           f"{sum(within_cv)}/{len(rows)}")
     limit_rows = []
     if args.limits:
+        peak = _machine_matmul_gflops()
+        print(f"machine float64 matmul limit: {peak:.1f} GFLOP/s a thread, {os.cpu_count()} cores")
         print(f"{'data set':14} {'evals ours':>10} {'evals sk':>8} {'CPU ours':>8} {'CPU sk':>7} "
-              f"{'us/eval ours':>12} {'us/eval sk':>10} {'GFLOP/s':>7} {'mm GFLOP/s':>10} {'CPU ratio':>9}")
+              f"{'us/eval ours':>12} {'us/eval sk':>10} {'GFLOP/s':>7} {'mm GFLOP/s':>10} {'CPU ratio':>9} "
+              f"{'of limit':>8} {'bound s':>7} {'max speedup':>11}")
+        gridsearch = {r["dataset"]: r["gridsearch_seconds"] for r in rows}
         for name in args.datasets:
             row = limits(name)
+            row["machine_gflops"] = peak
+            row["of_machine_limit"] = row["skpmlp_gflops"] / peak
+            row["bound_seconds"] = row["skpmlp_gflop"] / (peak * os.cpu_count())
+            row["max_speedup"] = gridsearch[name] / row["bound_seconds"]
             limit_rows.append(row)
             print(f"{name:14} {row['skpmlp_evals_per_model']:10.1f} {row['sklearn_evals_per_model']:8.1f} "
                   f"{row['skpmlp_cpu_s']:8.2f} {row['sklearn_cpu_s']:7.2f} {row['skpmlp_us_per_eval']:12.1f} "
                   f"{row['sklearn_us_per_eval']:10.1f} {row['skpmlp_gflops']:7.1f} "
-                  f"{row['matmul_gflops_on_shapes']:10.1f} {row['cpu_ratio']:8.1f}x", flush=True)
+                  f"{row['matmul_gflops_on_shapes']:10.1f} {row['cpu_ratio']:8.1f}x "
+                  f"{row['of_machine_limit']:8.0%} {row['bound_seconds']:7.2f} {row['max_speedup']:10.1f}x",
+                  flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     payload = {"machine": machine(), "grid": {k: [list(v) if isinstance(v, tuple) else v for v in vs]
