@@ -405,22 +405,31 @@ def fit_skpmlp(data, classifier, max_iter, params, seeds, grid=GRID):
     return result
 
 
-def fit_realmlp(data, classifier, classes, threads, n_epochs):
-    """RealMLP-TD with ``n_cv=5`` (pytabkit): test score and seconds."""
+def fit_realmlp(data, classifier, classes, threads, n_epochs, seeds=(SEED,)):
+    """RealMLP-TD with ``n_cv=5`` (pytabkit), fitted once per seed: the
+    mean test score, the median seconds and, with several seeds, their
+    spread and every run's (as :func:`fit_skpmlp`)."""
     model_class = classes[0] if classifier else classes[1]
     extra = {} if n_epochs is None else {"n_epochs": n_epochs}
     previous = torch.get_num_threads()
+    runs = []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
-            model, seconds = timed(lambda: model_class(
-                n_cv=CV, random_state=SEED, device="cpu", n_threads=threads, verbosity=0,
-                **extra,
-            ).fit(data["X_train"], data["y_train"]))
-            test = float(model.score(data["X_test"], data["y_test"]))
+        for seed in seeds:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
+                model, seconds = timed(lambda: model_class(
+                    n_cv=CV, random_state=seed, device="cpu", n_threads=threads, verbosity=0,
+                    **extra,
+                ).fit(data["X_train"], data["y_train"]))
+                runs.append({"seed": seed, "seconds": seconds,
+                             "test": float(model.score(data["X_test"], data["y_test"]))})
     finally:
         torch.set_num_threads(previous)  # pytabkit sets the process's torch threads
-    return {"test": test, "seconds": seconds}
+    result = {"test": statistics.fmean(r["test"] for r in runs),
+              "seconds": statistics.median(r["seconds"] for r in runs)}
+    if len(runs) > 1:
+        result.update(test_std=statistics.pstdev(r["test"] for r in runs), runs=runs)
+    return result
 
 
 def fit_hgb(data, classifier, threads):
@@ -437,7 +446,9 @@ def fit_hgb(data, classifier, threads):
 
 #: The settings a reused reference result must share with this run.
 REUSE_KEYS = ("grid", "cv", "test_size", "max_rows")
-REUSE_CONFIG_KEYS = ("max_iter", "realmlp_epochs", "n_jobs", "threads")
+REUSE_CONFIG_KEYS = ("max_iter", "realmlp_epochs", "realmlp_seeds", "n_jobs", "threads")
+#: A reuse key's value in files written before the key existed.
+REUSE_CONFIG_BEFORE = {"realmlp_seeds": [SEED]}
 
 
 def reusable(path, config):
@@ -474,8 +485,9 @@ def reusable(path, config):
             raise SystemExit(f"--reuse {path}: its {key} is {payload.get(key)!r}, this run's "
                              f"{here[key]!r}; the references cannot be reused.")
     for key in REUSE_CONFIG_KEYS:
-        if payload["config"].get(key) != config[key]:
-            raise SystemExit(f"--reuse {path}: its {key} is {payload['config'].get(key)!r}, "
+        theirs = payload["config"].get(key, REUSE_CONFIG_BEFORE.get(key))
+        if theirs != config[key]:
+            raise SystemExit(f"--reuse {path}: its {key} is {theirs!r}, "
                              f"this run's {config[key]!r}; the references cannot be reused.")
     reused = {
         row["dataset"]: {label: result for label, result in row["results"].items()
@@ -527,7 +539,8 @@ def run_dataset(name, config, variants, realmlp, reused=None):
                                              config["n_jobs"]))
     if realmlp is not None or (reused and REALMLP_LABEL in reused):
         attempt(REALMLP_LABEL, lambda: fit_realmlp(data, classifier, realmlp, config["threads"],
-                                                   config["realmlp_epochs"]))
+                                                   config["realmlp_epochs"],
+                                                   config["realmlp_seeds"]))
     if "hgb" in config["methods"]:
         attempt(HGB_LABEL, lambda: fit_hgb(data, classifier, config["hgb_threads"]))
     row["load_average_end"] = os.getloadavg()
@@ -878,6 +891,8 @@ def main(argv=None):
     parser.add_argument("--max-iter", type=int, help="epochs (default: 200, 30 with --quick)")
     parser.add_argument("--seeds", type=int, default=1,
                         help="random_state 0..N-1 of the skpmlp searches (mean test score)")
+    parser.add_argument("--realmlp-seeds", type=int, default=1,
+                        help="random_state 0..N-1 of RealMLP-TD (mean test score)")
     parser.add_argument("--n-jobs", type=int, default=2, help="GridSearchCV's n_jobs")
     parser.add_argument("--threads", type=int, default=2, help="RealMLP's n_threads")
     parser.add_argument("--hgb-threads", type=int, default=1,
@@ -903,7 +918,8 @@ def main(argv=None):
     config = {
         "max_iter": args.max_iter or (30 if args.quick else 200),
         "realmlp_epochs": args.realmlp_epochs or (30 if args.quick else None),
-        "seeds": list(range(args.seeds)), "n_jobs": args.n_jobs, "threads": args.threads,
+        "seeds": list(range(args.seeds)), "realmlp_seeds": list(range(args.realmlp_seeds)),
+        "n_jobs": args.n_jobs, "threads": args.threads,
         "hgb_threads": args.hgb_threads,
         "methods": args.methods,
     }
@@ -951,7 +967,8 @@ def main(argv=None):
     print(f"{len(names)} data sets, {math.prod(len(v) for v in GRID.values())} configurations, "
           f"cv={CV}, max_iter={config['max_iter']}, test split {TEST_SIZE:.0%}, at most "
           f"{MAX_ROWS} rows; GridSearchCV n_jobs={args.n_jobs}; skpmlp seeds "
-          f"{config['seeds']}; RealMLP-TD n_cv={CV} n_threads={args.threads}; HGB "
+          f"{config['seeds']}; RealMLP-TD n_cv={CV} n_threads={args.threads} seeds "
+          f"{config['realmlp_seeds']}; HGB "
           f"{args.hgb_threads} thread(s); "
           f"{info['cpu_count']} CPUs, load average {info['load_average'][0]:.2f}")
     for variant in runnable:
