@@ -415,6 +415,18 @@ def _check_sklearn_space(run):
     assert len(search.cv_results_["params"]) == 4
 
 
+def _check_target_scale(run):
+    """The search inside ``TransformedTargetRegressor`` trains on the
+    standardised target; predictions come back in the target's units."""
+    model, X_reg = run.namespace["model"], run.namespace["X_reg"]
+    best = run["model.regressor_.best_params_"]
+    assert set(best) == {"hidden_layer_sizes", "activation", "learning_rate_init", "alpha"}
+    assert abs(model.transformer_.mean_[0] - run.namespace["prices"].mean()) < 1e-6
+    predictions = model.predict(X_reg)
+    assert 100_000 < predictions.mean() < 200_000  # the target's own units
+    assert model.score(X_reg, run.namespace["prices"]) > 0.3
+
+
 def _check_input_transform(run):
     search, X_test = run.namespace["search"], run.namespace["X_test"]
     assert search.n_models_ == 6
@@ -466,6 +478,7 @@ CHECKS = {
     "space-class-weight": _check_class_weight,
     "space-input-transform": _check_input_transform,
     "space-sklearn": _check_sklearn_space,
+    "space-target-scale": _check_target_scale,
     "space-diagonal-scaling": _check_diagonal_scaling,
 }
 
