@@ -76,6 +76,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _harness import machine_limits  # noqa: E402
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
@@ -173,22 +174,15 @@ def _matmul_gflops(rows, widths, repeats=20):
     return flops / seconds / 1e9
 
 
-def _machine_matmul_gflops(n=1024, repeats=5):
-    """The machine's float64 matmul limit: a large ``torch.mm`` on one
-    thread (the best of ``repeats``), GFLOP/s."""
+def _machine_matmul_gflops():
+    """The machine's float64 matmul limit on one thread, GFLOP/s
+    (:func:`_harness.machine_limits`' large ``torch.mm``)."""
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        a, b = torch.randn(n, n, dtype=torch.float64), torch.randn(n, n, dtype=torch.float64)
-        torch.mm(a, b)
-        best = np.inf
-        for _ in range(repeats):
-            start = time.perf_counter()
-            torch.mm(a, b)
-            best = min(best, time.perf_counter() - start)
+        return machine_limits(dtype=torch.float64)["matmul_gflops"]
     finally:
         torch.set_num_threads(previous)
-    return 2 * n**3 / best / 1e9
 
 
 def limits(name):

@@ -81,17 +81,19 @@ class BatchPlanner:
         self.sample_weight = sample_weight
         self.dtype, self.device = dtype, device
         B = batch_size
-        self.n_steps = max(-(-len(r) // B) for r in self.fold_rows)
-        # which batch places hold a real row: the same every epoch (a
-        # fold's rows are permuted, never added or removed)
         sizes = np.array([len(r) for r in self.fold_rows])
+        batches = -(-sizes // B)
+        self.n_steps = int(batches.max())
+        # which batch places hold a real row, and so the counts: the same
+        # every epoch (a fold's rows are permuted, never added or removed);
+        # every plan shares them (no consumer writes into a plan)
         self._real = np.ascontiguousarray((np.arange(self.n_steps * B) < sizes[:, None]).reshape(
             len(sizes), self.n_steps, B).transpose(1, 0, 2))
+        self._counts = self._to(self._real.sum(2).astype(np.float64), dtype)
         self._fold_sizes = sizes.astype(np.float64)
-        self._fold_batches = -(-sizes // B).astype(np.float64)
+        self._fold_batches = batches.astype(np.float64)
         # without sample weights a batch's weights depend on which of its
-        # places are real alone: the first epoch builds the tables and every
-        # later plan shares them (no consumer writes into a plan)
+        # places are real alone: the first epoch builds them for every later one
         self._shared_tables = None
 
     def _to(self, array, dtype):
@@ -106,7 +108,7 @@ class BatchPlanner:
         normalised = weights / np.where(weight_sums > 0, weight_sums, 1.0)[..., None]
         return {
             "weights": self._to(normalised, self.dtype),
-            "counts": self._to(self._real.sum(2).astype(np.float64), self.dtype),
+            "counts": self._counts,
             "weight_sums": weight_sums,
             # a batch whose weights are all zero teaches nothing: skip it
             "stepping": weight_sums > 0,
