@@ -75,10 +75,6 @@ from _real_data import CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, machine, prep
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._search._splits import holdout_split  # noqa: E402
 
-#: every skpmlp model scikit-learn's MLP with the same hyperparameters (the
-#: searches' own defaults of input_transform, dropout and beta_2 are not)
-SKLEARN = sklearn_mlp_params()
-
 TARGET_GAP_GSCV = 0.005
 TARGET_GAP_DEFAULT = 0.01
 CRITERIA = ("first", "tie_loss", "rank_loss")
@@ -174,14 +170,14 @@ def run(name, max_iter, seeds, n_jobs, with_cv):
     row["gscv"] = {"test": float(grid.best_estimator_.score(X_test, y_test)), "seconds": seconds,
                    "best_cv": float(grid.best_score_), "best_params": grid.best_params_}
     if with_cv:
-        ours, seconds = timed(lambda: search_class(**GRID, **SKLEARN, cv=CV, max_iter=max_iter, random_state=SEED)
+        ours, seconds = timed(lambda: search_class(**GRID, **sklearn_mlp_params(search_class), cv=CV, max_iter=max_iter, random_state=SEED)
                               .fit(X_train, y_train))
         row["skpmlp_cv5"] = {"test": float(ours.best_estimator_.score(X_test, y_test)), "seconds": seconds,
                              "best_cv": float(ours.best_score_), "best_params": ours.best_params_}
     runs = []
     for seed in seeds:
         # the estimators' defaults, as a user runs them
-        search, seconds = timed(lambda: search_class(**GRID, **SKLEARN, max_iter=max_iter, random_state=seed)
+        search, seconds = timed(lambda: search_class(**GRID, **sklearn_mlp_params(search_class), max_iter=max_iter, random_state=seed)
                                 .fit(X_train, y_train))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -82,10 +82,6 @@ from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
 
-#: every skpmlp model scikit-learn's MLP with the same hyperparameters (the
-#: searches' own defaults of input_transform, dropout and beta_2 are not)
-SKLEARN = sklearn_mlp_params()
-
 GRID = {
     "hidden_layer_sizes": [(16,), (64,), (64, 32)],
     "activation": ["relu", "tanh", "logistic"],
@@ -114,7 +110,7 @@ def run(name, repeats, n_jobs, torch_threads):
         torch.set_num_threads(torch_threads)
         try:
             ours, seconds = timed(lambda: ours_class(
-                **GRID, **SKLEARN, solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
+                **GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
                 dtype="float64", random_state=SEED).fit(X_train, y_train))
         finally:
             torch.set_num_threads(previous)
@@ -207,7 +203,7 @@ def limits(name):
         # the search's CPU time on this thread (the kernel runs on it with
         # one thread): the fused run and the scoring of its folds, no refit
         start = time.thread_time()
-        ours = ours_class(**GRID, **SKLEARN, solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
+        ours = ours_class(**GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
                           dtype="float64", random_state=SEED, refit=False).fit(X_train, y_train)
         ours_cpu = time.thread_time() - start
     finally:

@@ -93,10 +93,6 @@ from _real_data import (  # noqa: E402
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._kernels import build_info, kernel_available  # noqa: E402
 
-#: every skpmlp model scikit-learn's MLP with the same hyperparameters (the
-#: searches' own defaults of input_transform, dropout and beta_2 are not)
-SKLEARN = sklearn_mlp_params()
-
 TARGET_SPEEDUP = 20.0
 TARGET_GAP = 0.005
 
@@ -109,7 +105,7 @@ def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
         raise SystemExit(f"no kernel for {target}: {build_info()}")
     torch.set_num_threads(torch_threads or previous)
     try:
-        return timed(lambda: ours_class(**GRID, **SKLEARN, cv=CV, ensemble="best", max_iter=max_iter,
+        return timed(lambda: ours_class(**GRID, **sklearn_mlp_params(ours_class), cv=CV, ensemble="best", max_iter=max_iter,
                                         random_state=SEED).fit(X_train, y_train))
     finally:
         torch.set_num_threads(previous)

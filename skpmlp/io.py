@@ -501,7 +501,7 @@ def _construct(cls, name, encoded_params, param_names, child):
         raise InvalidFileError(
             f"Invalid skpmlp file: {name} has no parameters {sorted(unknown)[:10]}."
         )
-    earlier = {key: value for key, value in sklearn_mlp_params().items()
+    earlier = {key: value for key, value in sklearn_mlp_params("regressor").items()
                if key in param_names and key not in params}
     return cls(**earlier, **params)
 

@@ -24,6 +24,7 @@ from .._engine import ACTIVATION_NAMES, SCHEDULES, OptimizerSettings
 from .._kernels import SOLVERS
 from . import _checks
 from ._compat import HasMethods, Interval, Options, StrOptions
+from ._target_scaling import TARGET_TRANSFORMS
 from ._transforms import INPUT_TRANSFORMS
 
 #: What a parameter is to the search and the engine.
@@ -205,6 +206,38 @@ _ROWS = (
         predictions are positive, targets must be non-negative).
         ``"poisson"`` trains on the torch path: the native kernel has
         squared error only.""",
+    ),
+    Param(
+        "target_transform", "standard", _options(*TARGET_TRANSFORMS),
+        "{" + ", ".join(f'"{name}"' for name in TARGET_TRANSFORMS) + "}",
+        task="regressor", single_default="none",
+        doc="""\
+        How the targets are scaled while the model trains. ``"none"``: as
+        given (scikit-learn's MLPRegressor). ``"standard"``: the model
+        trains on ``(y - mean) / std`` of the rows ``fit`` trains on, and
+        its output layer is then rescaled to predict ``y`` itself
+        (``coefs_[-1] * std``, ``intercepts_[-1] * std + mean``), so the
+        fitted model is a plain MLP in ``y``'s units; with
+        ``loss="poisson"`` the targets are divided by their mean and the
+        output bias gets its log. ``loss_curve_`` (and the validation loss
+        of ``monitor="loss"``) is in the scaled units the model trains in,
+        and so is ``tol``, which the loss is compared with.""",
+        search_doc="""\
+        How the targets are scaled while the models train.
+        ``"standard"`` (the searches' default): every model trains on
+        ``(y - mean) / std`` of its fold's training rows (never the rows
+        that score it; all the rows for a refit), and its output layer is
+        then rescaled to predict ``y`` itself (``coefs_[-1] * std``,
+        ``intercepts_[-1] * std + mean``): ``cv_results_``, predictions and
+        exported models are in ``y``'s units, and every model is a plain
+        MLP. The default space (learning rates, penalties, initial weights)
+        is tuned for targets of unit scale, so targets in the thousands
+        train badly without it. With ``loss="poisson"`` the targets are
+        divided by their mean and the output bias gets its log. ``"none"``:
+        as given (what ``GridSearchCV(MLPRegressor())`` trains).
+        ``loss_curve_`` and the validation loss of ``monitor="loss"`` are
+        in the scaled units the models train in, and so is ``tol``, which
+        the loss is compared with.""",
     ),
     Param(
         "solver", _OPTIMIZER.solver, _options(*SOLVERS),
@@ -1078,34 +1111,72 @@ SEARCHED_PARAMS = MODEL_PARAMS + OPTIMIZER_PARAMS + INPUT_PARAMS
 SEARCHED_DEFAULTS = _single_defaults(OPTIMIZER_PARAMS + INPUT_PARAMS)
 
 
-def sklearn_mlp_params():
+def sklearn_mlp_params(estimator=None):
     """The search parameters that make every model scikit-learn's MLP.
 
     The searches' defaults of ``input_transform``, ``dropout`` and
-    ``beta_2`` are the space measured best on the selection benchmark
-    (robust scaling with smooth clipping, dropout 0.15, Adam's beta_2
-    0.95), not scikit-learn's. This is each of them at scikit-learn's
-    value (the single models' default), so that
+    ``beta_2`` (and the regressors' ``target_transform``) are the space
+    measured best on the selection benchmark (robust scaling with smooth
+    clipping, dropout 0.15, Adam's beta_2 0.95, targets standardised while
+    the models train), not scikit-learn's. This is each of them at
+    scikit-learn's value (the single models' default), so that
     ``ParallelMLPClassifier(**grid, **sklearn_mlp_params())`` trains what
-    ``GridSearchCV(MLPClassifier(), grid)`` trains.
+    ``GridSearchCV(MLPClassifier(), grid)`` trains, and
+    ``ParallelMLPRegressor(**grid, **sklearn_mlp_params("regressor"))``
+    what ``GridSearchCV(MLPRegressor(), grid)`` trains.
+
+    Parameters
+    ----------
+    estimator : {"classifier", "regressor"}, skpmlp estimator class or instance, \
+default=None
+        Whose parameters: a regressor's also hold ``target_transform``.
+        None: the parameters both searches have (a classifier's).
 
     Returns
     -------
     dict
         A new dict on every call: ``{"beta_2": 0.999, "dropout": 0.0,
-        "input_transform": "none"}``.
+        "input_transform": "none"}``, with ``"target_transform": "none"``
+        for a regressor.
+
+    Raises
+    ------
+    ValueError
+        For an ``estimator`` that is neither a classifier nor a regressor.
 
     Examples
     --------
     >>> from skpmlp import sklearn_mlp_params
     >>> sorted(sklearn_mlp_params().items())
     [('beta_2', 0.999), ('dropout', 0.0), ('input_transform', 'none')]
+    >>> sklearn_mlp_params("regressor")["target_transform"]
+    'none'
     """
+    task = _task_of(estimator)
     return {
         row.name: row.default_in("single") for row in _ROWS
-        if row.family == "both" and row.role in ("optimizer", "input")
+        if row.family == "both" and row.task in ("both", task)
+        and row.role in ("optimizer", "input", "training")
         and row.default != row.default_in("single")
     }
+
+
+def _task_of(estimator):
+    """``"classifier"``, ``"regressor"`` or ``"both"`` (None) of
+    :func:`sklearn_mlp_params`' ``estimator``."""
+    if estimator is None:
+        return "both"
+    if isinstance(estimator, str) and estimator in ("classifier", "regressor"):
+        return estimator
+    # skpmlp's estimators, classes or instances, say their task
+    task = {"classification": "classifier", "regression": "regressor"}.get(
+        getattr(estimator, "_task", None))
+    if task is None:
+        raise ValueError(
+            f"sklearn_mlp_params takes 'classifier', 'regressor' or one of skpmlp's "
+            f"estimators (class or instance); got {estimator!r}."
+        )
+    return task
 
 
 def _param_grid_doc():

@@ -11,6 +11,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
 
+from ._target_scaling import fit_target_scaling
+
 
 def _warm(estimator):
     """Whether ``estimator``'s fit starts from its previous fit's weights."""
@@ -146,6 +148,11 @@ class ClassifierTargetsMixin:
         weights = compute_sample_weight(self.class_weight, y)
         return weights if sample_weight is None else sample_weight * weights
 
+    @staticmethod
+    def _target_scaling(y_encoded, sample_weight=None):
+        """Classifiers train on their labels as they are: None."""
+        return None
+
     def _multilabel(self):
         # models saved before multilabel support have no out_activation_
         return getattr(self, "out_activation_", "softmax") == "logistic"
@@ -189,6 +196,15 @@ class RegressorTargetsMixin:
             )
         y2d = y.reshape(len(y), -1)
         return y, y2d, y2d.shape[1], "regression"
+
+    def _target_scaling(self, y_encoded, sample_weight=None):
+        """The :class:`~skpmlp._core._target_scaling.TargetScaling` of
+        ``target_transform`` fitted on the 2-D targets ``y_encoded`` (the
+        rows a fit trains on, weighted by ``sample_weight``), or None for
+        ``"none"``."""
+        # models saved before target_transform existed trained on y as given
+        return fit_target_scaling(getattr(self, "target_transform", "none"), y_encoded,
+                                  log_link=self.loss == "poisson", sample_weight=sample_weight)
 
     @staticmethod
     def _training_weight(y, sample_weight):

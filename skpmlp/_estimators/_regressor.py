@@ -49,6 +49,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         activation=("relu", "tanh"),
         *,
         loss="squared_error",
+        target_transform="standard",
         solver="adam",
         learning_rate_init=(0.001, 0.003, 0.01),
         alpha=0.0001,

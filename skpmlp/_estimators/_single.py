@@ -5,7 +5,7 @@ model's weights as numpy arrays and needs nothing of the population it came
 from. Its parameters are that model's hyperparameters, so ``fit`` retrains
 exactly that model alone (same initial weights, same batch order) on the
 data it is given: a population of one, trained through the search's own
-training entry (:func:`~skpmlp._execution._training.train_models`).
+training entry (:func:`~skpmlp._search._inputs.train_by_input`).
 """
 
 import dataclasses
@@ -35,8 +35,9 @@ from .._core._targets import ClassifierTargetsMixin, RegressorTargetsMixin
 from .._core._transforms import fit_input_transform, transformed
 from .._core._values import resolve_seed, uses_early_stopping
 from .._engine import canonical_activation, mlp_forward
-from .._execution._training import Execution, train_models
+from .._execution._training import Execution
 from .._search._failures import lone_model_divergence, warn_halted
+from .._search._inputs import train_by_input
 from .._search._population import Population
 from .._search._settings import check_dropout, train_config, warn_batch_size
 from .._search._splits import SplitSettings, validation_split
@@ -119,9 +120,12 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         # fitted on every row given, as a Pipeline's step (an early-stopping
         # part included: it is the model's own)
         transform = fit_input_transform(self.input_transform, X)
-        result, _ = train_models(
-            spec, config, transformed(transform, X), y_encoded, folds, _ALONE,
-            sample_weight=self._training_weight(y, sample_weight),
+        # the targets' scaling too: trained scaled, folded back into the weights
+        weight = self._training_weight(y, sample_weight)
+        targets = self._target_scaling(y_encoded, weight)
+        result, _ = train_by_input(
+            spec, [self.input_transform], lambda value: [transform], config, X, y_encoded,
+            folds, _ALONE, sample_weight=weight, targets=None if targets is None else [targets],
         )
         warn_halted(result, "the model")
         lone_model_divergence(result)  # as scikit-learn's MLP: non-finite weights raise
@@ -415,6 +419,7 @@ class SingleMLPRegressor(RegressorTargetsMixin, RegressorMixin, _BaseSingleMLP):
         activation="relu",
         *,
         loss="squared_error",
+        target_transform="none",
         solver="adam",
         learning_rate_init=0.001,
         alpha=0.0001,

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .._core._target_scaling import folded_result, unfolded_spec
 from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed
 from .._engine import merge_results, population_outputs
 from .._execution._training import train_models
@@ -72,27 +73,33 @@ def input_groups(values):
             if (values == name).any()]
 
 
-def stacked(X, y, sample_weight, folds, transforms):
+def stacked(X, y, sample_weight, folds, transforms, targets=None):
     """``(X, y, sample_weight, folds)`` that train models whose inputs go
     through ``transforms`` (one fitted transform per fold, None for
-    none).
+    none) and whose targets through ``targets`` (one
+    :class:`~skpmlp._core._target_scaling.TargetScaling` per fold, or None).
 
-    Without a transform, the data as given. With one fold, the fold's
-    transform of ``X``. With k folds, k transformed copies of ``X`` one
-    after another, fold k's rows (training and evaluation) shifted into its
-    own copy: a fold's rows keep their order, so its batches are the
+    Without either, the data as given. With one fold, the fold's
+    transform of ``X`` and scaling of ``y``. With k folds, k copies of
+    ``X`` (and ``y``) one after another, each its fold's transform
+    (scaling), fold k's rows (training and evaluation) shifted into its own
+    copy: a fold's rows keep their order, so its batches are the
     untransformed search's.
     """
-    if all(transform is None for transform in transforms):
+    if all(transform is None for transform in transforms) and targets is None:
         return X, y, sample_weight, folds
+
+    def y_of(k):
+        return y if targets is None else targets[k].encode(y)
+
     if len(folds) == 1:
-        return transformed(transforms[0], X), y, sample_weight, folds
+        return transformed(transforms[0], X), y_of(0), sample_weight, folds
     n, K = X.shape[0], len(folds)
     copies = np.concatenate([transformed(transform, X) for transform in transforms])
     shifted = [(np.asarray(train) + k * n, None if rows is None else np.asarray(rows) + k * n)
                for k, (train, rows) in enumerate(folds)]
     weight = None if sample_weight is None else np.tile(sample_weight, K)
-    return copies, np.concatenate([y] * K), weight, shifted
+    return copies, np.concatenate([y_of(k) for k in range(K)]), weight, shifted
 
 
 def _name(execution, value):
@@ -103,10 +110,14 @@ def _name(execution, value):
 
 
 def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
-                   sample_weight=None, refill_source=None):
+                   sample_weight=None, refill_source=None, targets=None):
     """Train the models of ``spec`` (their ``input_transform`` ``values``)
     on ``folds``: the models of each value as one training call, on its
     transformed data (:func:`stacked`), the calls one after another.
+
+    With ``targets``, each fold's models train on its scaled targets (a
+    warm start's weights unfolded first) and are returned folded back:
+    their weights predict ``y`` (see :mod:`skpmlp._core._target_scaling`).
 
     Parameters
     ----------
@@ -117,6 +128,8 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
         ``transforms(value)``: every fold's fitted transform of ``value``.
     config, X, y, folds, execution, sample_weight, refill_source :
         As :func:`~skpmlp._execution._training.train_models`'s.
+    targets : list of TargetScaling, optional
+        One per fold, fitted on its training rows; None: ``y`` as given.
 
     Returns
     -------
@@ -126,9 +139,10 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
         Every call's (``shards_``).
     """
     groups = input_groups(values)
+    spec = unfolded_spec(spec, targets)
     parts, shards = [], []
     for i, (value, models) in enumerate(groups):
-        data = stacked(X, y, sample_weight, folds, transforms(value))
+        data = stacked(X, y, sample_weight, folds, transforms(value), targets)
         every = len(models) == spec.n_models
         called = _name(execution, value)
         if parts and parts[-1][1].halted == "interrupted":
@@ -140,9 +154,8 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
         )
         parts.append((models, result))
         shards += call_shards
-    if len(parts) == 1:
-        return parts[0][1], shards
-    return merge_results(parts, spec.n_models), shards
+    result = parts[0][1] if len(parts) == 1 else merge_results(parts, spec.n_models)
+    return folded_result(result, targets), shards
 
 
 def population_outputs_by_input(result, k, spec, values, transforms, config, X):

@@ -21,6 +21,7 @@ from sklearn.model_selection import BaseCrossValidator
 
 from .._core._attributes import warm_start_weights
 from .._core._data import validated_data
+from .._core._target_scaling import TargetScaling
 from .._core._values import resolve_seed
 from .._engine import PopulationSpec, TrainConfig
 from .._execution._progress import ProgressSettings
@@ -122,6 +123,12 @@ class SearchPlan:
     inputs : InputTransforms
         Every ``input_transform`` value of the population fitted on each
         fold's training rows (see :mod:`skpmlp._search._inputs`).
+    targets : list of TargetScaling or None
+        ``target_transform`` fitted on each fold's training rows (the same
+        rows as ``inputs``), None where the models train on ``y`` as given
+        (see :mod:`skpmlp._core._target_scaling`).
+    refit_targets : TargetScaling or None
+        ``target_transform`` fitted on all the rows, what a refit trains on.
     """
 
     data: SearchData
@@ -146,6 +153,8 @@ class SearchPlan:
     cv: Union[int, BaseCrossValidator, Iterable, None] = None
     keep_predictions: bool = False
     inputs: InputTransforms = InputTransforms({})
+    targets: list = None
+    refit_targets: TargetScaling = None
 
     @property
     def held_out(self):
@@ -265,8 +274,13 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
                     max(len(train) for train, _ in engine_folds))
     lone = splits.is_lone(population.n_models)
     # each fold's transforms, fitted on its training rows (a lone model's on every row)
-    inputs = InputTransforms.fit(population.column("input_transform"), data.X,
-                                 fit_rows(folds, data.X.shape[0], lone))
+    rows = fit_rows(folds, data.X.shape[0], lone)
+    inputs = InputTransforms.fit(population.column("input_transform"), data.X, rows)
+    refit_targets = estimator._target_scaling(data.y_encoded, data.train_weight)
+    weight = data.train_weight
+    targets = None if refit_targets is None else [
+        estimator._target_scaling(data.y_encoded[fit], None if weight is None else weight[fit])
+        for fit in rows]
     if checkpoint is not None:  # a path that cannot be written fails now, before training
         checkpoint.start()
     return SearchPlan(
@@ -284,7 +298,7 @@ def plan_search(estimator, X, y, sample_weight=None, groups=None):
         previous=previous, resumed=resumed, warm_started=spec.initial_weights is not None,
         cv=splits.cv,
         keep_predictions=bool(estimator.refit) and ensemble.held_out_predictions,
-        inputs=inputs,
+        inputs=inputs, targets=targets, refit_targets=refit_targets,
     )
 
 

@@ -99,7 +99,7 @@ def run_search(plan):
     result, shards = train_by_input(
         plan.train_spec, values, lambda value: plan.inputs.folds(value, len(plan.folds)),
         plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
-        sample_weight=data.train_weight, refill_source=source,
+        sample_weight=data.train_weight, refill_source=source, targets=plan.targets,
     )
     if plan.resumed is not None:  # the whole population: the others as they were
         result = merge_resumed(plan.previous, result, plan.resumed)

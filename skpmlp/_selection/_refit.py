@@ -172,6 +172,7 @@ def _retrain(run, rows, config, folds, transforms):
         lambda value: [transforms.get(value)], config, plan.data.X, plan.data.y_encoded,
         folds, dataclasses.replace(plan.execution, name="refit run"),
         sample_weight=plan.data.train_weight,
+        targets=None if plan.refit_targets is None else [plan.refit_targets],
     )
     warn_halted(result, "the refit of the best configuration")
     refitted = {}

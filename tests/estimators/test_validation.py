@@ -49,7 +49,7 @@ def no_training(monkeypatch):
     monkeypatch.setattr(FusedRun, "advance", fail)
     monkeypatch.setattr(_trainer.PopulationTrainer, "__init__", fail)
     monkeypatch.setattr(skpmlp._execution._shards, "train_population", fail)
-    monkeypatch.setattr(skpmlp._estimators._single, "train_models", fail)
+    monkeypatch.setattr(skpmlp._estimators._single, "train_by_input", fail)
 
 
 def _refused(estimator, X, y, error, message, **fit_params):

@@ -35,10 +35,10 @@ class Killed(BaseException):
     """What the simulated kill raises: nothing in skpmlp catches it."""
 
 
-def _fit(params, data, path=None, **extra):
+def _fit(params, data, path=None, estimator_class=ParallelMLPClassifier, **extra):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ParallelMLPClassifier(**params, checkpoint=path, **extra).fit(*data)
+        return estimator_class(**params, checkpoint=path, **extra).fit(*data)
 
 
 def _assert_same(a, b):
@@ -104,19 +104,20 @@ def count_epochs(wrap_run_epoch):
     return calls
 
 
-def _killed_and_resumed(params, iris, path, n_writes, kill_after_write, count_epochs):
+def _killed_and_resumed(params, iris, path, n_writes, kill_after_write, count_epochs,
+                        estimator_class=ParallelMLPClassifier):
     """The uninterrupted fit of ``params``, and the fit resumed from its
     checkpoint after a kill at write ``n_writes``, which re-trains no epoch
     (the killed and the resumed fit together train as many as the
     uninterrupted one); checked equal."""
-    reference = _fit(params, iris)
+    reference = _fit(params, iris, estimator_class=estimator_class)
     uninterrupted = count_epochs[0]
     kill_after_write.arm(n_writes)
     with pytest.raises(Killed):
-        _fit(params, iris, path)
+        _fit(params, iris, path, estimator_class=estimator_class)
     kill_after_write.disarm()
     killed = count_epochs[0] - uninterrupted
-    resumed = _fit(params, iris, path)
+    resumed = _fit(params, iris, path, estimator_class=estimator_class)
     assert 0 < killed and count_epochs[0] - uninterrupted == uninterrupted
     _assert_same(resumed, reference)
     return reference, resumed
@@ -484,3 +485,19 @@ def test_a_search_with_diagonal_scaling_killed_resumes_to_the_same_result(
     reference, _ = _killed_and_resumed(params, iris, tmp_path / "scaled.ckpt", n_writes,
                                        kill_after_write, count_epochs)
     assert reference.cv_results_["pruned"].any()
+
+
+@pytest.mark.parametrize("n_writes", [3, 20])
+def test_a_regressor_with_scaled_targets_killed_resumes_to_the_same_result(
+        iris, tmp_path, kill_after_write, count_epochs, n_writes):
+    """The checkpoint holds the models in the folds' scaled units; the
+    resumed fit folds them back once: killed in the search or in the
+    refit, it ends where the uninterrupted fit ends."""
+    X, y = iris
+    data = (X, 1000.0 * y + 250.0 + X[:, 0])  # a target far from unit scale
+    params = dict(HALVING, cv=2, ensemble="best", target_transform="standard")
+    reference, resumed = _killed_and_resumed(params, data, tmp_path / "targets.ckpt", n_writes,
+                                             kill_after_write, count_epochs,
+                                             estimator_class=ParallelMLPRegressor)
+    np.testing.assert_array_equal(resumed.predict(X), reference.predict(X))
+    assert 900 < reference.predict(X).mean() < 1400  # y's units: folded once

@@ -763,3 +763,18 @@ def test_tampered_transformer_is_refused(saved_cases, tmp_path, edit, message):
     edit(_saved_estimator(document)["state"]["input_transform_"]["$transformer"])
     with pytest.raises(ValueError, match=message):
         skpmlp.io.load(_write(tmp_path / "tampered.npz", document, members))
+
+
+def test_a_regressor_saved_before_target_transform_loads_with_none(saved_cases, tmp_path):
+    """A file without ``target_transform`` (written before it existed) holds
+    models trained on ``y`` as given: it loads with ``"none"``, which
+    trains again as that version did; its predictions are unchanged."""
+    fitted, _, X, _, path = saved_cases("reg_cv_scoring")
+    assert fitted.target_transform == "standard"
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    document = json.loads(members.pop("__document__").tobytes())
+    del _saved_estimator(document)["params"]["target_transform"]
+    loaded = skpmlp.io.load(_write(tmp_path / "earlier.npz", document, members))
+    assert loaded.target_transform == "none"
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))

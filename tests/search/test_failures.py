@@ -275,7 +275,7 @@ def failing_training(monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("simulated training failure")
 
-    monkeypatch.setattr(_single, "train_models", fail)
+    monkeypatch.setattr(_single, "train_by_input", fail)
 
 
 @pytest.mark.parametrize("estimator_class", [SingleMLPClassifier, SingleMLPRegressor])
@@ -296,7 +296,7 @@ def test_failed_single_fit_keeps_the_previous_fit(iris, monkeypatch):
     model = SingleMLPClassifier((4,), "relu", max_iter=5, random_state=0).fit(X, y)
     before = {name: value for name, value in vars(model).items() if name.endswith("_")}
     proba = model.predict_proba(X)
-    monkeypatch.setattr(_single, "train_models", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(_single, "train_by_input", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         model.fit(X[:, :2], np.array(["a", "b"])[y % 2])
     after = {name: value for name, value in vars(model).items() if name.endswith("_")}

@@ -129,8 +129,9 @@ DIVERGING = 1e10
 
 
 def _search(Estimator, kind="grid", n_iter=None, **params):
-    """``GridSearchCV(mlp, grid)`` or ``RandomizedSearchCV(mlp, dists, n_iter)`` as skpmlp."""
-    params = {**BASE, **params}
+    """``GridSearchCV(mlp, grid)`` or ``RandomizedSearchCV(mlp, dists, n_iter)`` as skpmlp
+    (a regressor's models on the targets as given: ``target_transform="none"``)."""
+    params = {**BASE, **sklearn_mlp_params(Estimator), **params}
     if kind == "random":
         params["n_models"] = n_iter
     return Estimator(**params)
