@@ -166,7 +166,9 @@ SPACE_BEFORE = {"activation": ["relu", "tanh", "logistic"], **sklearn_mlp_params
 
 def own_space(label, params, **entry):
     """A variant on the estimators' default space before the change
-    (:data:`SPACE_BEFORE`; no :data:`GRID`)."""
+    (:data:`SPACE_BEFORE`, the regressor's targets as given; no
+    :data:`GRID`)."""
+    entry = {"regressor_params": {"target_transform": "none"}, **entry}
     return {"label": label, "params": {**SPACE_BEFORE, **params}, **entry, "grid": False}
 
 
@@ -180,6 +182,11 @@ SKPMLP_VARIANTS = [
     {"label": "auto", "params": {"cv": "auto", "ensemble": "auto"}},
     # the searches' default space, what ParallelMLPClassifier() searches
     {"label": "no args", "params": {}, "grid": False},
+    # the default space before target_transform="standard" (the benchmark's
+    # targets are standardised on the whole set: the folds' own scaling is
+    # what changes)
+    {"label": "no args tnone", "params": {}, "grid": False,
+     "regressor_params": {"target_transform": "none"}},
     own_space("space before", {}),
     # issue 40, item 2: candidates for the default space, each the
     # estimators' own space with one change more than the entry before
@@ -238,18 +245,21 @@ TARGET_SPEEDUP = 10.0
 TARGET_GAP_DEFAULT = 0.01
 
 
-def space(variant):
+def space(variant, classifier):
     """The grid a variant searches on top of its parameters: :data:`GRID`
     of scikit-learn's MLPs (``GridSearchCV``'s models), or nothing (the
     estimator's own default space) where it says ``"grid": False``."""
-    return {**GRID, **sklearn_mlp_params()} if variant.get("grid", True) else {}
+    if not variant.get("grid", True):
+        return {}
+    return {**GRID, **sklearn_mlp_params("classifier" if classifier else "regressor")}
 
 
 def task_params(variant, classifier):
     """A variant's parameters for one task: ``params``, with
     ``classifier_params`` on top for the classifier (label smoothing and
-    other options the regressor lacks)."""
-    extra = variant.get("classifier_params", {}) if classifier else {}
+    other options the regressor lacks) and ``regressor_params`` for the
+    regressor (``target_transform``)."""
+    extra = variant.get("classifier_params" if classifier else "regressor_params", {})
     return {**variant["params"], **extra}
 
 
@@ -258,8 +268,9 @@ def recorded(variant):
     classifier's own under ``classifier_params`` and ``grid: "none"``
     where it leaves :data:`GRID` out."""
     found = dict(variant["params"])
-    if variant.get("classifier_params"):
-        found["classifier_params"] = variant["classifier_params"]
+    for task in ("classifier_params", "regressor_params"):
+        if variant.get(task):
+            found[task] = variant[task]
     if not variant.get("grid", True):
         found["grid"] = "none: the estimators' default space"
     return found
@@ -527,12 +538,13 @@ def run_dataset(name, config, variants, realmlp, reused=None):
         fitted = {}
         for variant in variants:
             params = task_params(variant, classifier)
-            key = effective_params(search_class, params, space(variant))
+            key = effective_params(search_class, params, space(variant, classifier))
             if key in fitted:  # same parameters as an earlier entry: same fit
                 results[sk_label(variant)] = {**results[fitted[key]], "same_fit_as": fitted[key]}
                 continue
             attempt(sk_label(variant), lambda: fit_skpmlp(
-                data, classifier, config["max_iter"], params, config["seeds"], space(variant)))
+                data, classifier, config["max_iter"], params, config["seeds"],
+                space(variant, classifier)))
             fitted[key] = sk_label(variant)
     if "gscv" in config["methods"]:
         attempt(GSCV_LABEL, lambda: fit_gscv(data, classifier, config["max_iter"],
@@ -935,7 +947,7 @@ def main(argv=None):
     if "skpmlp" in args.methods:
         for variant in variants:
             reasons = {c.__name__: unsupported(c, task_params(variant, c is ParallelMLPClassifier),
-                                               space(variant))
+                                               space(variant, c is ParallelMLPClassifier))
                        for c in (ParallelMLPClassifier, ParallelMLPRegressor)}
             reasons = {k: v for k, v in reasons.items() if v}
             if reasons:
