@@ -118,17 +118,22 @@ class NativeTrainer(PopulationTrainer):
     def _slots_changed(self):
         # the kernel steps every unfrozen slot itself, from its tables: no
         # torch optimizer partitions to build; the forward of validation
-        # scoring runs every slot
+        # scoring runs every slot. A slot's rows depend on that slot alone,
+        # so every slot's are built once and the unfrozen ones taken.
         replica = self.net.slot_models
-        per_slot = dict(
-            slot_fold=self.slot_fold, slot_lr=self._replica_lr[replica],
-            slot_alpha=self._replica_alpha[replica],
+        self._forward_meta, self._forward_hyper = kernel_tables(
+            self.net, np.arange(len(replica)), slot_fold=self.slot_fold,
+            slot_lr=self._replica_lr[replica], slot_alpha=self._replica_alpha[replica],
             slot_optimizer=[self._replica_optimizer[r] for r in replica],
             slot_step_offset=self._replica_step_offset[replica],
             slot_dropout_key=self._replica_key[replica],
         )
-        self._forward_meta, _ = kernel_tables(self.net, np.arange(len(replica)), **per_slot)
-        self._meta, self._hyper = kernel_tables(self.net, np.flatnonzero(~self.frozen), **per_slot)
+        self._frozen_changed()
+
+    def _frozen_changed(self):
+        # the unfrozen slots' rows of every slot's tables (nothing else changed)
+        unfrozen = np.flatnonzero(~self.frozen)
+        self._meta, self._hyper = self._forward_meta[unfrozen], self._forward_hyper[unfrozen]
         self._row_macs = row_multiply_adds(self._meta)
         self._torch_partitions = False  # built again if a torch epoch needs them
 
@@ -173,8 +178,12 @@ class NativeTrainer(PopulationTrainer):
     #: the kernel trains several epochs per call (:meth:`run_epochs`)
     trains_epochs = True
 
-    def run_epoch(self, X, y, plan):
-        self.run_epochs(X, y, [plan])
+    def run_epoch(self, X, y, plan, X_eval=None):
+        """Train one epoch; with ``X_eval``, return every slot's outputs
+        for those rows after it (n_slots, n_eval, C; NaN for frozen slots),
+        given by the same kernel call."""
+        _, _, outputs = self.run_epochs(X, y, [plan], X_eval=X_eval)
+        return None if outputs is None else outputs[0]
 
     def run_epochs(self, X, y, plans, stopping=None, X_eval=None):
         """Train the epochs of ``plans`` in one kernel call, each ending with

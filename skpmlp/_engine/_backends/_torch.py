@@ -488,17 +488,31 @@ class PopulationTrainer:
         """Copy the current weights of the slots where ``improved`` is True
         into :attr:`best_flat`."""
         net = self.net
-        for gi, (best, current) in enumerate(zip(net.layer_views(self.best_flat), net.params)):
-            mask = improved[net.group_offsets[gi] : net.group_offsets[gi + 1]]
-            if mask.any():
-                rows = torch.as_tensor(mask, device=net.device).view(-1, 1, 1)
+        for gi, (best, current) in enumerate(zip(self._best_views(), net.params)):
+            slots = np.flatnonzero(improved[net.group_offsets[gi] : net.group_offsets[gi + 1]])
+            if len(slots):
+                index = torch.as_tensor(slots, device=net.device)
                 for b, c in zip(best, current):
-                    b.copy_(torch.where(rows, c, b))
+                    b.index_copy_(0, index, c.index_select(0, index))
+
+    def _best_views(self):
+        """:attr:`best_flat`'s layer views, built again only when it or the
+        network is another (every epoch may keep best weights)."""
+        key = (self.net, self.best_flat)
+        cached = getattr(self, "_best_views_of", None)
+        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
+            cached = self._best_views_of = (key, self.net.layer_views(self.best_flat))
+        return cached[1]
 
     def freeze(self, slot_mask):
         """Stop updating the slots where ``slot_mask`` is True; their
         parameters stay bit-for-bit as they are."""
         self.frozen |= slot_mask
+        self._frozen_changed()
+
+    def _frozen_changed(self):
+        """Rebuild what a step reads after slots were frozen (nothing else
+        changed): by default all of :meth:`_slots_changed`."""
         self._slots_changed()
 
     def kept_weights(self, slots=None):

@@ -21,11 +21,14 @@ def per_replica(values, slots, n_replicas):
     return full
 
 
-def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
+def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, outputs=None):
     """Every replica's mean training loss, monitored value and validation
     loss of the epoch; NaN for replicas no longer in the network. The
     monitored value is None without monitoring, the validation loss None
     unless ``with_loss`` (``restore_best_weights``) and monitoring.
+    ``outputs`` (n_slots, n_eval, C): every slot's outputs for the
+    evaluation rows where the epoch's kernel call gave them (NaN for frozen
+    slots), else the trainer computes them.
 
     Data-parallel, the loss sums of the ranks' rows are summed, and every
     rank scores all evaluation rows (its weights are everyone's) and takes
@@ -38,8 +41,12 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False):
                        n_replicas)
     if not monitor:
         return loss, None, None
-    values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
-                                    with_loss=with_loss)
+    if outputs is None:
+        values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
+                                        with_loss=with_loss)
+    else:
+        values = trainer.scores_of_outputs(outputs, data.y_eval, data.eval_weights,
+                                           with_loss=with_loss)
     per_slot = values if with_loss else (values,)
     per_replica_values = []
     for value in per_slot:

@@ -273,17 +273,24 @@ class FusedRun:
         trainer, data, status = live.trainer, live.data, live.status
         dp, config = self.options.data_parallel, self.config
         order = planner_state(data.planner)
+        # a kernel that trains epochs gives the evaluation rows' outputs in
+        # the same call: no second pass over the models' weights
+        in_call = self.options.monitor and dp is None and getattr(trainer, "trains_epochs", False)
+        outputs = None
         try:
             plan = data.planner.next_epoch(self.epoch)
             start = time.perf_counter()
-            trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
+            if in_call:
+                outputs = trainer.run_epoch(data.X, data.y, plan, data.X_eval)
+            else:
+                trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
             self._epoch_seconds = time.perf_counter() - start
         except KeyboardInterrupt:
             restore_planner(data.planner, order)
             raise
         n_replicas = self.K * self.width(live.refills)
         loss, score, val_loss = epoch_values(trainer, data, n_replicas, self.options.monitor, dp,
-                                             with_loss=status.best is not None)
+                                             with_loss=status.best is not None, outputs=outputs)
         live.curves.record(loss, score, status.active)
         if live.refills is not None:
             live.refills.count_free(status)
