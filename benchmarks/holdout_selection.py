@@ -74,6 +74,7 @@ from _real_data import CV, DATASETS, GRID, QUICK, SEED, TEST_SIZE, machine, prep
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._search._splits import holdout_split  # noqa: E402
+from skpmlp._selection._choice import Selection  # noqa: E402
 
 TARGET_GAP_GSCV = 0.005
 TARGET_GAP_DEFAULT = 0.01
@@ -81,19 +82,27 @@ CRITERIA = ("first", "tie_loss", "rank_loss")
 ENSEMBLE_SIZES = (1, 3, 5)
 
 
+#: The holdout search (``cv="auto"`` now trains folds on small data, and
+#: ``ensemble="auto"`` then a greedy ensemble): one validation part, the
+#: best configuration.
+HOLDOUT = {"cv": None, "ensemble": "best"}
+
+
 def variant_name(refit, criterion, ensemble_size):
     return f"{'refit' if refit else 'norefit'}/{criterion}/ens{ensemble_size}"
 
 
 def default_variant():
-    """The variant the estimators' defaults amount to."""
-    search = ParallelMLPClassifier()
+    """The variant the estimators' holdout defaults amount to."""
+    search = ParallelMLPClassifier(**HOLDOUT)
     params = search.get_params()
-    if search._selection_criterion() == "loss":
+    # the holdout's choice settings (cv=None), as the search resolves them
+    selection = Selection.of(search, None)
+    if selection.criterion == "loss":
         criterion = "rank_loss"
     else:
         criterion = "tie_loss" if params["tie_breaker"] == "loss" else "first"
-    return variant_name(params["holdout_refit"], criterion, params["ensemble_size"])
+    return variant_name(params["holdout_refit"], criterion, selection.ensemble_size)
 
 
 def selection_order(ranks, losses, criterion):
@@ -115,7 +124,7 @@ def holdout_variants(search, task, X_train, y_train, X_test, y_test):
     here from its public pieces: ``export_model(i)`` is row i's model
     trained on the training part (no refit), and a refit is that model's
     configuration trained alone on all the training rows for its
-    ``n_iter_`` epochs, as ``holdout_refit=True`` does (tested equal in
+    ``n_iter_per_model_[i]`` epochs, as ``holdout_refit=True`` does (tested equal in
     tests/selection/test_selection.py). The validation rows are the search's own
     (they depend only on the seed and y)."""
     classifier = task == "classification"
@@ -132,7 +141,7 @@ def holdout_variants(search, task, X_train, y_train, X_test, y_test):
 
     def refit(i):
         if i not in refits:
-            n = int(search.n_iter_[i])
+            n = int(search.n_iter_per_model_[i])
             refits[i] = clone(held_out[i]).set_params(max_iter=n, n_iter_no_change=n).fit(X_train, y_train)
         return refits[i]
 
@@ -176,8 +185,9 @@ def run(name, max_iter, seeds, n_jobs, with_cv):
                              "best_cv": float(ours.best_score_), "best_params": ours.best_params_}
     runs = []
     for seed in seeds:
-        # the estimators' defaults, as a user runs them
-        search, seconds = timed(lambda: search_class(**GRID, **sklearn_mlp_params(search_class), max_iter=max_iter, random_state=seed)
+        # the estimators' holdout defaults, as a user runs them
+        search, seconds = timed(lambda: search_class(**GRID, **sklearn_mlp_params(search_class), **HOLDOUT,
+                                                     max_iter=max_iter, random_state=seed)
                                 .fit(X_train, y_train))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
