@@ -64,7 +64,12 @@ class TargetScaling:
         if log_link:
             # non-negative targets: a zero mean is an all-zero column
             return cls(np.zeros_like(mean), np.where(mean > 0, mean, 1.0), log_link=True)
-        std = np.sqrt(np.average((y - mean) ** 2, axis=0, weights=sample_weight))
+        # the deviations divided by their largest first: squares of targets
+        # near 1e160 and beyond would overflow to inf
+        deviation = y - mean
+        largest = np.max(np.abs(deviation), axis=0)
+        unit = np.where(largest > 0, largest, 1.0)
+        std = unit * np.sqrt(np.average((deviation / unit) ** 2, axis=0, weights=sample_weight))
         # a constant target, or one whose spread is lost to rounding next to
         # its mean, is only centred (as StandardScaler's zero scales)
         tiny = 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)

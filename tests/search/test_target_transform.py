@@ -76,6 +76,19 @@ def test_weights_count_as_repeated_rows():
     np.testing.assert_allclose(weighted.scale, repeated.scale, rtol=1e-15)
 
 
+def test_huge_targets_scale_without_overflow():
+    """Targets near float64's largest values: squaring their deviations
+    would overflow; the scale stays finite and a search predicts them."""
+    y = np.array([[1e200], [3e200], [2e200], [5e200]])
+    scaling = TargetScaling.fit(y)
+    np.testing.assert_allclose(scaling.scale, np.std(y / 1e200, axis=0) * 1e200, rtol=1e-14)
+    X = np.linspace(-1, 1, 40).reshape(-1, 1)
+    search = _fit(ParallelMLPRegressor((4,), "tanh", learning_rate_init=0.01, max_iter=5,
+                                       dtype="float64", cv=None, random_state=0),
+                  X, 1e300 * (X[:, 0] + 2))
+    assert np.isfinite(search.predict(X)).all() and 1e299 < search.predict(X).mean() < 1e301
+
+
 def test_constant_targets_are_only_centred():
     scaling = TargetScaling.fit(np.array([[3.0, 1.0], [3.0, 2.0], [3.0, 5.0]]))
     np.testing.assert_array_equal(scaling.scale[0], 1.0)
