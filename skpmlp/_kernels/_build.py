@@ -423,5 +423,9 @@ def build_info():
         "tiles": None,
     }
     if entry["library"] is not None:
-        info.update(_describe(entry["library"]))
+        # asked of the library once: every batch's padding reads the lanes
+        if "description" not in entry:
+            entry["description"] = _describe(entry["library"])
+        description = entry["description"]
+        info.update(description, tiles=dict(description["tiles"]))
     return info
