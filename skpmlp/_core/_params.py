@@ -1152,7 +1152,7 @@ default=None
     >>> sklearn_mlp_params("regressor")["target_transform"]
     'none'
     """
-    task = _task_of(estimator)
+    task = "both" if estimator is None else param_task(estimator)
     return {
         row.name: row.default_in("single") for row in _ROWS
         if row.family == "both" and row.task in ("both", task)
@@ -1161,14 +1161,18 @@ default=None
     }
 
 
-def _task_of(estimator):
-    """``"classifier"``, ``"regressor"`` or ``"both"`` (None) of
-    :func:`sklearn_mlp_params`' ``estimator``."""
-    if estimator is None:
-        return "both"
+def param_task(estimator):
+    """The table's task (a :class:`Param`'s ``task``) of ``estimator``:
+    ``"classifier"`` or ``"regressor"``, given as that string or as one of
+    skpmlp's estimators (class or instance), which say their task.
+
+    Raises
+    ------
+    ValueError
+        For anything else.
+    """
     if isinstance(estimator, str) and estimator in ("classifier", "regressor"):
         return estimator
-    # skpmlp's estimators, classes or instances, say their task
     task = {"classification": "classifier", "regression": "regressor"}.get(
         getattr(estimator, "_task", None))
     if task is None:

@@ -139,7 +139,7 @@ def unfolded_spec(spec, scalings):
         return spec
     unfolded = [[scaling.unfold(coefs, intercepts) for coefs, intercepts in weights]
                 for scaling, weights in zip(scalings, per_fold, strict=True)]
-    return dataclasses.replace(spec, initial_weights=unfolded[0], fold_initial_weights=unfolded)
+    return dataclasses.replace(spec, initial_weights=None, fold_initial_weights=unfolded)
 
 
 def folded_result(result, scalings):

@@ -21,6 +21,7 @@ from sklearn.model_selection import BaseCrossValidator
 
 from .._core._attributes import warm_start_weights
 from .._core._data import validated_data
+from .._core._params import param_task
 from .._core._target_scaling import TargetScaling
 from .._core._values import resolve_seed
 from .._engine import PopulationSpec, TrainConfig
@@ -309,8 +310,8 @@ def _drawn_population(estimator, seed, prior, checkpoint):
     attributes before this fit), refills and a checkpoint's population."""
     # the parameters become values once, here: the space validates them and
     # draws the configurations (reproducibly from the search's seed)
-    task = "regressor" if estimator._task == "regression" else "classifier"
-    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid, task)
+    space = SearchSpace.from_params(estimator.get_params(deep=False), estimator.param_grid,
+                                    param_task(estimator))
     check_dropout(space.subspaces)
     configurations, unset = space.draw_unset(estimator.n_models, random_state=seed)
     population = Population.from_configurations(configurations, estimator.n_repeats,

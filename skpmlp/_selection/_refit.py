@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core._attributes import MLP_ATTRIBUTES, SHARED_ATTRIBUTES, mlp_attributes
 from .._core._compat import get_param_names
-from .._core._params import INPUT_PARAMS, OPTIMIZER_PARAMS, training_params
+from .._core._params import INPUT_PARAMS, OPTIMIZER_PARAMS, param_task, training_params
 from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform
 from .._core._values import one_value, restores_best, uses_early_stopping
 from .._search._failures import warn_halted
@@ -338,7 +338,7 @@ def _model_params(estimator, params, training):
     ``training``."""
     single = estimator._single_class
     names = get_param_names(single)
-    task = "classifier" if single._task == "classification" else "regressor"
+    task = param_task(single)
     # the rate the model trained with, not "auto", which reads as its solver's
     return with_resolved_dropout({
         **{name: getattr(estimator, name) for name in training_params(task) if name in names},

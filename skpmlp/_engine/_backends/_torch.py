@@ -498,11 +498,11 @@ class PopulationTrainer:
     def _best_views(self):
         """:attr:`best_flat`'s layer views, built again only when it or the
         network is another (every epoch may keep best weights)."""
-        key = (self.net, self.best_flat)
-        cached = getattr(self, "_best_views_of", None)
-        if cached is None or cached[0][0] is not key[0] or cached[0][1] is not key[1]:
-            cached = self._best_views_of = (key, self.net.layer_views(self.best_flat))
-        return cached[1]
+        net, best, views = getattr(self, "_best_views_of", (None, None, None))
+        if net is not self.net or best is not self.best_flat:
+            views = self.net.layer_views(self.best_flat)
+            self._best_views_of = (self.net, self.best_flat, views)
+        return views
 
     def freeze(self, slot_mask):
         """Stop updating the slots where ``slot_mask`` is True; their
