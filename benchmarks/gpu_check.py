@@ -14,11 +14,17 @@ its own limit, never the others'), in this order:
 * ``paper_cell``: ``benchmarks/paper_cell.py`` (seed 000's headline cell
   against the paper's M3);
 * ``dropout_cost``: ``benchmarks/dropout_cost.py --device cuda`` (the
-  default space's dropout on the Triton kernels).
+  default space's dropout on the Triton kernels);
+* ``device_choice``: ``benchmarks/device_choice.py`` (each workload's
+  seconds per epoch on CUDA and on the native CPU kernel over all the
+  host's cores: the measurements behind ``device="auto"``);
+* ``suite``: the README's test command (``python -m pytest``) on the GPU
+  host, one xdist worker per core, at most 16.
 
 It writes one JSON (``gpu_check.json`` in ``--out``: each step's command,
-exit status, seconds, the tail of its output and the JSON the step wrote)
-and prints a line per step. ``--device cpu --quick`` runs the same steps'
+exit status, seconds, the tail of its output and the JSON the step wrote),
+each step's whole output (``<step>.log`` in ``--out``) and prints a line
+per step; ``--limit STEP=SECONDS`` changes a step's time limit. ``--device cpu --quick`` runs the same steps'
 CPU variants, small, to check the driver on a machine without a GPU (the
 test suite does); ``--steps`` picks some.
 
@@ -56,6 +62,11 @@ CUDA_TESTS = (
     "tests/execution/test_parallel.py::test_cuda_shards_match_one_cpu_run_in_float64",
 )
 
+#: device_choice.py's workloads the check times, small to large (its
+#: 2,000-model search is left out: minutes on the Triton kernels).
+DEVICE_WORKLOADS = ("iris", "csv500", "step240", "search100", "search400_narrow", "paper2000", "search400",
+                    "wide64", "paper10000")
+
 
 def steps(device, quick):
     """``{name: (command, timeout seconds, JSON file the step writes or None)}``
@@ -66,10 +77,11 @@ def steps(device, quick):
     # the CPU (the driver's own check): the kernels' dropout tests, interpreted
     tests = (["tests/kernels/test_triton.py", *CUDA_TESTS] if gpu
              else ["tests/kernels/test_triton.py", "-k", "dropout"])
+    workers = str(min(16, os.cpu_count() or 1))
     return {
         "environment": ([python, "-c", ENVIRONMENT], 60, None),
-        "cuda_tests": ([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests],
-                       240 if gpu else 120, None),
+        "cuda_tests": ([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n",
+                        str(min(8, os.cpu_count() or 1)) if gpu else "0", *tests], 240 if gpu else 120, None),
         "step": ([python, "benchmarks/step.py", "--device", device, "--epochs", "2" if quick else "5",
                   *([] if gpu else ["--targets", "native", "--threads", "1"])],
                  120, RESULTS / ("step_cuda.json" if gpu else "step.json")),
@@ -79,12 +91,17 @@ def steps(device, quick):
         "dropout_cost": ([python, "benchmarks/dropout_cost.py", "--device", device,
                           "--repeats", "1" if quick else "3", "--json", str(RESULTS / f"dropout_cost_{device}.json")],
                          120, RESULTS / f"dropout_cost_{device}.json"),
+        "device_choice": ([python, "benchmarks/device_choice.py", "--out", str(RESULTS), "--workloads",
+                           *(["iris", "csv500"] if quick else DEVICE_WORKLOADS), *([] if gpu else ["--devices", "cpu"])],
+                          300, RESULTS / "device_choice.json"),
+        "suite": ([python, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:benchmark", "-rf", "-n", workers],
+                  600, None),
     }
 
 
-def run_step(name, command, timeout, written):
+def run_step(name, command, timeout, written, log=None):
     """Run one step: its record (command, status, seconds, output tail,
-    the JSON it wrote)."""
+    the JSON it wrote); its whole output goes to ``log`` where given."""
     if written is not None and written.exists():
         written.unlink()  # a file left by an earlier run must not pass for this one's
     start = time.perf_counter()
@@ -98,6 +115,8 @@ def run_step(name, command, timeout, written):
                          for part in (expired.stdout, expired.stderr))
     record = {"command": command, "status": status, "seconds": time.perf_counter() - start,
               "output_tail": output[-4000:]}
+    if log is not None:
+        log.write_text(output)
     if written is not None and written.exists():
         record["result"] = json.loads(written.read_text())
     if name == "environment" and status == 0:
@@ -111,22 +130,30 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small populations and few repeats")
     parser.add_argument("--steps", nargs="+", default=None, help="run only these steps, in order")
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--limit", nargs="+", default=[], metavar="STEP=SECONDS",
+                        help="time limits of some steps, in seconds")
     args = parser.parse_args(argv)
     plan = steps(args.device, args.quick)
+    for item in args.limit:
+        name, _, seconds = item.partition("=")
+        if name not in plan or not seconds.replace(".", "", 1).isdigit():
+            parser.error(f"--limit {item!r}: give STEP=SECONDS with a step of {list(plan)}")
+        command, _, written = plan[name]
+        plan[name] = (command, float(seconds), written)
     names = args.steps or list(plan)
     unknown = sorted(set(names) - set(plan))
     if unknown:
         parser.error(f"unknown steps {unknown}; choose from {list(plan)}")
     RESULTS.mkdir(exist_ok=True)
     report = {"device": args.device, "quick": args.quick, "steps": {}}
-    for name in names:
-        record = run_step(name, *plan[name])
-        report["steps"][name] = record
-        print(f"{name:>13}: status {record['status']}, {record['seconds']:.1f} s", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "gpu_check.json"
-    path.write_text(json.dumps(report, indent=1))
+    for name in names:
+        record = run_step(name, *plan[name], log=out / f"{name}.log")
+        report["steps"][name] = record
+        print(f"{name:>13}: status {record['status']}, {record['seconds']:.1f} s", flush=True)
+        path = out / "gpu_check.json"
+        path.write_text(json.dumps(report, indent=1))  # after each step: a run cut short keeps the rest
     print(f"wrote {path}")
     return 0 if all(r["status"] == 0 for r in report["steps"].values()) else 1
 

@@ -958,9 +958,15 @@ _ROWS = (
     Param(
         "device", "auto", ([str], None), "str",
         doc="""\
-        Torch device for training; ``"auto"`` picks CUDA when available.""",
+        Torch device for training; ``"auto"`` trains on CUDA where a GPU is
+        visible and the run is large enough for it to train faster there
+        (measured rule: the performance guide's "Which device"), else on
+        the CPU; ``verbose`` says which and why.""",
         search_doc="""\
-        Torch device; ``"auto"`` uses CUDA when available. Resolved where
+        Torch device; ``"auto"`` trains a run on CUDA where a GPU is visible
+        and the run is large enough for it to train faster there (measured
+        rule: the performance guide's "Which device"), else on the CPU;
+        ``verbose`` says which and why. Resolved where
         each fused run trains: with ``n_jobs``, on the worker running the
         shard, so a client without CUDA can send ``device="cuda"`` shards to
         GPU workers (it then scores the trained models on its CPU). Fitted

@@ -19,7 +19,7 @@ from ._activations import (
     TORCH_MODULES,
     canonical_activation,
 )
-from ._backends import prepare_kernel
+from ._backends import prepare_kernel, run_device
 from ._chunks import merge_results, split_models
 from ._device import check_device, local_device, resolve_device
 from ._distributed import (
@@ -63,6 +63,7 @@ __all__ = [
     "population_outputs",
     "prepare_kernel",
     "resolve_device",
+    "run_device",
     "split_models",
     "torch_threads",
     "train_population",

@@ -43,7 +43,9 @@ def resolve_device(device):
     """Turn a user's ``device`` value into the torch device string a run
     trains on, on this machine.
 
-    ``"auto"`` picks CUDA when available, else the CPU.
+    ``"auto"`` picks CUDA when available, else the CPU (a run asks
+    :func:`~._backends._choice.run_device` instead, which decides
+    ``"auto"`` by the run's size).
 
     Raises
     ------
@@ -65,7 +67,10 @@ def resolve_device(device):
 def local_device(device):
     """Where this process computes with models trained on ``device``: that
     device resolved here, or the CPU when it names CUDA and this machine has
-    none (a client whose shards trained on remote GPUs)."""
-    if check_device(device) != "cpu" and not torch.cuda.is_available():
+    none (a client whose shards trained on remote GPUs). ``"auto"`` gives
+    the CPU: this work is forward passes, a small share of a fit, and a
+    GPU's start (its context: seconds) would cost a small search more
+    than it saves."""
+    if check_device(device) in ("auto", "cpu") or not torch.cuda.is_available():
         return "cpu"
     return resolve_device(device)

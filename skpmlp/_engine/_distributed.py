@@ -32,7 +32,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from ._device import resolve_device
+from ._backends._choice import run_device
 from ._train import train_population
 
 #: torch's own default for gloo and NCCL process groups
@@ -322,7 +322,7 @@ def train_data_parallel(dp, spec, config, X, y, folds, options):
     they are compared first, and a difference raises ValueError on every
     rank.
     """
-    config = dataclasses.replace(config, device=dp.device(resolve_device(config.device)))
+    config = dataclasses.replace(config, device=dp.device(run_device(spec, config, X, folds)))
     with dp.session(config.device):
         dp.check_same(
             X=digest(X), y=digest(y), sample_weight=digest(options.sample_weight),

@@ -36,8 +36,8 @@ import warnings
 import numpy as np
 import torch
 
+from ._backends._choice import run_device
 from ._chunks import merge_results
-from ._device import resolve_device
 from ._halving import decide
 from ._init import population_initial_weights
 from ._lbfgs._task import LbfgsTask
@@ -154,7 +154,7 @@ def train_population(spec, config, X, y, folds, *, resume=None, rungs=None, opti
         ``halted="interrupted"`` when a KeyboardInterrupt ended training
         after at least one epoch (one before that propagates).
     """
-    config = dataclasses.replace(config, device=resolve_device(config.device))
+    config = dataclasses.replace(config, device=run_device(spec, config, X, folds))
     options = dataclasses.replace(RunOptions() if options is None else options, **fields)
     if resume is None:
         runs = plan_runs(spec, config, X, folds, options)

@@ -31,6 +31,7 @@ from .._engine import (
     current_data_parallel,
     merge_results,
     resolve_device,
+    run_device,
     split_models,
     torch_threads,
     train_data_parallel,
@@ -42,7 +43,8 @@ from ._shard_progress import ShardedProgress
 
 
 def shard_device(device, shard):
-    """The device shard ``shard`` trains on, resolved where it runs.
+    """The device shard ``shard`` trains on, resolved where it runs
+    (``"auto"`` decided first by :func:`~skpmlp._engine.run_device`).
 
     ``"auto"`` and ``"cuda"`` spread shards over the visible GPUs (one GPU
     per worker when each worker sees one, e.g. through
@@ -135,11 +137,13 @@ def train_shard(spec, config, X, y, folds, task):
     """
     # private copies: never hand torch a read-only memmap or shared buffer
     X, y = X.copy(), y.copy()
-    config = dataclasses.replace(config, device=shard_device(config.device, task.shard))
     start = time.perf_counter()
     _ends_with(task.client)
     with torch_threads(shard_threads(task.n_shards)):
         threads = torch.get_num_threads()
+        # "auto" is decided by this shard's own size, on this worker
+        device = run_device(spec, config, X, folds) if config.device == "auto" else config.device
+        config = dataclasses.replace(config, device=shard_device(device, task.shard))
         resume = task.resume
         if task.checkpoint is not None:
             saved = task.checkpoint.load()
@@ -247,7 +251,7 @@ def train_search(spec, config, X, y, folds, options, execution, checkpoint=None)
     # whatever n_jobs is now
     sharded = is_sharded_state(resume) if resume is not None else n_jobs is not None
     if not sharded:
-        config = dataclasses.replace(config, device=resolve_device(config.device))
+        config = dataclasses.replace(config, device=run_device(spec, config, X, folds))
         start = time.perf_counter()
         result = train_population(spec, config, X, y, folds, options=options,
                                   checkpoint=checkpoint, resume=resume)
@@ -332,7 +336,7 @@ def _train_data_parallel(dp, spec, config, X, y, folds, options, *, n_jobs):
         )
     start = time.perf_counter()
     result = train_data_parallel(dp, spec, config, X, y, folds, options)
-    device = dp.device(resolve_device(config.device))
+    device = dp.device(run_device(spec, config, X, folds))
     info = _shard_info(0, spec, device, torch.get_num_threads(), start)
     info.update(world_size=dp.world_size, rows_per_rank=dp.rows_per_rank)
     return result, [info]

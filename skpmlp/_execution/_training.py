@@ -81,7 +81,7 @@ def train_models(spec, config, X, y, folds, execution, *, sample_weight=None, re
     verbose = execution.progress is not None and execution.progress.verbose
     if verbose:
         # a first-use compile of the native kernel takes seconds: say so
-        prepare_kernel(config, verbose=True)
+        prepare_kernel(config, verbose=True, workload=(spec, X, folds))
     progress = None if execution.progress is None else execution.progress.callback(execution.name)
     options = RunOptions(sample_weight=sample_weight, epoch_callback=progress,
                          max_memory=execution.max_memory, deadline=execution.deadline,

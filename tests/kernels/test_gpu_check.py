@@ -48,6 +48,17 @@ def test_a_failing_step_is_recorded_and_fails_the_check(tmp_path, monkeypatch):
     assert driver.main(["--device", "cpu", "--out", str(tmp_path)]) == 1
     steps = json.loads((tmp_path / "gpu_check.json").read_text())["steps"]
     assert [steps[name]["status"] for name in plan] == [0, 3, "timeout"]
+    assert (tmp_path / "fine.log").read_text() == "fine\n"  # each step's whole output
+
+
+def test_a_steps_time_limit_can_be_changed(tmp_path, monkeypatch):
+    driver = _driver()
+    plan = {"slow": ([sys.executable, "-c", "import time; time.sleep(3)"], 60, None)}
+    monkeypatch.setattr(driver, "steps", lambda device, quick: plan)
+    assert driver.main(["--device", "cpu", "--out", str(tmp_path), "--limit", "slow=0.5"]) == 1
+    assert json.loads((tmp_path / "gpu_check.json").read_text())["steps"]["slow"]["status"] == "timeout"
+    with pytest.raises(SystemExit):
+        driver.main(["--device", "cpu", "--out", str(tmp_path), "--limit", "slow=soon"])
 
 
 def test_an_unknown_step_is_refused(tmp_path):

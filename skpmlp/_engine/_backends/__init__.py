@@ -7,6 +7,6 @@ reading the per-model tables of ``_kernel_tables``. ``_choice`` decides which
 one trains a run.
 """
 
-from ._choice import choose_trainer, fallback_reason, prepare_kernel, torch_is_faster
+from ._choice import choose_trainer, fallback_reason, prepare_kernel, run_device, torch_is_faster
 
-__all__ = ["choose_trainer", "fallback_reason", "prepare_kernel", "torch_is_faster"]
+__all__ = ["choose_trainer", "fallback_reason", "prepare_kernel", "run_device", "torch_is_faster"]
