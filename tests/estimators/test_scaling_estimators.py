@@ -151,8 +151,8 @@ def test_a_regressor_scales_and_refits_alone():
 def test_halving_survivors_are_the_models_a_search_without_it_trains(early_stopping):
     X, y = _classification()
     # the scaled models train on torch's CPU ops, whose batched matmuls may
-    # sum in another order once halving shrinks a group (MKL on an Intel
-    # AVX-512 host did; an AMD host gives the same bits): float64 rounding
+    # sum in another order once halving shrinks a group (they did on the
+    # 16-core host of an H100, torch 2.11; a Zen 4 gives the same bits)
     assert_halving_survivors_are_unpruned(
         dict(BASE, hidden_layer_sizes=[(6,), (5,), (4, 3)], diagonal_scaling=[False, True],
              max_iter=12, n_iter_no_change=1000, early_stopping=early_stopping, holdout_refit=False),
