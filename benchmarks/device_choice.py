@@ -135,6 +135,18 @@ def measure(name, device, epochs):
             "gflops": gflop / per_epoch}
 
 
+def cpu_model():
+    """The host CPU's model name (``/proc/cpuinfo``), else the platform's."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
@@ -146,13 +158,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     devices = [d for d in args.devices if d != "cuda" or torch.cuda.is_available()]
-    report = {"cpu": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+    report = {"cpu": cpu_model(), "cpu_count": os.cpu_count(),
               "threads": args.threads, "torch": torch.__version__,
               "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
               "epochs": args.epochs, "workloads": {}}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"{report['gpu']} / {report['cpu_count']} cores ({args.threads} threads)", flush=True)
+    print(f"{report['gpu']} / {report['cpu']}, {report['cpu_count']} cores ({args.threads} threads)", flush=True)
     for name in args.workloads:
         build, rows, features, classes, batch = WORKLOADS[name]
         spec = build()
