@@ -5,7 +5,10 @@ The population: 240 models (hidden widths 16, 32, 64, 128 and one 2-layer
 (64, 32) net x relu / tanh / gelu x 2 learning rates x 2 L2 penalties x 4
 repeats), batch 200, 10 features, 5 classes, softmax cross-entropy, Adam.
 ``--population narrow``: the small-data case, 4 features, 3 classes and
-widths 8, 16, 32, 64 and (32, 16), otherwise the same.
+widths 8, 16, 32, 64 and (32, 16), otherwise the same. ``--activations
+relu`` (or any others) trains the same 240 models with those activations
+only: what an activation's math costs beside the products, which the
+FLOP count leaves out.
 Per step, in one process and one run:
 
 * ``plain torch``: the textbook fused step, one ``baddbmm`` per layer over
@@ -47,7 +50,8 @@ Usage::
     python benchmarks/step.py --population narrow --threads 1
 
 Writes ``benchmarks/results/step.json`` (``step_narrow.json`` for the narrow
-population, ``step_cuda.json`` on CUDA).
+population, ``step_cuda.json`` on CUDA; other ``--activations`` append
+their names, ``step_narrow_relu.json``).
 """
 
 import argparse
@@ -97,7 +101,7 @@ def population():
     models = [
         (arch, act, lr, alpha, repeat)
         for arch in ARCHS for act in ACTS for lr in (1e-3, 1e-2) for alpha in (1e-4, 1e-2)
-        for repeat in range(4)
+        for repeat in range(12 // len(ACTS))  # 240 models for 1 to 4 activations
     ]
     return PopulationSpec(
         hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
@@ -311,16 +315,20 @@ def main():
     parser.add_argument("--population", choices=sorted(POPULATIONS), default="wide",
                         help="wide: 10 features, 5 classes, widths 16-128; narrow: 4 features, 3 classes, "
                              "widths 8-64")
+    parser.add_argument("--activations", nargs="+", default=ACTS, choices=sorted(ACTIVATIONS),
+                        help="the population's activations (default: %(default)s); one alone shows what "
+                             "its math costs beside the products")
     args = parser.parse_args()
     clock = CLOCK[args.clock]
     use_population(args.population)
+    ACTS[:] = args.activations
     if args.device == "cuda":
         return main_gpu(args.epochs)
     threads = args.threads or sorted({1, os.cpu_count() or 1})
     torch.set_num_threads(1)
     limit = machine_limits("cpu", clock=clock)["matmul_gflops"]
     flops = step_flops(population(), BATCH)
-    report = {"population": args.population, "features": N_FEATURES, "classes": N_CLASSES,
+    report = {"population": args.population, "activations": ACTS, "features": N_FEATURES, "classes": N_CLASSES,
               "machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
               "torch": torch.__version__, "models": population().n_models, "batch": BATCH, "clock": args.clock,
               "step_gflop": flops / 1e9, "matmul_gflops_1_thread": limit, "runs": []}
@@ -349,8 +357,9 @@ def main():
                                    "gflops": gflops, "of_limit": gflops / (limit * n)})
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / ("step.json" if args.population == "wide" else f"step_{args.population}.json")).write_text(
-        json.dumps(report, indent=1))
+    name = "step" + ("" if args.population == "wide" else f"_{args.population}")
+    name += "" if ACTS == ["relu", "tanh", "gelu"] else "_" + "_".join(ACTS)
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
