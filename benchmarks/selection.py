@@ -35,12 +35,11 @@ not 6. The methods:
   thread barriers waited on a descheduled partner (pima: 31 s on two
   threads, where one takes well under a second).
 
-TabM is left out: ``pip install tabm`` works, but the ``tabm`` package is a
-PyTorch module (``tabm.TabM.make``) without ``fit`` / ``predict``; wrapping
-it takes a training loop of its own (batches, the per-member loss, early
-stopping on a validation split, the ensemble's mean prediction), more than
-the 60 lines issue 40 allows, and the recipe would be ours, not the
-paper's.
+* ``TabM``: TabM-D from pytabkit (``TabM_D_Classifier`` /
+  ``TabM_D_Regressor``, the wrappers pytabkit gives the ``tabm`` package's
+  module): its published defaults (one model of 32 weight-sharing MLP
+  members with piecewise-linear embeddings, early-stopped on a 20 %
+  validation split, ``n_cv=1``), on the CPU; issue 40's second MLP anchor.
 
 The grid (36 configurations, :data:`GRID`): ``hidden_layer_sizes`` (64,),
 (128,), (64, 32) x ``activation`` relu, tanh x ``learning_rate_init``
@@ -51,7 +50,7 @@ It prints per data set the test score (accuracy / R^2 on the standardised
 target) and wall seconds of ``fit`` of every method with their means; one
 table of every method's mean over all sets, over the classification sets
 and over the regression sets; then every method's wins, ties and losses
-against each reference (the default MLP, GridSearchCV, RealMLP-TD and HGB:
+against each reference (the default MLP, GridSearchCV, RealMLP-TD, TabM-D and HGB:
 :data:`REFERENCES`) with the mean gap, over all sets and per task side by
 side, and the worst gap; every loss larger than 0.01 by name (regression
 sets marked), and issue 30's targets.
@@ -72,7 +71,7 @@ the defaults).
 
 Reusing the references
 ----------------------
-The default MLP, GridSearchCV, RealMLP-TD and HGB do not depend on skpmlp,
+The default MLP, GridSearchCV, RealMLP-TD, TabM-D and HGB do not depend on skpmlp,
 and they take most of a run (RealMLP 159 s and GridSearchCV 165 s of 465 on
 an idle 2-core machine, on the first 14 sets; RealMLP took 40 of 55 minutes
 on a loaded one). With
@@ -230,14 +229,15 @@ SKPMLP_VARIANTS = [
 #: The variant issue 40's targets judge: the estimators given nothing.
 NO_ARGS = "no args"
 
-METHODS = ("default", "gscv", "skpmlp", "realmlp", "hgb")
+METHODS = ("default", "gscv", "skpmlp", "realmlp", "tabm", "hgb")
 DEFAULT_LABEL = "dflt MLP"
 GSCV_LABEL = "GSCV"
 REALMLP_LABEL = "RealMLP"
+TABM_LABEL = "TabM"
 HGB_LABEL = "HGB"
 #: The methods that do not depend on skpmlp: every method is compared with each
 #: (wins, ties, losses) and ``--reuse`` may take their results from an earlier run.
-REFERENCES = (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL, HGB_LABEL)
+REFERENCES = (DEFAULT_LABEL, GSCV_LABEL, REALMLP_LABEL, TABM_LABEL, HGB_LABEL)
 TASKS = ("classification", "regression")
 TIE = 1e-3  # |gap| at most this counts as a tie
 LOSS_SHOWN = 0.01  # losses larger than this are listed by name
@@ -352,6 +352,15 @@ def realmlp_classes():
     return (RealMLP_TD_Classifier, RealMLP_TD_Regressor), None
 
 
+def tabm_classes():
+    """pytabkit's TabM-D classes, or the reason they cannot be imported."""
+    try:
+        from pytabkit import TabM_D_Classifier, TabM_D_Regressor
+    except ImportError as exc:
+        return None, f"pytabkit's TabM is not importable ({exc}); pip install pytabkit tabm"
+    return (TabM_D_Classifier, TabM_D_Regressor), None
+
+
 def fit_default(data, classifier, max_iter):
     """The default MLP: test score and seconds."""
     single = MLPClassifier if classifier else MLPRegressor
@@ -420,8 +429,22 @@ def fit_realmlp(data, classifier, classes, threads, n_epochs, seeds=(SEED,)):
     """RealMLP-TD with ``n_cv=5`` (pytabkit), fitted once per seed: the
     mean test score, the median seconds and, with several seeds, their
     spread and every run's (as :func:`fit_skpmlp`)."""
+    extra = {"n_cv": CV} if n_epochs is None else {"n_cv": CV, "n_epochs": n_epochs}
+    return fit_pytabkit(data, classifier, classes, threads, seeds, extra)
+
+
+def fit_tabm(data, classifier, classes, threads, seeds=(SEED,)):
+    """TabM-D (pytabkit) at its defaults, fitted once per seed (as
+    :func:`fit_realmlp`)."""
+    return fit_pytabkit(data, classifier, classes, threads, seeds, {})
+
+
+def fit_pytabkit(data, classifier, classes, threads, seeds, extra):
+    """A pytabkit model (``classes``: its classifier and regressor) with
+    ``extra`` parameters, fitted once per seed on the CPU: the mean test
+    score, the median seconds and, with several seeds, their spread and
+    every run's."""
     model_class = classes[0] if classifier else classes[1]
-    extra = {} if n_epochs is None else {"n_epochs": n_epochs}
     previous = torch.get_num_threads()
     runs = []
     try:
@@ -429,8 +452,7 @@ def fit_realmlp(data, classifier, classes, threads, n_epochs, seeds=(SEED,)):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
                 model, seconds = timed(lambda: model_class(
-                    n_cv=CV, random_state=seed, device="cpu", n_threads=threads, verbosity=0,
-                    **extra,
+                    random_state=seed, device="cpu", n_threads=threads, verbosity=0, **extra,
                 ).fit(data["X_train"], data["y_train"]))
                 runs.append({"seed": seed, "seconds": seconds,
                              "test": float(model.score(data["X_test"], data["y_test"]))})
@@ -457,9 +479,9 @@ def fit_hgb(data, classifier, threads):
 
 #: The settings a reused reference result must share with this run.
 REUSE_KEYS = ("grid", "cv", "test_size", "max_rows")
-REUSE_CONFIG_KEYS = ("max_iter", "realmlp_epochs", "realmlp_seeds", "n_jobs", "threads")
+REUSE_CONFIG_KEYS = ("max_iter", "realmlp_epochs", "realmlp_seeds", "tabm_seeds", "n_jobs", "threads")
 #: A reuse key's value in files written before the key existed.
-REUSE_CONFIG_BEFORE = {"realmlp_seeds": [SEED]}
+REUSE_CONFIG_BEFORE = {"realmlp_seeds": [SEED], "tabm_seeds": [SEED]}
 
 
 def reusable(path, config):
@@ -477,7 +499,7 @@ def reusable(path, config):
     -------
     reused : dict
         ``{data set: {label: result}}`` of the reference methods (default
-        MLP, GridSearchCV, RealMLP-TD, HistGradientBoosting) that did not
+        MLP, GridSearchCV, RealMLP-TD, TabM-D, HistGradientBoosting) that did not
         fail.
     source : dict
         The file, its machine and the methods reused, for the output.
@@ -511,7 +533,7 @@ def reusable(path, config):
     return reused, source
 
 
-def run_dataset(name, config, variants, realmlp, reused=None):
+def run_dataset(name, config, variants, realmlp, reused=None, tabm=None):
     """Every method on data set ``name``; one row of the results (the
     reference methods found in ``reused``, ``{label: result}``, are copied,
     marked ``"reused": True``, not run)."""
@@ -553,6 +575,9 @@ def run_dataset(name, config, variants, realmlp, reused=None):
         attempt(REALMLP_LABEL, lambda: fit_realmlp(data, classifier, realmlp, config["threads"],
                                                    config["realmlp_epochs"],
                                                    config["realmlp_seeds"]))
+    if tabm is not None or (reused and TABM_LABEL in reused):
+        attempt(TABM_LABEL, lambda: fit_tabm(data, classifier, tabm, config["threads"],
+                                             config["tabm_seeds"]))
     if "hgb" in config["methods"]:
         attempt(HGB_LABEL, lambda: fit_hgb(data, classifier, config["hgb_threads"]))
     row["load_average_end"] = os.getloadavg()
@@ -905,8 +930,10 @@ def main(argv=None):
                         help="random_state 0..N-1 of the skpmlp searches (mean test score)")
     parser.add_argument("--realmlp-seeds", type=int, default=1,
                         help="random_state 0..N-1 of RealMLP-TD (mean test score)")
+    parser.add_argument("--tabm-seeds", type=int, default=1,
+                        help="random_state 0..N-1 of TabM-D (mean test score)")
     parser.add_argument("--n-jobs", type=int, default=2, help="GridSearchCV's n_jobs")
-    parser.add_argument("--threads", type=int, default=2, help="RealMLP's n_threads")
+    parser.add_argument("--threads", type=int, default=2, help="RealMLP's and TabM's n_threads")
     parser.add_argument("--hgb-threads", type=int, default=1,
                         help="HistGradientBoosting's OpenMP threads (default 1: see the "
                              "module docstring)")
@@ -919,7 +946,7 @@ def main(argv=None):
     parser.add_argument("--merged", metavar="JSON",
                         help="with --report: write the merged results there")
     parser.add_argument("--reuse", metavar="JSON",
-                        help="take the default MLP, GridSearchCV, RealMLP-TD and HGB results from "
+                        help="take the default MLP, GridSearchCV, RealMLP-TD, TabM-D and HGB results from "
                              "this earlier results file where it has them (same settings); "
                              "only the skpmlp variants are fitted afresh")
     args = parser.parse_args(argv)
@@ -931,6 +958,7 @@ def main(argv=None):
         "max_iter": args.max_iter or (30 if args.quick else 200),
         "realmlp_epochs": args.realmlp_epochs or (30 if args.quick else None),
         "seeds": list(range(args.seeds)), "realmlp_seeds": list(range(args.realmlp_seeds)),
+        "tabm_seeds": list(range(args.tabm_seeds)),
         "n_jobs": args.n_jobs, "threads": args.threads,
         "hgb_threads": args.hgb_threads,
         "methods": args.methods,
@@ -970,17 +998,25 @@ def main(argv=None):
             print(f"note: skipping RealMLP-TD: {reason}")
     has_realmlp = realmlp is not None or (source is not None and REALMLP_LABEL in source["labels"]
                                           and "realmlp" in args.methods)
+    tabm = None
+    if "tabm" in args.methods:
+        tabm, reason = tabm_classes()
+        if reason:
+            print(f"note: skipping TabM-D: {reason}")
+    has_tabm = tabm is not None or (source is not None and TABM_LABEL in source["labels"]
+                                    and "tabm" in args.methods)
 
     labels = ([DEFAULT_LABEL] if "default" in args.methods else []) \
         + ([GSCV_LABEL] if "gscv" in args.methods else []) \
         + [sk_label(v) for v in runnable] + ([REALMLP_LABEL] if has_realmlp else []) \
+        + ([TABM_LABEL] if has_tabm else []) \
         + ([HGB_LABEL] if "hgb" in args.methods else [])
     info = machine()
     print(f"{len(names)} data sets, {math.prod(len(v) for v in GRID.values())} configurations, "
           f"cv={CV}, max_iter={config['max_iter']}, test split {TEST_SIZE:.0%}, at most "
           f"{MAX_ROWS} rows; GridSearchCV n_jobs={args.n_jobs}; skpmlp seeds "
           f"{config['seeds']}; RealMLP-TD n_cv={CV} n_threads={args.threads} seeds "
-          f"{config['realmlp_seeds']}; HGB "
+          f"{config['realmlp_seeds']}; TabM-D seeds {config['tabm_seeds']}; HGB "
           f"{args.hgb_threads} thread(s); "
           f"{info['cpu_count']} CPUs, load average {info['load_average'][0]:.2f}")
     for variant in runnable:
@@ -992,7 +1028,7 @@ def main(argv=None):
     rows, start = [], time.perf_counter()
     for name in names:
         begun = time.perf_counter()
-        rows.append(run_dataset(name, config, runnable, realmlp, reused.get(name)))
+        rows.append(run_dataset(name, config, runnable, realmlp, reused.get(name), tabm))
         print(f"  {name} done in {time.perf_counter() - begun:.0f} s "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
         summary = summarise(rows, labels)
