@@ -95,3 +95,18 @@ def test_a_search_on_a_gpu_host_trains_a_small_data_set_on_the_cpu_and_says_why(
                                    verbose=True, random_state=0).fit(*iris)
     assert {shard["device"] for shard in search.shards_} == {"cpu"}
     assert "device='auto' trains on cpu: its epochs are about" in capsys.readouterr().err
+
+
+@needs_triton
+def test_each_shard_decides_auto_by_its_own_size_where_it_runs(iris, visible_gpu, monkeypatch):
+    """With ``n_jobs`` the shards resolve ``"auto"`` on their worker (here
+    this process, whose "GPU" is patched in): small shards train on the CPU."""
+    from sklearn.utils.parallel import Parallel
+
+    import skpmlp._execution._shards as shards
+
+    monkeypatch.setattr(shards, "Parallel", lambda n_jobs=None: Parallel(n_jobs=1))
+    search = ParallelMLPClassifier(hidden_layer_sizes=[(8,), (16,)], max_iter=5, cv=2, ensemble="best",
+                                   n_jobs=2, random_state=0).fit(*iris)
+    assert len(search.shards_) >= 2
+    assert {shard["device"] for shard in search.shards_} == {"cpu"}
