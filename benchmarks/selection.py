@@ -914,6 +914,19 @@ def report(paths, merged=None):
         print(f"\nwrote {merged}")
 
 
+def pytabkit_reference(method, label, classes_of, args, source):
+    """A pytabkit reference of the run: its classes (None where ``method``
+    is not asked for or cannot be imported, with a note) and whether its
+    column shows (fitted now, or reused from ``source``)."""
+    classes = None
+    if method in args.methods:
+        classes, reason = classes_of()
+        if reason:
+            print(f"note: skipping {label}: {reason}")
+    reused = source is not None and label in source["labels"]
+    return classes, method in args.methods and (classes is not None or reused)
+
+
 def main(argv=None):
     """Run the benchmark; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -991,20 +1004,8 @@ def main(argv=None):
               f"{args.reuse} (fitted and timed in that run, on {len(source['datasets'])} data "
               f"sets; load average then {source['machine']['load_average'][0]:.2f}); only the "
               f"skpmlp variants are fitted and timed now, so time ratios compare two runs")
-    realmlp = None
-    if "realmlp" in args.methods:
-        realmlp, reason = realmlp_classes()
-        if reason:
-            print(f"note: skipping RealMLP-TD: {reason}")
-    has_realmlp = realmlp is not None or (source is not None and REALMLP_LABEL in source["labels"]
-                                          and "realmlp" in args.methods)
-    tabm = None
-    if "tabm" in args.methods:
-        tabm, reason = tabm_classes()
-        if reason:
-            print(f"note: skipping TabM-D: {reason}")
-    has_tabm = tabm is not None or (source is not None and TABM_LABEL in source["labels"]
-                                    and "tabm" in args.methods)
+    realmlp, has_realmlp = pytabkit_reference("realmlp", REALMLP_LABEL, realmlp_classes, args, source)
+    tabm, has_tabm = pytabkit_reference("tabm", TABM_LABEL, tabm_classes, args, source)
 
     labels = ([DEFAULT_LABEL] if "default" in args.methods else []) \
         + ([GSCV_LABEL] if "gscv" in args.methods else []) \
