@@ -18,6 +18,9 @@ its own limit, never the others'), in this order:
 * ``device_choice``: ``benchmarks/device_choice.py`` (each workload's
   seconds per epoch on CUDA and on the native CPU kernel over all the
   host's cores: the measurements behind ``device="auto"``);
+* ``profile``: ``benchmarks/gpu_profile.py`` (the first fit's compile,
+  the device's busy share of a fit, launches, copies and syncs per epoch,
+  the ops with the most device and host time);
 * ``suite``: the README's test command (``python -m pytest``) on the GPU
   host, one xdist worker per core, at most 16.
 
@@ -94,6 +97,8 @@ def steps(device, quick):
         "device_choice": ([python, "benchmarks/device_choice.py", "--out", str(RESULTS), "--workloads",
                            *(["iris", "csv500"] if quick else DEVICE_WORKLOADS), *([] if gpu else ["--devices", "cpu"])],
                           300, RESULTS / "device_choice.json"),
+        "profile": ([python, "benchmarks/gpu_profile.py", "--device", device, "--out", str(RESULTS),
+                     *(["--workloads", "iris"] if quick else [])], 240, RESULTS / "gpu_profile.json"),
         "suite": ([python, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:benchmark", "-rf", "-n", workers],
                   600, None),
     }

@@ -64,3 +64,14 @@ def test_a_steps_time_limit_can_be_changed(tmp_path, monkeypatch):
 def test_an_unknown_step_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         _driver().main(["--device", "cpu", "--steps", "nope", "--out", str(tmp_path)])
+
+
+def test_the_profile_runs_on_the_cpu_and_writes_its_figures(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT.parent / "gpu_profile.py"), "--device", "cpu",
+                           "--workloads", "iris", "--epochs", "2", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    iris = json.loads((tmp_path / "gpu_profile.json").read_text())["workloads"]["iris"]
+    assert iris["trainer"] == "NativeTrainer" and iris["epochs"] == 2 and iris["wall_s"] > 0
+    assert iris["device_busy_share"] is None and iris["top_device"] == []  # no GPU: host time only
+    assert iris["top_cpu"] and all(row["us"] > 0 for row in iris["top_cpu"])
