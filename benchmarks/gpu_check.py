@@ -27,13 +27,24 @@ its own limit, never the others'), in this order:
 It writes one JSON (``gpu_check.json`` in ``--out``: each step's command,
 exit status, seconds, the tail of its output and the JSON the step wrote),
 each step's whole output (``<step>.log`` in ``--out``) and prints a line
-per step; ``--limit STEP=SECONDS`` changes a step's time limit. ``--device cpu --quick`` runs the same steps'
-CPU variants, small, to check the driver on a machine without a GPU (the
-test suite does); ``--steps`` picks some.
+per step; ``--limit STEP=SECONDS`` changes a step's time limit.
+``--device cpu --quick`` runs the same steps' CPU variants, small, to
+check the driver on a machine without a GPU (the test suite does);
+``--steps`` picks some.
 
-Usage (on the GPU machine, from the repository's root)::
+All the steps together take longer than one 10-minute call of a lent GPU
+(on an H100 with a 16-core host: the CUDA tests 107 s with 8 workers, the
+suite over 215 s with 16, ``device_choice`` over 170 s), so a session
+picks them into calls, each under its limit, for example::
 
-    PYTHONUNBUFFERED=1 python benchmarks/gpu_check.py --out "$OUT"
+    PYTHONPATH=$PWD PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT" \
+        --steps environment cuda_tests profile device_choice --limit device_choice=200
+    PYTHONPATH=$PWD PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT" \
+        --steps suite step paper_cell --limit suite=360
+
+(``PYTHONPATH``: the GPU machine's ``python3`` holds torch and triton,
+and the checkout is imported as it is, nothing installed.) On the CPU::
+
     python benchmarks/gpu_check.py --device cpu --quick --steps environment dropout_cost
 """
 
