@@ -154,7 +154,9 @@ def describe_gpu_backend(config):
     if reason is None:
         return (
             f"[skpmlp] training on {config.device} with the Triton kernels (populations deeper "
-            f"than {MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch)"
+            f"than {MAX_DEPTH} hidden layers or wider than {MAX_WIDTH} units train on torch); "
+            f"a process's first fit of a shape compiles them (17-50 s measured on an H100 "
+            f"host), later fits and processes reuse Triton's cache"
         )
     return f"[skpmlp] training on {config.device} with torch: {reason}"
 
