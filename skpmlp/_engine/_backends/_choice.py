@@ -112,6 +112,12 @@ def auto_device(spec, config, n_features, fold_rows):
                     f"faster on {path}")
 
 
+def _auto_device_of(spec, config, X, folds):
+    """:func:`auto_device` for a run on ``X`` (n_samples, n_features) and
+    ``folds`` (training rows, evaluation rows)."""
+    return auto_device(spec, config, X.shape[1], [len(train) for train, _ in folds])
+
+
 def run_device(spec, config, X, folds):
     """The device this run trains on, on this machine: ``config.device``
     resolved (:func:`~skpmlp._engine._device.resolve_device`), with
@@ -119,7 +125,7 @@ def run_device(spec, config, X, folds):
     data."""
     if config.device != "auto" or not torch.cuda.is_available():
         return resolve_device(config.device)
-    return auto_device(spec, config, X.shape[1], [len(train) for train, _ in folds])[0]
+    return _auto_device_of(spec, config, X, folds)[0]
 
 
 def choose_trainer(spec, config):
@@ -167,7 +173,7 @@ def prepare_kernel(config, *, verbose=False, workload=None):
             device = "cuda"
         else:
             spec, X, folds = workload
-            device, why = auto_device(spec, config, X.shape[1], [len(train) for train, _ in folds])
+            device, why = _auto_device_of(spec, config, X, folds)
             if verbose:
                 print(f"[skpmlp] device='auto' trains on {device}: {why}", file=sys.stderr)
     on_cpu = device == "auto" or torch.device(device).type == "cpu"

@@ -450,20 +450,15 @@ class PopulationTrainer:
         return (self.loss_sums / sizes + l2).cpu().numpy()
 
     @torch.no_grad()
-    def monitor_scores(self, X_eval, y_eval, eval_weights, with_loss=False):
+    def scores_of_outputs(self, outputs, y_eval, eval_weights, with_loss=False):
         """Each slot's monitored value (score, or negated loss) on its own
-        fold's evaluation rows (numpy).
+        fold's evaluation rows (numpy), from every slot's ``outputs``
+        (n_slots, n_eval, C) for the evaluation rows (:meth:`outputs`).
 
         ``eval_weights`` (K, n_eval) is zero outside a fold's rows. With
         ``with_loss``, ``(score, validation loss)`` from the same outputs
         (``restore_best_weights`` watches the loss): with ``monitor="loss"``
         the loss is the negated score itself."""
-        return self.scores_of_outputs(self.outputs(X_eval), y_eval, eval_weights, with_loss)
-
-    @torch.no_grad()
-    def scores_of_outputs(self, outputs, y_eval, eval_weights, with_loss=False):
-        """:meth:`monitor_scores` of every slot's ``outputs`` (n_slots,
-        n_eval, C) for the evaluation rows."""
         weights = eval_weights.index_select(0, self.slot_fold_t)
         score = monitor_function(self.config)(outputs, y_eval, weights)
         # a model whose outputs overflowed on its own rows scores NaN,

@@ -42,11 +42,9 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, o
     if not monitor:
         return loss, None, None
     if outputs is None:
-        values = trainer.monitor_scores(data.X_eval, data.y_eval, data.eval_weights,
-                                        with_loss=with_loss)
-    else:
-        values = trainer.scores_of_outputs(outputs, data.y_eval, data.eval_weights,
-                                           with_loss=with_loss)
+        outputs = trainer.outputs(data.X_eval)
+    values = trainer.scores_of_outputs(outputs, data.y_eval, data.eval_weights,
+                                       with_loss=with_loss)
     per_slot = values if with_loss else (values,)
     per_replica_values = []
     for value in per_slot:
