@@ -91,9 +91,13 @@ class RunData:
     fold_batches : list of int
         Batches per fold and epoch.
     X_eval, y_eval : Tensor or None
-        The union of the folds' evaluation rows (None without monitoring).
+        Every fold's evaluation rows, fold after fold (None without
+        monitoring; a row of several folds' appears in each).
     eval_weights : Tensor of shape (n_folds, n_eval) or None
         Each fold's sample weights on those rows, zero outside its own.
+    eval_first, eval_rows : ndarray of int64 of shape (n_folds,) or None
+        Fold k's evaluation rows are ``X_eval[eval_first[k]:][:eval_rows[k]]``
+        (the native kernel evaluates each model on its own fold's only).
     """
 
     X: torch.Tensor
@@ -104,6 +108,8 @@ class RunData:
     X_eval: torch.Tensor = None
     y_eval: torch.Tensor = None
     eval_weights: torch.Tensor = None
+    eval_first: np.ndarray = None
+    eval_rows: np.ndarray = None
 
 
 def run_data(config, X, y, folds, sample_weight, monitor, *, dtype, device):
@@ -134,14 +140,16 @@ def run_data(config, X, y, folds, sample_weight, monitor, *, dtype, device):
     )
     data = RunData(X_t, y_t, planner, fold_sizes, [-(-n // batch_size) for n in fold_sizes])
     if monitor:
-        # every fold's evaluation rows once, each fold weighting only its own
-        eval_rows = np.unique(np.concatenate([np.asarray(e) for _, e in folds]))
-        position = np.full(X.shape[0], -1)
-        position[eval_rows] = np.arange(len(eval_rows))
+        # every fold's evaluation rows in a block of their own, weighted by
+        # that fold only (K-fold's are disjoint: no row twice)
+        blocks = [np.asarray(rows, dtype=np.int64) for _, rows in folds]
+        data.eval_rows = np.array([len(rows) for rows in blocks], dtype=np.int64)
+        data.eval_first = np.concatenate([[0], np.cumsum(data.eval_rows)[:-1]]).astype(np.int64)
+        eval_rows = np.concatenate(blocks)
         eval_weights = np.zeros((len(folds), len(eval_rows)))
         sw = np.ones(X.shape[0]) if sample_weight is None else sample_weight
-        for k, (_, rows) in enumerate(folds):
-            eval_weights[k, position[rows]] = sw[rows]
+        for k, (first, rows) in enumerate(zip(data.eval_first, blocks)):
+            eval_weights[k, first : first + len(rows)] = sw[rows]
         eval_index = as_tensor(eval_rows, dtype=torch.int64, device=device)
         data.X_eval, data.y_eval = X_t[eval_index], y_t[eval_index]
         data.eval_weights = as_tensor(eval_weights, dtype=dtype, device=device)

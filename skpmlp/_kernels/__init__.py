@@ -15,12 +15,22 @@ from ._build import (
     kernel_target,
     load_library,
 )
+from ._evaluation import EvalBlocks, eval_blocks
 from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
 from ._solvers import SOLVERS, Solver, kernel_code, n_state_buffers
 from ._step import forward_models, kernel_available, lanes, run_models
-from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
+from ._tables import (
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+    SCORE_CODES,
+)
 
 __all__ = [
+    "EvalBlocks",
     "HISTORY",
     "HYPER_FIELDS",
     "HYPER_WIDTH",
@@ -29,12 +39,14 @@ __all__ = [
     "MAX_DEPTH",
     "META_FIELDS",
     "META_WIDTH",
+    "SCORE_CODES",
     "SOLVERS",
     "STATE_FIELDS",
     "STATE_WIDTH",
     "Solver",
     "build_info",
     "cache_dir",
+    "eval_blocks",
     "executable_targets",
     "forward_models",
     "kernel_available",

@@ -39,6 +39,16 @@ def host_array(value, dtype, shape, name):
     return array
 
 
+def check_fold_rows(first, rows, n_eval, n_pad=None):
+    """Each fold's evaluation rows ``[first[k], first[k] + rows[k])`` lie
+    within the ``n_eval`` rows (and ``rows[k]`` within a fold's block of
+    ``n_pad``)."""
+    if (np.shape(first) != np.shape(rows) or (rows < 0).any() or (first < 0).any()
+            or (first + rows > n_eval).any() or (n_pad is not None and (rows > n_pad).any())):
+        raise ValueError(f"the folds' evaluation rows {list(zip(first, rows))} lie outside "
+                         f"the {n_eval} rows or their blocks")
+
+
 def check_batches(batches, n_outputs, classification):
     """The shapes of one call's batches; returns (n_steps, K, F, B_pad)."""
     X, Y, W = batches["X"], batches["Y"], batches["W"]

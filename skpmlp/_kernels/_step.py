@@ -11,9 +11,24 @@ import numpy as np
 import torch
 
 from ._build import build_info, load_library
-from ._checks import Bounds, check_batches, check_tables, check_tensors, host_array
+from ._checks import (
+    Bounds,
+    check_batches,
+    check_fold_rows,
+    check_tables,
+    check_tensors,
+    host_array,
+)
 from ._solvers import AMSGRAD_CODES, KERNEL_CODES, MOMENT_CODES
-from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
+from ._tables import (
+    HYPER_FIELDS,
+    HYPER_WIDTH,
+    LOSS_CODES,
+    MAX_DEPTH,
+    META_FIELDS,
+    META_WIDTH,
+    SCORE_CODES,
+)
 
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
@@ -178,7 +193,10 @@ class _Epochs(ctypes.Structure):
         ("best", _p), ("count", _p), ("tol", ctypes.c_double), ("patience", ctypes.c_int64),
         ("losses", _p), ("epochs_done", _p),
         ("eval_X", _p), ("eval_blocks", ctypes.c_int64), ("eval_block", ctypes.c_int64),
-        ("eval_rows", ctypes.c_int64), ("eval_out", _p),
+        ("eval_rows", ctypes.c_int64), ("eval_fold_stride", ctypes.c_int64),
+        ("eval_fold_first", _p), ("eval_fold_rows", _p), ("eval_out", _p),
+        ("score", ctypes.c_int64), ("eval_y", _p), ("eval_w", _p), ("eval_total", _p),
+        ("scores", _p),
     ]
 
 
@@ -242,8 +260,8 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         epoch; ``loss_alpha``, ``best`` and ``count`` (n_slots,) the L2
         term's alpha and the rule's state per slot; ``tol``, ``patience``;
         ``first_epoch`` the run's epoch the call starts at; optionally
-        ``X_eval`` (n_eval, F), rows whose outputs every model gives after
-        every epoch it trains.
+        ``evaluation``, an :class:`~._evaluation.EvalBlocks`: rows each
+        model evaluates (its own fold's) after every epoch it trains.
 
     Returns
     -------
@@ -251,9 +269,12 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``losses`` (n_epochs, n_slots) float64, each epoch's loss of every
         model of ``meta`` (NaN elsewhere and after a model stopped);
         ``epochs_done`` (n_slots,) int64, the epochs each trained (-1 for
-        slots not in ``meta``); and the outputs for ``X_eval``, a Tensor
-        (n_epochs, n_slots, n_eval, n_outputs) of the buffers' dtype (NaN
-        where a model did not train the epoch), or None without it.
+        slots not in ``meta``); and with ``evaluation``, what each model
+        made of its fold's evaluation rows after each epoch (NaN where it
+        did not train the epoch): its ``score`` (n_epochs, n_slots) float64,
+        or without one its outputs, a Tensor (n_epochs, n_slots, n_eval,
+        n_outputs) of the buffers' dtype (zero outside its fold's rows);
+        None without ``evaluation``.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -318,21 +339,21 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     n_epochs = len(tables["ends"]) - 1
     losses = np.full((n_epochs, n_slots), np.nan)
     epochs_done = np.full(n_slots, -1, dtype=np.int64)
-    X_eval, eval_blocks, eval_out = epochs.get("X_eval"), (None, 0, 0), None
-    if X_eval is not None:
-        if X_eval.dim() != 2 or X_eval.shape[1] != F:
-            raise ValueError(f"X_eval must be (n_eval, {F}), not {tuple(X_eval.shape)}")
-        check_tensors({"X_eval": X_eval}, params.dtype)
-        eval_blocks = forward_blocks(X_eval)
-        eval_out = torch.full((n_epochs, n_slots, X_eval.shape[0], n_outputs), float("nan"),
-                              dtype=params.dtype)
+    evaluation, evaluated = epochs.get("evaluation"), None
+    alive, eval_fields = _evaluation_fields(evaluation, meta, K, F, n_outputs, params.dtype)
+    if evaluation is not None and evaluation.score is None:
+        evaluated = torch.full((n_epochs, n_slots, evaluation.n_eval, n_outputs), float("nan"),
+                               dtype=params.dtype)
+        eval_fields["eval_out"] = _ptr(evaluated)
+    elif evaluation is not None:
+        evaluated = np.full((n_epochs, n_slots), np.nan)
+        eval_fields["scores"] = evaluated.ctypes.data
     argument = _Epochs(
         n_epochs, int(epochs.get("first_epoch", 0)), n_slots,
         *(tables[name].ctypes.data for name in ("ends", "fold_sizes", "fold_batches", "loss_alpha",
                                                  "best", "count")),
         float(epochs["tol"]), int(epochs["patience"]), losses.ctypes.data, epochs_done.ctypes.data,
-        _ptr(eval_blocks[0]), eval_blocks[1], eval_blocks[2],
-        0 if X_eval is None else X_eval.shape[0], _ptr(eval_out),
+        **eval_fields,
     )
     entry = kernel_entry(_EPOCHS_ENTRY[params.dtype], _EPOCHS_ARGTYPES, _checked_layout)
     code = entry(
@@ -344,9 +365,53 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
         _ptr(buffers.get("state3")), _ptr(buffers["loss_sums"]), ctypes.byref(argument),
         int(n_threads),
     )
+    del alive  # the call has read the evaluation tables
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
-    return losses, epochs_done, eval_out
+    return losses, epochs_done, evaluated
+
+
+def _evaluation_fields(evaluation, meta, K, F, n_outputs, dtype):
+    """``struct Epochs``' evaluation fields for ``evaluation`` (an
+    :class:`~._evaluation.EvalBlocks` or None), checked, and the host arrays
+    they point into (to keep alive through the call); the outputs or scores
+    the call writes are the caller's."""
+    if evaluation is None:
+        return (), {}
+    e = evaluation
+    n_pad = e.n_blocks * e.block
+    if e.X.dim() != 4 or e.X.shape[0] not in (1, K) or tuple(e.X.shape[1:]) != (
+            e.n_blocks, F, e.block):
+        raise ValueError(f"the evaluation blocks must be (1 or {K}, {e.n_blocks}, {F}, "
+                         f"{e.block}), not {tuple(e.X.shape)}")
+    if e.block % lanes(dtype) or e.score not in SCORE_CODES:
+        raise ValueError("the evaluation blocks are not in the kernel's layout")
+    first = host_array(e.first, np.int64, (K,), "first")
+    rows = host_array(e.rows, np.int64, (K,), "rows")
+    check_fold_rows(first, rows, e.n_eval, n_pad)
+    folds = meta[:, META_FIELDS["fold"]]
+    if len(folds) and (folds.min() < 0 or folds.max() >= K):
+        raise ValueError("a model's fold has no evaluation rows")
+    tensors = {"X": e.X}
+    if e.score is not None:
+        width = 1 if e.score == "accuracy" else n_outputs
+        shapes = {"y": (K, n_pad, width), "weights": (K, n_pad)}
+        if e.score == "r2":
+            shapes["total"] = (K, n_outputs)
+        for name, shape in shapes.items():
+            value = getattr(e, name)
+            if value is None or tuple(value.shape) != shape:
+                raise ValueError(f"the evaluation {name} must have shape {shape}")
+            tensors[name] = value
+    check_tensors(tensors, dtype)
+    return (first, rows), {
+        "eval_X": _ptr(e.X), "eval_blocks": e.n_blocks, "eval_block": e.block,
+        "eval_rows": e.n_eval,
+        "eval_fold_stride": 0 if e.X.shape[0] == 1 else e.n_blocks * F * e.block,
+        "eval_fold_first": first.ctypes.data, "eval_fold_rows": rows.ctypes.data,
+        "score": SCORE_CODES[e.score], "eval_y": _ptr(e.y), "eval_w": _ptr(e.weights),
+        "eval_total": _ptr(e.total),
+    }
 
 
 #: Rows of one forward block at most: samples along the lanes, as a

@@ -50,3 +50,7 @@ HYPER_FIELDS = {
 HYPER_WIDTH = 9
 
 LOSS_CODES = {"softmax": 0, "squared": 1, "logistic": 2}
+
+#: ``Epochs::score``'s codes in ``mlp_step.cpp``: what the kernel computes
+#: of a model's evaluation rows (None: nothing, the host scores the outputs)
+SCORE_CODES = {None: 0, "accuracy": 1, "r2": 2, "subset_accuracy": 3}

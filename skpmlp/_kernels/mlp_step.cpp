@@ -844,14 +844,36 @@ struct Epochs {
     int64_t patience;
     double* losses;       // (n_epochs, n_slots) out: each epoch's loss (a T value)
     int64_t* epochs_done; // (n_slots) out: epochs each model trained
-    // where the run monitors evaluation rows (null otherwise): their
-    // blocks (eval_blocks, F, eval_block) as skp_forward_*'s, and every
-    // epoch's outputs of each model (n_epochs, n_slots, eval_rows, C) of T,
-    // which the host scores as it scores one epoch's
+    // Where the run monitors evaluation rows (eval_X null otherwise), each
+    // model evaluates its own fold's rows only, after every epoch it
+    // trains: fold k's rows lie in blocks (eval_blocks, F, eval_block) as
+    // skp_forward_*'s at eval_X + k * eval_fold_stride (0: every fold has
+    // the same rows), eval_fold_rows[k] of them. With score == SCORE_NONE
+    // the model writes its outputs into eval_out (n_epochs, n_slots,
+    // eval_rows, C) of T, at rows [eval_fold_first[k], + eval_fold_rows[k])
+    // of its slot and zero elsewhere, for the host to score; otherwise it
+    // scores them itself, as the host's function of the outputs does
+    // (engine's _losses.MONITOR_SCORES, in T, NaN where an output of a
+    // weighted row is not finite), into scores (n_epochs, n_slots): eval_y
+    // (K, eval_blocks * eval_block, 1 or C) and eval_w (K, eval_blocks *
+    // eval_block) of T are each fold's targets and row weights, eval_total
+    // (K, C) of T R^2's total sum of squares of each fold's targets.
     const void* eval_X;
-    int64_t eval_blocks, eval_block, eval_rows;
+    int64_t eval_blocks, eval_block, eval_rows, eval_fold_stride;
+    const int64_t* eval_fold_first;
+    const int64_t* eval_fold_rows;
     void* eval_out;
+    int64_t score;
+    const void* eval_y;
+    const void* eval_w;
+    const void* eval_total;
+    double* scores;
 };
+
+// What Epochs::score computes: nothing (the host scores eval_out),
+// accuracy of the argmax (softmax), R^2 averaged over the outputs
+// (squared error), the subset accuracy of positive logits (logistic).
+enum { SCORE_NONE = 0, SCORE_ACCURACY, SCORE_R2, SCORE_SUBSET };
 
 template <class T> struct Problem {
     int n_steps, n_folds, bp, n_features, n_outputs, loss;
@@ -1184,6 +1206,75 @@ inline bool rule_stops(double loss, double& best, int64_t& count, double tol, in
     return count > patience;
 }
 
+// Model m's evaluation after epoch e of the call (see Epochs): its
+// outputs for its fold's rows written out, or scored.
+template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e, const T* params, Scratch<T>& s) {
+    const int C = m.n_outputs(), F = m.layers[0].n_in, block = int(E.eval_block);
+    const long n_pad = E.eval_blocks * E.eval_block, rows = E.eval_fold_rows[m.fold];
+    const T* X = static_cast<const T*>(E.eval_X) + m.fold * E.eval_fold_stride;
+    T* out = nullptr;
+    if (E.score == SCORE_NONE) {
+        out = static_cast<T*>(E.eval_out) + (e * E.n_slots + m.slot) * E.eval_rows * C;
+        std::fill(out, out + E.eval_rows * C, T(0));
+        out += E.eval_fold_first[m.fold] * C;
+    }
+    const int y_width = E.score == SCORE_ACCURACY ? 1 : C;
+    const T* y = E.score == SCORE_NONE ? nullptr : static_cast<const T*>(E.eval_y) + m.fold * n_pad * y_width;
+    const T* w = E.score == SCORE_NONE ? nullptr : static_cast<const T*>(E.eval_w) + m.fold * n_pad;
+    // the host's sums, in T: weighted hits and weights (accuracies), each
+    // output's weighted squared residual (R^2)
+    T hits = 0, weights = 0;
+    static thread_local std::vector<T> residual;
+    residual.assign(E.score == SCORE_R2 ? C : 0, T(0));
+    bool finite = true;
+    s.prepare(m, block);
+    for (long b = 0; b * block < rows; ++b) {
+        forward<T>(m, X + b * F * block, block, params, s);
+        const int n = int(std::min<long>(block, rows - b * block));
+        const T* z = s.logits;
+        for (int r = 0; r < n; ++r) {
+            const long row = b * block + r;
+            if (out != nullptr) {
+                for (int c = 0; c < C; ++c) out[row * C + c] = z[c * block + r];
+                continue;
+            }
+            const T wr = w[row], *yr = y + row * y_width;
+            if (wr != T(0))
+                for (int c = 0; c < C; ++c) finite = finite && std::isfinite(z[c * block + r]);
+            if (E.score == SCORE_R2) {
+                for (int c = 0; c < C; ++c) {
+                    const T d = z[c * block + r] - yr[c];
+                    residual[c] += wr * (d * d);
+                }
+                continue;
+            }
+            bool hit = true;
+            if (E.score == SCORE_ACCURACY) {  // the first of the largest, as argmax
+                int top = 0;
+                for (int c = 1; c < C; ++c)
+                    if (z[c * block + r] > z[top * block + r]) top = c;
+                hit = T(top) == yr[0];
+            } else {
+                for (int c = 0; c < C; ++c) hit = hit && ((z[c * block + r] > T(0)) == (yr[c] > T(0.5)));
+            }
+            hits += T(hit) * wr;
+            weights += wr;
+        }
+    }
+    if (out != nullptr) return;
+    T score;
+    if (E.score == SCORE_R2) {
+        const T* total = static_cast<const T*>(E.eval_total) + m.fold * C;
+        T sum = 0;
+        for (int c = 0; c < C; ++c)
+            sum += total[c] > T(0) ? T(1) - residual[c] / total[c] : T(residual[c] == T(0));
+        score = sum / T(C);
+    } else {
+        score = hits / weights;
+    }
+    E.scores[e * E.n_slots + m.slot] = finite ? double(score) : std::nan("");
+}
+
 // Mode 0 over several epochs (see Epochs).
 template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<T>& s, double t) {
     const Epochs& E = *P.epochs;
@@ -1196,11 +1287,8 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
         const T loss = epoch_loss<T>(loss_sum, squared_weights<T>(m, P.params), E.loss_alpha[m.slot],
                                      E.fold_sizes[m.fold], E.fold_batches[m.fold]);
         E.losses[e * E.n_slots + m.slot] = double(loss);
-        if (E.eval_out != nullptr) {
-            const long per_slot = E.eval_rows * m.n_outputs();
-            T* out = static_cast<T*>(E.eval_out) + (e * E.n_slots + m.slot) * per_slot;
-            forward_rows<T>(m, static_cast<const T*>(E.eval_X), int(E.eval_blocks), int(E.eval_block),
-                            int(E.eval_rows), P.params, out, s);
+        if (E.eval_X != nullptr) {
+            evaluate_fold<T>(m, E, e, P.params, s);
             s.prepare(m, P.bp);  // the training batches' scratch again
         }
         if (rule_stops(double(loss), best, count, E.tol, E.patience)) break;

@@ -21,10 +21,14 @@ import numpy as np
 import torch
 
 from ... import _kernels
+from .._losses import MONITOR_SCORES, accuracy, output_activation, r2, subset_accuracy
 from ._kernel_tables import kernel_tables
 from ._torch import PopulationTrainer
 
 _LOSS_OF_TASK = {"classification": "softmax", "regression": "squared", "multilabel": "logistic"}
+#: the monitored scores the kernel computes in its call, by the engine's
+#: function of the outputs
+_KERNEL_SCORES = {accuracy: "accuracy", r2: "r2", subset_accuracy: "subset_accuracy"}
 
 #: why a data-parallel run's epochs with dropout run on torch: the
 #: kernel's masks hash a row's lane in the call's batch, not its position
@@ -178,14 +182,25 @@ class NativeTrainer(PopulationTrainer):
     #: the kernel trains several epochs per call (:meth:`run_epochs`)
     trains_epochs = True
 
-    def run_epoch(self, X, y, plan, X_eval=None):
-        """Train one epoch; with ``X_eval``, return every slot's outputs
-        for those rows after it (n_slots, n_eval, C; NaN for frozen slots),
-        given by the same kernel call."""
-        _, _, outputs = self.run_epochs(X, y, [plan], X_eval=X_eval)
-        return None if outputs is None else outputs[0]
+    def kernel_score(self, with_loss=False):
+        """What the kernel's call makes of the evaluation rows itself: the
+        run's monitored score (a key of ``_kernels.SCORE_CODES``), or None
+        where the host scores the outputs (``monitor="loss"``, a validation
+        loss to watch too: ``with_loss``)."""
+        if with_loss or self.config.monitor != "score" or output_activation(self.config) == "exp":
+            return None
+        return _KERNEL_SCORES.get(MONITOR_SCORES[self.config.task])
 
-    def run_epochs(self, X, y, plans, stopping=None, X_eval=None):
+    def run_epoch(self, X, y, plan, evaluation=None, scored=False):
+        """Train one epoch; with ``evaluation`` (the run's data), return
+        what every slot made of its fold's evaluation rows after it, given
+        by the same kernel call (NaN for frozen slots): its score (n_slots,)
+        where ``scored`` (:meth:`kernel_score`), else its outputs (n_slots,
+        n_eval, C)."""
+        _, _, evaluated = self.run_epochs(X, y, [plan], evaluation=evaluation, scored=scored)
+        return None if evaluated is None else evaluated[0]
+
+    def run_epochs(self, X, y, plans, stopping=None, evaluation=None, scored=False):
         """Train the epochs of ``plans`` in one kernel call, each ending with
         every model's loss and, with ``stopping``, scikit-learn's stopping
         rule: a model it stops trains no further epoch of the call.
@@ -199,9 +214,12 @@ class NativeTrainer(PopulationTrainer):
         stopping : dict, optional
             ``best`` and ``count`` (n_slots,), the rule's state per slot, and
             ``tol``, ``patience``; none: no model stops within the call.
-        X_eval : Tensor of shape (n_eval, n_features), optional
-            Evaluation rows every model gives its outputs for after every
-            epoch it trains.
+        evaluation : RunData, optional
+            The run's data: after every epoch it trains, each model
+            evaluates its fold's evaluation rows (``X_eval``).
+        scored : bool, default=False
+            The kernel scores them (:meth:`kernel_score`), rather than
+            giving the outputs.
 
         Returns
         -------
@@ -209,21 +227,26 @@ class NativeTrainer(PopulationTrainer):
             Every slot's loss of each epoch, NaN where it did not train it.
         epochs_done : ndarray of int of shape (n_slots,)
             The epochs each slot trained (-1 for frozen slots).
-        outputs : Tensor of shape (len(plans), n_slots, n_eval, n_outputs) or None
-            With ``X_eval``, the outputs after each epoch (NaN where a slot
-            did not train it).
+        evaluated : ndarray, Tensor or None
+            With ``evaluation``, after each epoch (NaN where a slot did not
+            train it): the scores (len(plans), n_slots) where ``scored``,
+            else the outputs (len(plans), n_slots, n_eval, n_outputs), zero
+            outside each slot's fold's rows.
         """
         self.loss_sums.zero_()
         n_slots = len(self.net.slot_models)
         self._losses = np.full(n_slots, np.nan)
         if len(self._meta) == 0:
-            outputs = None if X_eval is None else torch.full(
-                (len(plans), n_slots, X_eval.shape[0], self.net.n_outputs), float("nan"),
-                dtype=self.net.dtype)
-            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), outputs
+            evaluated = None
+            if evaluation is not None:
+                evaluated = np.full((len(plans), n_slots), np.nan) if scored else torch.full(
+                    (len(plans), n_slots, evaluation.X_eval.shape[0], self.net.n_outputs),
+                    float("nan"), dtype=self.net.dtype)
+            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), evaluated
         start = time.perf_counter()
         if self.data_parallel is None:
-            losses, done, outputs = self._run_epochs(X, y, plans, stopping, X_eval)
+            blocks = None if evaluation is None else self._eval_blocks(evaluation, scored)
+            losses, done, outputs = self._run_epochs(X, y, plans, stopping, blocks)
             self._losses = losses[-1]
         else:
             (plan,) = plans
@@ -249,7 +272,19 @@ class NativeTrainer(PopulationTrainer):
             return super().epoch_losses(fold_sizes, fold_batches)
         return self._losses
 
-    def _run_epochs(self, X, y, plans, stopping, X_eval):
+    def _eval_blocks(self, data, scored):
+        """``data``'s evaluation rows in the kernel's fold blocks (built once
+        a run)."""
+        cached_data, cached_scored, blocks = getattr(self, "_eval_blocks_of", (None, None, None))
+        if cached_data is not data or cached_scored != scored:
+            blocks = _kernels.eval_blocks(
+                data.X_eval, data.eval_first, data.eval_rows,
+                score=self.kernel_score() if scored else None, y_eval=data.y_eval,
+                eval_weights=data.eval_weights)
+            self._eval_blocks_of = (data, scored, blocks)
+        return blocks
+
+    def _run_epochs(self, X, y, plans, stopping, evaluation):
         counts = self.optimizer.step_counts
         stepping = np.concatenate([p.stepping for p in plans])
         batches = kernel_batches(X, y, plans, self.config.task)
@@ -262,7 +297,8 @@ class NativeTrainer(PopulationTrainer):
                         "tol": 0.0, "patience": np.iinfo(np.int64).max}
         epochs = dict(stopping, ends=ends, first_epoch=plans[0].epoch,
                       fold_sizes=plans[0].fold_sizes, fold_batches=plans[0].fold_batches,
-                      loss_alpha=self.alphas.cpu().numpy().astype(np.float64), X_eval=X_eval)
+                      loss_alpha=self.alphas.cpu().numpy().astype(np.float64),
+                      evaluation=evaluation)
         result = self._run("epoch", batches, grads=None, epochs=epochs)
         counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
         return result

@@ -21,14 +21,16 @@ def per_replica(values, slots, n_replicas):
     return full
 
 
-def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, outputs=None):
+def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, outputs=None,
+                 scores=None):
     """Every replica's mean training loss, monitored value and validation
     loss of the epoch; NaN for replicas no longer in the network. The
     monitored value is None without monitoring, the validation loss None
     unless ``with_loss`` (``restore_best_weights``) and monitoring.
     ``outputs`` (n_slots, n_eval, C): every slot's outputs for the
     evaluation rows where the epoch's kernel call gave them (NaN for frozen
-    slots), else the trainer computes them.
+    slots), else the trainer computes them; ``scores`` (n_slots,): every
+    slot's monitored value where the kernel call scored them itself.
 
     Data-parallel, the loss sums of the ranks' rows are summed, and every
     rank scores all evaluation rows (its weights are everyone's) and takes
@@ -41,10 +43,13 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, o
                        n_replicas)
     if not monitor:
         return loss, None, None
-    if outputs is None:
-        outputs = trainer.outputs(data.X_eval)
-    values = trainer.scores_of_outputs(outputs, data.y_eval, data.eval_weights,
-                                       with_loss=with_loss)
+    if scores is not None:
+        values = scores
+    else:
+        if outputs is None:
+            outputs = trainer.outputs(data.X_eval)
+        values = trainer.scores_of_outputs(outputs, data.y_eval, data.eval_weights,
+                                           with_loss=with_loss)
     per_slot = values if with_loss else (values,)
     per_replica_values = []
     for value in per_slot:

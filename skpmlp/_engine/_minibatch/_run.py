@@ -276,12 +276,15 @@ class FusedRun:
         # a kernel that trains epochs gives the evaluation rows' outputs in
         # the same call: no second pass over the models' weights
         in_call = self.options.monitor and dp is None and getattr(trainer, "trains_epochs", False)
-        outputs = None
+        with_loss = status.best is not None
+        # ... and scores them there where it can
+        scored = in_call and trainer.kernel_score(with_loss) is not None
+        evaluated = None
         try:
             plan = data.planner.next_epoch(self.epoch)
             start = time.perf_counter()
             if in_call:
-                outputs = trainer.run_epoch(data.X, data.y, plan, data.X_eval)
+                evaluated = trainer.run_epoch(data.X, data.y, plan, data, scored)
             else:
                 trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
             self._epoch_seconds = time.perf_counter() - start
@@ -289,8 +292,9 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas = self.K * self.width(live.refills)
-        loss, score, val_loss = epoch_values(trainer, data, n_replicas, self.options.monitor, dp,
-                                             with_loss=status.best is not None, outputs=outputs)
+        loss, score, val_loss = epoch_values(
+            trainer, data, n_replicas, self.options.monitor, dp, with_loss=with_loss,
+            outputs=None if scored else evaluated, scores=evaluated if scored else None)
         live.curves.record(loss, score, status.active)
         if live.refills is not None:
             live.refills.count_free(status)
@@ -313,13 +317,14 @@ class FusedRun:
         of :meth:`_epoch`, which must stop the same models."""
         trainer, data, status = live.trainer, live.data, live.status
         monitor = self.options.monitor
+        scored = monitor and trainer.kernel_score() is not None
         order = planner_state(data.planner)
         try:
             plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
             start = time.perf_counter()
-            losses, epochs_done, outputs = trainer.run_epochs(
+            losses, epochs_done, evaluated = trainer.run_epochs(
                 data.X, data.y, plans, stopping_state(status, trainer),
-                X_eval=data.X_eval if monitor else None,
+                evaluation=data if monitor else None, scored=scored,
             )
             self._epoch_seconds = (time.perf_counter() - start) / n
         except KeyboardInterrupt:
@@ -331,9 +336,10 @@ class FusedRun:
         for e in range(n):
             loss = per_replica(losses[e], slots, n_replicas)
             score = None
-            if monitor:  # scored as one epoch's call scores: its function on its outputs
+            if monitor:  # scored as one epoch's call scores it
                 score = per_replica(
-                    trainer.scores_of_outputs(outputs[e], data.y_eval, data.eval_weights),
+                    evaluated[e] if scored
+                    else trainer.scores_of_outputs(evaluated[e], data.y_eval, data.eval_weights),
                     slots, n_replicas,
                 )
             live.curves.record(loss, score, status.active)
