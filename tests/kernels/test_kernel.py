@@ -172,6 +172,34 @@ def test_kernel_keeps_the_invariants_of_stopping_halving_and_compaction():
     assert_same_models(reference, native, atol=1e-10)
 
 
+def test_the_kernel_keeps_frozen_slots_where_they_are(monkeypatch):
+    """Compacting saves a torch step's work, not the kernel's (it trains the
+    unfrozen slots only): the native trainer never compacts outside a
+    data-parallel run, the torch trainer does, and both give the same models."""
+    X, y, _ = data("classification", n=200)
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=40, max_iter=30, dtype="float64",
+                      early_stopping=True, n_iter_no_change=2, compact_fraction=0.1)
+    compactions = {"torch": 0, "native": 0}
+
+    def counting(compact):
+        def wrapper(trainer):
+            compactions[trainer.backend] += 1
+            return compact(trainer)
+        return wrapper
+
+    monkeypatch.setattr(PopulationTrainer, "compact", counting(PopulationTrainer.compact))
+    spec, folds = population(), two_folds(len(X))
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds)
+    native = train_population(spec, dataclasses.replace(cfg, backend="native"), X, y, folds)
+    assert compactions == {"torch": compactions["torch"], "native": 0} and compactions["torch"] > 0
+    np.testing.assert_array_equal(native.n_iter, reference.n_iter)
+    assert_same_models(reference, native, atol=1e-10)
+    trainer = _native.NativeTrainer(spec, cfg, X.shape[1], 2)
+    assert not trainer.compaction_pays
+    trainer.data_parallel = object()  # a run whose ranks sum every slot's gradients
+    assert trainer.compaction_pays
+
+
 @pytest.mark.parametrize("solver, atol", [("sgd", 1e-5), ("adam", 5e-3)])
 def test_float32_kernel_stays_close_to_torch(solver, atol):
     """float32 rounds differently (its exp, tanh and erf are the kernel's

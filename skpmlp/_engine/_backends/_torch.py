@@ -69,6 +69,12 @@ class PopulationTrainer:
     #: the kernel was an option (the run sets it; ``describe`` says it)
     fallback_reason = None
 
+    @property
+    def compaction_pays(self):
+        """Whether dropping frozen slots saves work: every op of a torch
+        step runs over every slot of its group, frozen or not."""
+        return True
+
     def __init__(self, spec, config, n_features, n_folds=1, state=None):
         self.config, self.n_folds = config, n_folds
         replicas = spec.replicate(n_folds)

@@ -435,8 +435,9 @@ def _check_replicas(live, n_replicas):
 
 def _compact(trainer, active, kept, config):
     """Once enough slots are frozen, save their weights into ``kept`` and
-    compact them away."""
-    if active.any() and trainer.frozen.mean() >= config.compact_fraction:
+    compact them away (where that saves the trainer work)."""
+    if (active.any() and trainer.compaction_pays
+            and trainer.frozen.mean() >= config.compact_fraction):
         kept.update(trainer.kept_weights(trainer.frozen))
         trainer.compact()
 
