@@ -273,3 +273,25 @@ def test_forward_equals_the_torch_networks_outputs(task, n_outputs):
     X_t = torch.from_numpy(X)
     np.testing.assert_allclose(trainer.outputs(X_t).numpy(), trainer.net.outputs(X_t).numpy(), rtol=1e-13,
                                atol=1e-13)
+
+
+@pytest.mark.parametrize("activation, reference, ulps", [
+    ("tanh", np.tanh, 8),  # a rational approximation in float32: 6 ulp measured
+    ("logistic", lambda z: 1 / (1 + np.exp(-z)), 4),
+])
+def test_float32_activations_stay_within_a_few_ulp(activation, reference, ulps):
+    """The kernel's own float32 transcendentals, through its forward: one
+    hidden unit of weight 1 and an output of weight 1 give f(x) itself."""
+    spec = PopulationSpec(hidden_layer_sizes=[(1,)], activations=[activation], learning_rates=np.array([1e-3]),
+                          alphas=np.array([0.0]), init_seeds=[(0, 0)])
+    cfg = TrainConfig(task="regression", n_outputs=1, dtype="float32")
+    trainer = _native.NativeTrainer(spec, cfg, 1, 1)
+    w0, b0, w1, b1 = trainer.net.layer_views(trainer.net.flat.detach())[0]
+    w0.fill_(1.0), b0.zero_(), w1.fill_(1.0), b1.zero_()
+    x = np.concatenate([np.linspace(-12, 12, 20001), [0.0, 1e-30, -1e-6, 20.0, -88.0]]).astype(np.float32)
+    got = trainer.outputs(torch.from_numpy(x[:, None]))[0, :, 0].numpy()
+    want = reference(x.astype(np.float64))
+    ulp = np.abs(got - want) / np.spacing(np.maximum(np.abs(want), np.finfo(np.float32).tiny).astype(np.float32))
+    assert 0 < ulp.max() <= ulps, (x[ulp.argmax()], got[ulp.argmax()], want[ulp.argmax()])
+    if activation == "tanh":
+        assert (np.abs(got) <= 1).all() and np.signbit(got[x == 0]).sum() == 0
