@@ -228,7 +228,8 @@ def _plan_chunks(spec, config, X, folds, monitor, options):
     a warning when there are several. Data-parallel, every rank plans with
     the least free memory of any rank."""
     dp, max_memory = options.data_parallel, options.max_memory
-    n_eval = len(np.unique(np.concatenate([np.asarray(e) for _, e in folds]))) if monitor else 0
+    # every fold's evaluation rows, a block each (run_data's layout)
+    n_eval = sum(len(e) for _, e in folds) if monitor else 0
     per_model = model_bytes(spec, config, X.shape[1], n_folds=len(folds), n_eval=n_eval)
     shared = data_bytes(config, X.shape[0], X.shape[1])
     budget = memory_budget(config.device, max_memory)
