@@ -3,8 +3,10 @@
 ``python tests/persistence/checkpoint_child.py CONFIG.json`` reads ``params`` (the
 estimator's; ``hidden_layer_sizes`` as lists), ``backend`` ("native" or
 "torch"), ``data`` (:func:`sklearn.datasets.make_classification`'s
-arguments) and ``out`` (where :func:`fitted_arrays` go, as .npz) from
-CONFIG, fits, and writes ``out`` once the fit returned.
+arguments), ``out`` (where :func:`fitted_arrays` go, as .npz) and
+optionally ``epochs_per_call`` (the native kernel's epochs per call at most:
+1 gives a checkpoint after every epoch) from CONFIG, fits, and writes
+``out`` once the fit returned.
 """
 
 import contextlib
@@ -73,6 +75,10 @@ def main(config_path):
     with open(config_path) as handle:
         config = json.load(handle)
     X, y = data(config["data"])
+    if "epochs_per_call" in config:
+        from skpmlp._engine._minibatch import _epoch_calls
+
+        _epoch_calls.MAX_EPOCHS = config["epochs_per_call"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with training_backend(config["backend"]):

@@ -22,7 +22,7 @@ CHILD = os.path.join(os.path.dirname(__file__), "checkpoint_child.py")
 DATA = dict(n_samples=300, n_features=10, n_informative=6, n_classes=3, random_state=0)
 SEARCH = dict(
     hidden_layer_sizes=[[8], [16], [6, 6]], learning_rate_init=[0.003, 0.01, 0.03],
-    alpha=[1e-4, 1e-2], pruning="halving", min_iter=2, halving_factor=2, max_iter=12,
+    alpha=[1e-4, 1e-2], pruning="halving", min_iter=2, halving_factor=2, max_iter=24,
     n_iter_no_change=1000, batch_size=16, cv=2, dtype="float64", random_state=0,
 )
 
@@ -73,8 +73,10 @@ ADAPTIVE = dict(SEARCH, refill="perturb")
 def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tmp_path, search):
     rng = np.random.default_rng(0)
     path = str(tmp_path / "search.ckpt")
+    # a checkpoint after every epoch (a run is the same however its epochs
+    # are grouped into calls): the kills find the search still running
     config = dict(params=dict(search, checkpoint=path, checkpoint_every=1e-3), backend="native",
-                  data=DATA, out=str(tmp_path / "out.npz"))
+                  data=DATA, out=str(tmp_path / "out.npz"), epochs_per_call=1)
     config_path = str(tmp_path / "config.json")
     with open(config_path, "w") as handle:
         json.dump(config, handle)
@@ -91,12 +93,16 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_result(tm
             time.sleep(rng.uniform(0, 0.05))
         elif mode == "write":
             _wait_for(lambda: _temporaries(path), child)
-        else:
-            time.sleep(rng.uniform(0, 0.3))
+        else:  # a few checkpoints on, then any moment of an epoch or a write (a sleep
+            # of fixed length could outlast the search: the last third of it is short)
+            extra = int(rng.integers(0, 3))
+            _wait_for(lambda: seen.add(_stamp(path)) or len(seen - {None, before}) >= 1 + extra,
+                      child)
+            time.sleep(rng.uniform(0, 0.01))
         mid_write += bool(_temporaries(path))
         child.send_signal(signal.SIGKILL)
         child.wait()
-        assert child.returncode == -signal.SIGKILL, "the search ended before the kill"
+        assert child.returncode == -signal.SIGKILL, f"the search ended before the kill ({mode})"
         stamps.append(_stamp(path))
     assert mid_write >= 1 and len(set(stamps)) == 3  # each run got further
     resumed = fitted_arrays(_fit(dict(search, checkpoint=path)))
