@@ -34,8 +34,9 @@ check the driver on a machine without a GPU (the test suite does);
 
 All the steps together take longer than one 10-minute call of a lent GPU
 (on an H100 with a 16-core host: the CUDA tests 107 s with 8 workers, the
-suite over 215 s with 16, ``device_choice`` over 170 s), so a session
-picks them into calls, each under its limit, for example::
+whole suite 315-325 s with 16, ``device_choice`` over 170 s, ``profile``
+126 s), so a session picks them into calls, each under its limit, for
+example::
 
     PYTHONPATH=$PWD PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out "$OUT" \
         --steps environment cuda_tests profile device_choice --limit device_choice=200
