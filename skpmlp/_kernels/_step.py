@@ -11,24 +11,9 @@ import numpy as np
 import torch
 
 from ._build import build_info, load_library
-from ._checks import (
-    Bounds,
-    check_batches,
-    check_fold_rows,
-    check_tables,
-    check_tensors,
-    host_array,
-)
+from ._checks import Bounds, check_batches, check_tables, check_tensors, host_array
 from ._solvers import AMSGRAD_CODES, KERNEL_CODES, MOMENT_CODES
-from ._tables import (
-    HYPER_FIELDS,
-    HYPER_WIDTH,
-    LOSS_CODES,
-    MAX_DEPTH,
-    META_FIELDS,
-    META_WIDTH,
-    SCORE_CODES,
-)
+from ._tables import HYPER_FIELDS, HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 
 MODES = {"epoch": 0, "gradients": 1, "update": 2, "gradients_vector_math": 3}
 
@@ -193,10 +178,9 @@ class _Epochs(ctypes.Structure):
         ("best", _p), ("count", _p), ("tol", ctypes.c_double), ("patience", ctypes.c_int64),
         ("losses", _p), ("epochs_done", _p),
         ("eval_X", _p), ("eval_blocks", ctypes.c_int64), ("eval_block", ctypes.c_int64),
-        ("eval_rows", ctypes.c_int64), ("eval_fold_stride", ctypes.c_int64),
-        ("eval_fold_first", _p), ("eval_fold_rows", _p), ("eval_out", _p),
-        ("score", ctypes.c_int64), ("eval_y", _p), ("eval_w", _p), ("eval_total", _p),
-        ("scores", _p),
+        ("eval_rows", ctypes.c_int64), ("eval_fold_first", _p), ("eval_fold_rows", _p),
+        ("eval_out", _p), ("score", ctypes.c_int64), ("eval_y", _p), ("eval_w", _p),
+        ("eval_total", _p), ("scores", _p),
     ]
 
 
@@ -340,7 +324,8 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     losses = np.full((n_epochs, n_slots), np.nan)
     epochs_done = np.full(n_slots, -1, dtype=np.int64)
     evaluation, evaluated = epochs.get("evaluation"), None
-    alive, eval_fields = _evaluation_fields(evaluation, meta, K, F, n_outputs, params.dtype)
+    eval_fields = {} if evaluation is None else evaluation.kernel_fields(
+        meta, K, F, n_outputs, params.dtype)
     if evaluation is not None and evaluation.score is None:
         evaluated = torch.full((n_epochs, n_slots, evaluation.n_eval, n_outputs), float("nan"),
                                dtype=params.dtype)
@@ -365,53 +350,9 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
         _ptr(buffers.get("state3")), _ptr(buffers["loss_sums"]), ctypes.byref(argument),
         int(n_threads),
     )
-    del alive  # the call has read the evaluation tables
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
     return losses, epochs_done, evaluated
-
-
-def _evaluation_fields(evaluation, meta, K, F, n_outputs, dtype):
-    """``struct Epochs``' evaluation fields for ``evaluation`` (an
-    :class:`~._evaluation.EvalBlocks` or None), checked, and the host arrays
-    they point into (to keep alive through the call); the outputs or scores
-    the call writes are the caller's."""
-    if evaluation is None:
-        return (), {}
-    e = evaluation
-    n_pad = e.n_blocks * e.block
-    if e.X.dim() != 4 or e.X.shape[0] not in (1, K) or tuple(e.X.shape[1:]) != (
-            e.n_blocks, F, e.block):
-        raise ValueError(f"the evaluation blocks must be (1 or {K}, {e.n_blocks}, {F}, "
-                         f"{e.block}), not {tuple(e.X.shape)}")
-    if e.block % lanes(dtype) or e.score not in SCORE_CODES:
-        raise ValueError("the evaluation blocks are not in the kernel's layout")
-    first = host_array(e.first, np.int64, (K,), "first")
-    rows = host_array(e.rows, np.int64, (K,), "rows")
-    check_fold_rows(first, rows, e.n_eval, n_pad)
-    folds = meta[:, META_FIELDS["fold"]]
-    if len(folds) and (folds.min() < 0 or folds.max() >= K):
-        raise ValueError("a model's fold has no evaluation rows")
-    tensors = {"X": e.X}
-    if e.score is not None:
-        width = 1 if e.score == "accuracy" else n_outputs
-        shapes = {"y": (K, n_pad, width), "weights": (K, n_pad)}
-        if e.score == "r2":
-            shapes["total"] = (K, n_outputs)
-        for name, shape in shapes.items():
-            value = getattr(e, name)
-            if value is None or tuple(value.shape) != shape:
-                raise ValueError(f"the evaluation {name} must have shape {shape}")
-            tensors[name] = value
-    check_tensors(tensors, dtype)
-    return (first, rows), {
-        "eval_X": _ptr(e.X), "eval_blocks": e.n_blocks, "eval_block": e.block,
-        "eval_rows": e.n_eval,
-        "eval_fold_stride": 0 if e.X.shape[0] == 1 else e.n_blocks * F * e.block,
-        "eval_fold_first": first.ctypes.data, "eval_fold_rows": rows.ctypes.data,
-        "score": SCORE_CODES[e.score], "eval_y": _ptr(e.y), "eval_w": _ptr(e.weights),
-        "eval_total": _ptr(e.total),
-    }
 
 
 #: Rows of one forward block at most: samples along the lanes, as a
@@ -420,13 +361,19 @@ FORWARD_BLOCK = 256
 _FORWARD_ARGTYPES = [_i, _p, _i, _i, _p, _i, _p, _p, _i]
 
 
+def block_layout(n_rows, dtype):
+    """``(n_blocks, block)``: ``n_rows`` rows in even blocks of whole vectors
+    of lanes, at most about :data:`FORWARD_BLOCK` rows each."""
+    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
+    return n_blocks, -(-max(1, -(-n_rows // n_blocks)) // lanes(dtype)) * lanes(dtype)
+
+
 def forward_blocks(X):
     """``X`` (n_rows, F) as the forward reads it: ``(Xb, n_blocks, block)``,
     Xb (n_blocks, F, block) in even blocks of whole vectors of lanes, zero
     past the rows."""
     n_rows, n_features = X.shape
-    n_blocks = max(1, -(-n_rows // FORWARD_BLOCK))
-    block = -(-max(1, -(-n_rows // n_blocks)) // lanes(X.dtype)) * lanes(X.dtype)
+    n_blocks, block = block_layout(n_rows, X.dtype)
     Xb = X.new_zeros((n_blocks * block, n_features))
     Xb[:n_rows] = X
     return Xb.view(n_blocks, block, n_features).transpose(1, 2).contiguous(), n_blocks, block

@@ -860,9 +860,9 @@ struct Epochs {
     int64_t* epochs_done; // (n_slots) out: epochs each model trained
     // Where the run monitors evaluation rows (eval_X null otherwise), each
     // model evaluates its own fold's rows only, after every epoch it
-    // trains: fold k's rows lie in blocks (eval_blocks, F, eval_block) as
-    // skp_forward_*'s at eval_X + k * eval_fold_stride (0: every fold has
-    // the same rows), eval_fold_rows[k] of them. With score == SCORE_NONE
+    // trains: eval_X holds each fold's blocks (K, eval_blocks, F,
+    // eval_block), each block as skp_forward_*'s, fold k's eval_fold_rows[k]
+    // rows first. With score == SCORE_NONE
     // the model writes its outputs into eval_out (n_epochs, n_slots,
     // eval_rows, C) of T, at rows [eval_fold_first[k], + eval_fold_rows[k])
     // of its slot and zero elsewhere, for the host to score; otherwise it
@@ -873,7 +873,7 @@ struct Epochs {
     // eval_block) of T are each fold's targets and row weights, eval_total
     // (K, C) of T R^2's total sum of squares of each fold's targets.
     const void* eval_X;
-    int64_t eval_blocks, eval_block, eval_rows, eval_fold_stride;
+    int64_t eval_blocks, eval_block, eval_rows;
     const int64_t* eval_fold_first;
     const int64_t* eval_fold_rows;
     void* eval_out;
@@ -1225,16 +1225,16 @@ inline bool rule_stops(double loss, double& best, int64_t& count, double tol, in
 template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e, const T* params, Scratch<T>& s) {
     const int C = m.n_outputs(), F = m.layers[0].n_in, block = int(E.eval_block);
     const long n_pad = E.eval_blocks * E.eval_block, rows = E.eval_fold_rows[m.fold];
-    const T* X = static_cast<const T*>(E.eval_X) + m.fold * E.eval_fold_stride;
-    T* out = nullptr;
+    const T* X = static_cast<const T*>(E.eval_X) + m.fold * n_pad * F;
     if (E.score == SCORE_NONE) {
-        out = static_cast<T*>(E.eval_out) + (e * E.n_slots + m.slot) * E.eval_rows * C;
+        T* out = static_cast<T*>(E.eval_out) + (e * E.n_slots + m.slot) * E.eval_rows * C;
         std::fill(out, out + E.eval_rows * C, T(0));
-        out += E.eval_fold_first[m.fold] * C;
+        forward_rows<T>(m, X, int(E.eval_blocks), block, int(rows), params, out + E.eval_fold_first[m.fold] * C, s);
+        return;
     }
     const int y_width = E.score == SCORE_ACCURACY ? 1 : C;
-    const T* y = E.score == SCORE_NONE ? nullptr : static_cast<const T*>(E.eval_y) + m.fold * n_pad * y_width;
-    const T* w = E.score == SCORE_NONE ? nullptr : static_cast<const T*>(E.eval_w) + m.fold * n_pad;
+    const T* y = static_cast<const T*>(E.eval_y) + m.fold * n_pad * y_width;
+    const T* w = static_cast<const T*>(E.eval_w) + m.fold * n_pad;
     // the host's sums, in T: weighted hits and weights (accuracies), each
     // output's weighted squared residual (R^2)
     T hits = 0, weights = 0;
@@ -1248,10 +1248,6 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
         const T* z = s.logits;
         for (int r = 0; r < n; ++r) {
             const long row = b * block + r;
-            if (out != nullptr) {
-                for (int c = 0; c < C; ++c) out[row * C + c] = z[c * block + r];
-                continue;
-            }
             const T wr = w[row], *yr = y + row * y_width;
             if (wr != T(0))
                 for (int c = 0; c < C; ++c) finite = finite && std::isfinite(z[c * block + r]);
@@ -1275,7 +1271,6 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
             weights += wr;
         }
     }
-    if (out != nullptr) return;
     T score;
     if (E.score == SCORE_R2) {
         const T* total = static_cast<const T*>(E.eval_total) + m.fold * C;

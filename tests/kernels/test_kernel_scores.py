@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from kernel_widths import NATIVE_BACKENDS
 from sklearn.model_selection import ShuffleSplit, StratifiedKFold
 from test_kernel import data, population
 
@@ -71,10 +72,11 @@ def test_each_model_gives_outputs_for_its_own_folds_rows_only(task, kind):
         assert (outputs[slot, others] == 0).all()
 
 
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)  # the kernel at every width
 @pytest.mark.parametrize("dtype, atol", [("float64", 1e-13), ("float32", 1e-6)])
 @pytest.mark.parametrize("kind", ["interleaved", "overlapping"])
 @pytest.mark.parametrize("task", sorted(N_OUTPUTS))
-def test_the_kernels_scores_are_the_hosts_scores_of_its_outputs(task, kind, dtype, atol):
+def test_the_kernels_scores_are_the_hosts_scores_of_its_outputs(task, kind, dtype, atol, backend):
     outputs, trainer, run = trained_epoch(task, dtype, kind, scored=False)
     scores, _, _ = trained_epoch(task, dtype, kind, scored=True)  # the same epoch, scored in the call
     expected = trainer.scores_of_outputs(outputs, run.y_eval, run.eval_weights)
@@ -97,8 +99,9 @@ def test_a_non_finite_output_on_a_weighted_row_scores_nan_as_on_the_host(task):
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-13)
 
 
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)  # the kernel at every width
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_an_early_stopping_run_on_the_kernel_is_the_torch_run(task):
+def test_an_early_stopping_run_on_the_kernel_is_the_torch_run(task, backend):
     """Scored in the kernel's call, on overlapping and weighted folds: the
     same epochs, validation scores and weights as the torch path's host
     scoring."""
