@@ -22,6 +22,8 @@
 //           (n_steps, K, C, B_pad)      targets               (loss 1, 2)
 //   Wb      (n_steps, K, B_pad)         row weights, summing to 1 per batch
 //   counts, weight_sums  (n_steps, K)   real rows; sum of sample weights
+//       (a batch's real rows lie first: a step computes only the columns
+//       that hold them, rounded up to whole vectors, see batch_lanes)
 //   stepping             (n_steps, K)   whether a fold has a batch
 //   step0                (K)            optimizer steps taken before
 //       (by the fold; a model that joined later took step0 - H_STEP_OFFSET)
@@ -647,10 +649,12 @@ template <class T, int act> SKP_INLINE typename VT<T>::V dropout_derivative(cons
 // bp): the mask into mask, f'(z) into dz (GELU's and Mish's are there
 // already; the others are taken from a before it is masked), then a *= mask
 // (h = f(z) * mask, as the torch path). row_state (bp) holds the rows'
-// dropout_row_state of this layer; a row is its lane.
+// dropout_row_state of this layer; a row is its lane. Only the first
+// `lanes` columns (the batch's real rows, rounded up to whole vectors) are
+// masked.
 template <class T, int act>
-void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, uint64_t threshold,
-                      T scale) {
+void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
+                      uint64_t threshold, T scale) {
     constexpr int L = VT<T>::L;
     // a 32-bit compare (vectorised); threshold 2^32 keeps nothing
     const bool none = threshold > 0xFFFFFFFFull;
@@ -660,8 +664,8 @@ void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out
         T* aj = a + j * bp;
         T* dj = dz + j * bp;
         T* mj = mask + j * bp;
-        for (long r = 0; r < bp; ++r) mj[r] = mix32(row_state[r] ^ uint32_t(j)) >= t ? keep : T(0);
-        for (long i = 0; i < bp; i += L) {
+        for (long r = 0; r < lanes; ++r) mj[r] = mix32(row_state[r] ^ uint32_t(j)) >= t ? keep : T(0);
+        for (long i = 0; i < lanes; i += L) {
             if constexpr (derivative_from_output(act)) vstore(dj + i, dropout_derivative<T, act>(aj, i));
             vstore(aj + i, vload(aj + i) * vload(mj + i));
         }
@@ -669,9 +673,9 @@ void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out
 }
 
 template <class T>
-void dropout_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp,
+void dropout_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
                    uint64_t threshold, T scale) {
-#define SKP_CALL(CODE) dropout_layer_as<T, CODE>(a, dz, mask, row_state, n_out, bp, threshold, scale)
+#define SKP_CALL(CODE) dropout_layer_as<T, CODE>(a, dz, mask, row_state, n_out, bp, lanes, threshold, scale)
     SKP_ACTIVATION_CASES(SKP_CALL)
 #undef SKP_CALL
 }
@@ -902,14 +906,17 @@ template <class T> struct Problem {
 
 // The forward of one batch x (n_in, bp): each hidden layer's activation in
 // s.a[l] (and its f'(z) in s.z[l] where the backward cannot recompute it
-// from the activation), the outputs in s.logits (n_out, bp). With
+// from the activation), the outputs in s.logits (n_out, bp). Only the first
+// `lanes` columns (a multiple of the vector lanes, at most bp) are computed:
+// a batch's real rows lie first, and the zero-weight columns past them
+// change nothing, so a short last batch costs its own rows, not bp. With
 // `dropout` (a training step of a model that drops units: its
 // dropout_step_key), each activation is multiplied by its mask (s.mask[l])
 // after the layer, and s.z[l] holds f'(z) (dropout_layer).
 template <class T, class Math = VMath<T>>
-void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s,
+void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
-    const int nv = int(bp / VT<T>::L);
+    const int nv = int(lanes / VT<T>::L);
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
@@ -926,12 +933,16 @@ void forward(const Model& m, const T* x, long bp, const T* params, Scratch<T>& s
         } else {  // over each block of rows after the matmul stored it, in L1
             balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
                 matmul_lanes<T>(n, L.n_in, w + r, 1, L.ld, input, bp, nv, b + r, StoreProduct<T>{z + r * bp});
-                activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
+                if (lanes == bp) {  // the rows lie back to back: one pass
+                    activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
+                } else {
+                    for (int j = r; j < r + n; ++j) activate<T, Math>(act, z + j * bp, a + j * bp, lanes);
+                }
             });
         }
         if (dropout) {  // a slower pass of its own: models without dropout never branch per element
-            for (long r = 0; r < bp; ++r) s.row_state[r] = dropout_row_state(*dropout, l, r);
-            dropout_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, m.drop_threshold,
+            for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(*dropout, l, r);
+            dropout_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, m.drop_threshold,
                              T(m.drop_scale));
         }
         input = a;
@@ -947,27 +958,37 @@ void forward_rows(const Model& m, const T* X, int n_blocks, int block, int n_row
     const int C = m.n_outputs(), F = m.layers[0].n_in;
     s.prepare(m, block);
     for (int b = 0; b < n_blocks; ++b) {
-        forward<T>(m, X + long(b) * F * block, block, params, s);
+        forward<T>(m, X + long(b) * F * block, block, block, params, s);
         const int rows = std::min(block, n_rows - b * block);
         for (int r = 0; r < rows; ++r)
             for (int c = 0; c < C; ++c) out[(long(b) * block + r) * C + c] = s.logits[c * block + r];
     }
 }
 
-// Forward, loss and backward of one batch; the dense gradient lands in
-// s.grads. Returns the model's weighted mean batch loss.
+// The columns of a batch that hold its `count` real rows (which lie
+// first), rounded up to whole vectors: all a step computes.
+template <class T> long batch_lanes(double count, long bp) {
+    constexpr long L = VT<T>::L;
+    const long rounded = (std::max(long(count), 1L) + L - 1) / L * L;
+    return std::min(rounded, bp);
+}
+
+// Forward, loss and backward of one batch (its real rows: batch_lanes);
+// the dense gradient lands in s.grads. Returns the model's weighted mean
+// batch loss.
 template <class T, class Math = VMath<T>>
 double forward_backward(const Model& m, const Problem<T>& P, int step, long epoch, long epoch_step,
                         Scratch<T>& s) {
     const long bp = P.bp;
-    const int nv = int(bp / VT<T>::L);
     const long batch = long(step) * P.n_folds + m.fold;
+    const long used = batch_lanes<T>(P.counts[batch], bp);
+    const int nv = int(used / VT<T>::L);
     const T* x = P.Xb + batch * P.n_features * bp;
     const T* w = P.Wb + batch * bp;
     const T* params = P.params;
     // dropout's masks hash the run's epoch and the step within it
     const uint32_t step_key = m.drops() ? dropout_step_key(m.drop_key, epoch, epoch_step) : 0;
-    forward<T, Math>(m, x, bp, params, s, m.drops() ? &step_key : nullptr);
+    forward<T, Math>(m, x, bp, used, params, s, m.drops() ? &step_key : nullptr);
 
     // loss and its gradient on the logits, weighted per sample (lane)
     const int C = P.n_outputs;
@@ -986,7 +1007,7 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
         const T* label = P.Yb + batch * bp;
         const T spread = T(m.smoothing / C);
         V loss_lanes{};
-        for (long i = 0; i < bp; i += L) {
+        for (long i = 0; i < used; i += L) {
             V zmax = vload(s.logits + i);
             for (int c = 1; c < C; ++c) {
                 const V z = vload(s.logits + c * bp + i);
@@ -1032,7 +1053,7 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
             const T* z = s.logits + c * bp;
             const T* y = target + c * bp;
             T* dc = d + c * bp;
-            for (long i = 0; i < bp; i += L) {
+            for (long i = 0; i < used; i += L) {
                 const V zi = vload(z + i), yi = vload(y + i), wi = vload(w + i);
                 if (P.loss == LOSS_SQUARED) {  // half squared error, mean over outputs
                     const V r = zi - yi;
@@ -1243,7 +1264,7 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
     bool finite = true;
     s.prepare(m, block);
     for (long b = 0; b * block < rows; ++b) {
-        forward<T>(m, X + b * F * block, block, params, s);
+        forward<T>(m, X + b * F * block, block, block, params, s);
         const int n = int(std::min<long>(block, rows - b * block));
         const T* z = s.logits;
         for (int r = 0; r < n; ++r) {
