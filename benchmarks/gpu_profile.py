@@ -8,11 +8,16 @@ For each workload of ``device_choice.py`` asked for (default: the
 * the warm-up fit of one epoch, timed, with Triton's cache pointed at a
   fresh folder: how many kernels it compiled and how long the first fit
   took (the compile a user's first CUDA fit pays);
-* a fit of ``--epochs`` epochs under ``torch.profiler``: its wall time,
-  the device's busy time (the sum of the kernels' own device times) and
-  its share of the wall, the kernel launches and host-device copies and
-  synchronisations per epoch, and the ops with the most self device time
-  and the most self CPU time (the host's Python and torch glue).
+* fits of ``--epochs`` and of twice as many epochs under
+  ``torch.profiler``: their wall times, the device's busy time (the sum of
+  the kernels' own device times), the kernel launches and host-device
+  copies and synchronisations; the difference of the two fits is what an
+  epoch costs once the run is built (``per_epoch``: wall, device busy and
+  its share of the wall, launches, copies, syncs), the rest of the shorter
+  fit what building the run costs once (``setup``: network, batch plans,
+  kernel tables and their uploads). The ops with the most self device time
+  and the most self CPU time (the host's Python and torch glue) are the
+  longer fit's.
 
 A device busy a small share of the wall points at the host (launches,
 syncs, the Python between epochs); a device busy most of it, at the
@@ -99,28 +104,45 @@ def top(events, key, n=TOP):
     return [{"op": e.key, "calls": e.count, "us": getattr(e, key)} for e in rows if getattr(e, key) > 0]
 
 
-def measure(name, device, epochs):
-    spec, X, y, folds, config = problem(name, device)
-    trainer = choose_trainer(spec, dataclasses.replace(config, device=device)).__name__
-    first_fit, compiled = warm_up(spec, X, y, folds, config)
-    cuda = torch.device(device).type == "cuda"
+def profiled(spec, X, y, folds, config, epochs):
+    """One fit of ``epochs`` epochs under the profiler: its totals and events."""
+    cuda = torch.device(config.device).type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as prof:
         start = time.perf_counter()
         train_population(spec, dataclasses.replace(config, max_iter=epochs), X, y, folds)
-        synchronize(device)
+        synchronize(config.device)
         wall = time.perf_counter() - start
     events = prof.key_averages()
-    device_us = sum(e.self_device_time_total for e in events)
-    launches = sum(e.count for e in events if "LaunchKernel" in e.key or e.key == "cuLaunchKernel")
-    transfers = sum(e.count for e in events if e.key in TRANSFERS)
-    syncs = sum(e.count for e in events if e.key in SYNCS)
+    return events, {
+        "wall_s": wall,
+        "device_busy_s": sum(e.self_device_time_total for e in events) / 1e6 if cuda else None,
+        "launches": sum(e.count for e in events if "LaunchKernel" in e.key or e.key == "cuLaunchKernel"),
+        "transfers": sum(e.count for e in events if e.key in TRANSFERS),
+        "syncs": sum(e.count for e in events if e.key in SYNCS),
+    }
+
+
+def measure(name, device, epochs):
+    spec, X, y, folds, config = problem(name, device)
+    trainer = choose_trainer(spec, dataclasses.replace(config, device=device)).__name__
+    first_fit, compiled = warm_up(spec, X, y, folds, config)
+    _, short = profiled(spec, X, y, folds, config, epochs)
+    events, long = profiled(spec, X, y, folds, config, 2 * epochs)
+    # the longer fit trains `epochs` more epochs on a run built the same way
+    per_epoch = {key: None if long[key] is None else (long[key] - short[key]) / epochs for key in long}
+    setup = {key: None if short[key] is None else short[key] - epochs * per_epoch[key] for key in short}
+    if per_epoch["device_busy_s"] is not None:
+        per_epoch["device_busy_share"] = per_epoch["device_busy_s"] / per_epoch["wall_s"]
+    cuda = torch.device(device).type == "cuda"
     return {
         "trainer": trainer, "models": spec.n_models, "first_fit_s": first_fit,
-        "triton_kernels_compiled": compiled, "epochs": epochs, "wall_s": wall,
-        "device_busy_s": device_us / 1e6 if cuda else None,
-        "device_busy_share": device_us / 1e6 / wall if cuda else None,
-        "per_epoch": {"launches": launches / epochs, "transfers": transfers / epochs, "syncs": syncs / epochs},
+        "triton_kernels_compiled": compiled, "epochs": epochs,
+        # the longer fit's (2 x epochs) totals
+        "wall_s": long["wall_s"],
+        "device_busy_s": long["device_busy_s"],
+        "device_busy_share": long["device_busy_s"] / long["wall_s"] if cuda else None,
+        "per_epoch": per_epoch, "setup": setup,
         "top_device": top(events, "self_device_time_total") if cuda else [],
         "top_cpu": top(events, "self_cpu_time_total"),
     }
@@ -131,7 +153,8 @@ def main(argv=None):
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--workloads", nargs="+", default=["search400_narrow", "paper2000"],
                         choices=list(WORKLOADS))
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=3,
+                        help="epochs of the shorter fit (the longer trains twice as many)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = parser.parse_args(argv)
     if torch.device(args.device).type == "cuda" and not torch.cuda.is_available():
@@ -144,11 +167,15 @@ def main(argv=None):
     for name in args.workloads:
         found = measure(name, args.device, args.epochs)
         report["workloads"][name] = found
-        busy = found["device_busy_share"]
+        epoch, setup = found["per_epoch"], found["setup"]
+        busy = epoch.get("device_busy_share")
         print(f"{name}: {found['trainer']}, first fit {found['first_fit_s']:.1f} s "
-              f"({found['triton_kernels_compiled']} Triton kernels compiled), {args.epochs} epochs "
-              f"{found['wall_s']:.2f} s" + ("" if busy is None else f", device busy {busy:.0%}")
-              + f"; per epoch {found['per_epoch']}", flush=True)
+              f"({found['triton_kernels_compiled']} Triton kernels compiled); an epoch "
+              f"{epoch['wall_s'] * 1e3:.1f} ms" + ("" if busy is None else f", device busy {busy:.0%}")
+              + f", {epoch['launches']:.0f} launches, {epoch['transfers']:.0f} copies, "
+              f"{epoch['syncs']:.0f} syncs; building the run {setup['wall_s'] * 1e3:.1f} ms, "
+              f"{setup['launches']:.0f} launches, {setup['transfers']:.0f} copies, "
+              f"{setup['syncs']:.0f} syncs", flush=True)
         for kind in ("top_device", "top_cpu"):
             for row in found[kind][:5]:
                 print(f"    {kind[4:]:>6} {row['us'] / 1e3:9.2f} ms {row['calls']:7d}x  {row['op'][:70]}")

@@ -76,5 +76,8 @@ def test_the_profile_runs_on_the_cpu_and_writes_its_figures(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     iris = json.loads((tmp_path / "gpu_profile.json").read_text())["workloads"]["iris"]
     assert iris["trainer"] == "NativeTrainer" and iris["epochs"] == 2 and iris["wall_s"] > 0
+    # an epoch's cost is the difference of a 2- and a 4-epoch fit, the rest is the run's setup
+    assert 0 < iris["per_epoch"]["wall_s"] < iris["wall_s"] / 2
+    assert set(iris["setup"]) == set(iris["per_epoch"]) >= {"wall_s", "launches", "transfers", "syncs"}
     assert iris["device_busy_share"] is None and iris["top_device"] == []  # no GPU: host time only
     assert iris["top_cpu"] and all(row["us"] > 0 for row in iris["top_cpu"])
