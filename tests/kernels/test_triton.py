@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -336,6 +337,41 @@ def test_models_of_different_widths_share_a_launch():
     ]
 
 
+@needs_triton
+def test_on_cuda_every_launch_compiles_at_once(monkeypatch):
+    """On CUDA every launch's kernel is compiled before any is loaded, each
+    submitted under triton's AsyncCompileMode to one pool of threads (the
+    compiles run side by side: 48 s one after another for a narrow search's
+    six kernels, 27 s on two threads); a compile that fails there is left
+    to the launch, which raises it where it always did; on the CPU (the
+    interpreter) nothing is compiled ahead."""
+    from triton.runtime import _async_compile
+
+    spec = population([(3,), (17,), (9, 3)], ["relu"])
+    launches = _triton.TritonTrainer(spec, config("classification", backend="triton"), 4, 1)._plan_launches(25)
+    seen = []
+
+    def launch(launch, args, n_programs, n_models, warmup=False):
+        seen.append((launch["kernel"], launch["H"], n_programs, n_models, warmup,
+                     _async_compile.active_mode.get() is not None))
+
+    trainer = SimpleNamespace(net=SimpleNamespace(device=torch.device("cuda")), _launches=launches,
+                              _launch=launch)
+    _triton._compile_all(trainer, {})
+    assert seen == [(one["kernel"], one["H"], 1, 0, True, True) for one in launches]
+    assert _async_compile.active_mode.get() is None
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a compile error")
+
+    trainer._launch = failing
+    _triton._compile_all(trainer, {})  # left to the launches
+    seen.clear()
+    trainer._launch, trainer.net.device = launch, torch.device("cpu")
+    _triton._compile_all(trainer, {})
+    assert seen == []
+
+
 def _out_of_resources_above(monkeypatch, rows):
     """Fake a GPU whose shared memory takes batch tiles of at most ``rows``
     rows: loading a kernel with larger tiles raises OutOfResources."""
@@ -344,7 +380,9 @@ def _out_of_resources_above(monkeypatch, rows):
     original = _triton.TritonTrainer._launch
     tiles = []
 
-    def launch(self, launch, args, n_programs, n_models):
+    def launch(self, launch, args, n_programs, n_models, warmup=False):
+        if warmup:  # a compile (on CUDA, of every launch at once) loads nothing
+            return original(self, launch, args, n_programs, n_models, warmup=True)
         tiles.append(launch["BB"])
         if launch["BB"] > rows:
             raise OutOfResources(launch["BB"] * 4096, rows * 4096, "shared memory")
