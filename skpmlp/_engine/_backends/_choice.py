@@ -51,10 +51,14 @@ def torch_is_faster(spec):
 #: ``device="auto"`` trains a run on CUDA only where its epochs would keep
 #: the native CPU kernel busy at least this long (estimated by
 #: :func:`cpu_seconds`). Measured on one H100 with a 16-core host
-#: (``benchmarks/device_choice.py``): the Triton kernels compile 17-50 s at a
+#: (``benchmarks/device_choice.py``): the Triton kernels compiled 17-50 s at a
 #: process's first CUDA fit, then train an epoch 1.9-3.8x faster than the
 #: native kernel on all 16 cores (240 models on 4,000 rows, 400 on 15,000),
-#: so the GPU repays its compile from about a minute of CPU work on.
+#: so the GPU repaid its compile from about a minute of CPU work on. Since
+#: a run's kernels compile side by side (``_triton._compile_all``) the two
+#: largest first fits took 20-21 s instead of 42-49 s; the threshold has not
+#: been derived again from ``device_choice.py`` since, so it errs towards
+#: the CPU.
 AUTO_CUDA_SECONDS = 60.0
 #: The native kernel's float32 rate per thread assumed by the estimate
 #: (GFLOP/s): 22-29 measured per thread of the 16-core H100 host, 72 per
