@@ -153,7 +153,7 @@ def main(argv=None):
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--workloads", nargs="+", default=["search400_narrow", "paper2000"],
                         choices=list(WORKLOADS))
-    parser.add_argument("--epochs", type=int, default=3,
+    parser.add_argument("--epochs", type=int, default=5,
                         help="epochs of the shorter fit (the longer trains twice as many)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = parser.parse_args(argv)
