@@ -108,8 +108,15 @@ class RunData:
     X_eval: torch.Tensor = None
     y_eval: torch.Tensor = None
     eval_weights: torch.Tensor = None
-    eval_first: np.ndarray = None
     eval_rows: np.ndarray = None
+
+    @property
+    def eval_first(self):
+        """Where each fold's evaluation rows start in ``X_eval`` (None
+        without monitoring)."""
+        if self.eval_rows is None:
+            return None
+        return np.concatenate([[0], np.cumsum(self.eval_rows)[:-1]]).astype(np.int64)
 
 
 def run_data(config, X, y, folds, sample_weight, monitor, *, dtype, device):
@@ -144,7 +151,6 @@ def run_data(config, X, y, folds, sample_weight, monitor, *, dtype, device):
         # that fold only (K-fold's are disjoint: no row twice)
         blocks = [np.asarray(rows, dtype=np.int64) for _, rows in folds]
         data.eval_rows = np.array([len(rows) for rows in blocks], dtype=np.int64)
-        data.eval_first = np.concatenate([[0], np.cumsum(data.eval_rows)[:-1]]).astype(np.int64)
         eval_rows = np.concatenate(blocks)
         eval_weights = np.zeros((len(folds), len(eval_rows)))
         sw = np.ones(X.shape[0]) if sample_weight is None else sample_weight

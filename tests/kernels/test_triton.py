@@ -357,7 +357,7 @@ def test_on_cuda_every_launch_compiles_at_once(monkeypatch):
 
     trainer = SimpleNamespace(net=SimpleNamespace(device=torch.device("cuda")), _launches=launches,
                               _launch=launch)
-    _triton._compile_all(trainer, {})
+    _triton.TritonTrainer._compile_launches(trainer, {})
     assert seen == [(one["kernel"], one["H"], 1, 0, True, True) for one in launches]
     assert _async_compile.active_mode.get() is None
 
@@ -365,10 +365,10 @@ def test_on_cuda_every_launch_compiles_at_once(monkeypatch):
         raise RuntimeError("a compile error")
 
     trainer._launch = failing
-    _triton._compile_all(trainer, {})  # left to the launches
+    _triton.TritonTrainer._compile_launches(trainer, {})  # left to the launches
     seen.clear()
     trainer._launch, trainer.net.device = launch, torch.device("cpu")
-    _triton._compile_all(trainer, {})
+    _triton.TritonTrainer._compile_launches(trainer, {})
     assert seen == []
 
 

@@ -55,7 +55,7 @@ def torch_is_faster(spec):
 #: process's first CUDA fit, then train an epoch 1.9-3.8x faster than the
 #: native kernel on all 16 cores (240 models on 4,000 rows, 400 on 15,000),
 #: so the GPU repaid its compile from about a minute of CPU work on. Since
-#: a run's kernels compile side by side (``_triton._compile_all``) the two
+#: a run's kernels compile side by side (``TritonTrainer._compile_launches``) the two
 #: largest first fits took 20-21 s instead of 42-49 s; the threshold has not
 #: been derived again from ``device_choice.py`` since, so it errs towards
 #: the CPU.

@@ -225,33 +225,6 @@ def launch_settings(width, n_features, n_outputs, batch):
     }
 
 
-def _compile_all(trainer, args):
-    """Compile every launch's kernel of ``trainer`` at once, a thread each,
-    before the launches load them one by one (:meth:`TritonTrainer._fit_launches`).
-
-    A compile is seconds of LLVM and ptxas (5-15 s each for sm_90, measured
-    without a GPU), most of it outside the GIL: the six kernels of a
-    400-model narrow search took 48 s one after another and 27 s on two
-    threads of a 2-core machine. On CUDA only (the interpreter compiles
-    nothing), and with a triton that has ``AsyncCompileMode`` (3.4 and
-    later; an older one compiles each kernel at its first launch, as
-    before). Any error is left to that first launch, which raises it where
-    it always did."""
-    if trainer.net.device.type != "cuda" or len(trainer._launches) < 2:
-        return
-    try:
-        from triton.runtime._async_compile import AsyncCompileMode  # noqa: PLC0415
-    except ImportError:
-        return
-    workers = min(len(trainer._launches), os.cpu_count() or 1)
-    try:
-        with ThreadPoolExecutor(workers) as pool, AsyncCompileMode(pool):
-            for launch in trainer._launches:
-                trainer._launch(launch, args, 1, 0, warmup=True)
-    except Exception:  # noqa: BLE001 (the sequential compile below raises it again)
-        pass
-
-
 class TritonTrainer(PopulationTrainer):
     """:class:`PopulationTrainer` whose epochs run on the Triton kernels.
 
@@ -383,7 +356,7 @@ class TritonTrainer(PopulationTrainer):
         """Run ``launch``'s kernel on ``n_programs`` programs over its first
         ``n_models`` models (0: compile and load it, train nothing). With
         ``warmup``, only compile it (triton's ``warmup``: nothing runs on
-        the GPU; under :func:`_compile_all` the compile goes to a thread)."""
+        the GPU; under :meth:`_compile_launches` the compile goes to a thread)."""
         from ..._kernels import _triton_step as k  # noqa: PLC0415 (imports triton)
 
         tiles = {name: launch[name] for name in ("H", "C_PAD", "BB", "num_warps", "num_stages")}
@@ -405,6 +378,32 @@ class TritonTrainer(PopulationTrainer):
         else:
             kernel[(n_programs,)](**arguments)
 
+    def _compile_launches(self, args):
+        """Compile every launch's kernel at once, a thread each, before
+        :meth:`_fit_launches` loads them one by one.
+
+        A compile is seconds of LLVM and ptxas (5-15 s each for sm_90,
+        measured without a GPU), most of it outside the GIL: the six kernels
+        of a 400-model narrow search took 48 s one after another and 27 s on
+        two threads of a 2-core machine. On CUDA only (the interpreter
+        compiles nothing), and with a triton that has ``AsyncCompileMode``
+        (3.4 and later; an older one compiles each kernel at its first
+        launch, as before). Any error is left to that first launch, which
+        raises it where it always did."""
+        if self.net.device.type != "cuda" or len(self._launches) < 2:
+            return
+        try:
+            from triton.runtime._async_compile import AsyncCompileMode  # noqa: PLC0415
+        except ImportError:
+            return
+        workers = min(len(self._launches), os.cpu_count() or 1)
+        try:
+            with ThreadPoolExecutor(workers) as pool, AsyncCompileMode(pool):
+                for launch in self._launches:
+                    self._launch(launch, args, 1, 0, warmup=True)
+        except Exception:  # noqa: BLE001 (the sequential compile below raises it again)
+            pass
+
     def _fit_launches(self, args):
         """Compile and load every launch's kernel before any of them trains
         (a launch over no model), halving the batch tile of one that asks
@@ -413,7 +412,7 @@ class TritonTrainer(PopulationTrainer):
         warning, and this returns False."""
         from triton.runtime.errors import OutOfResources  # noqa: PLC0415
 
-        _compile_all(self, args)
+        self._compile_launches(args)
         for launch in self._launches:
             while True:
                 try:
