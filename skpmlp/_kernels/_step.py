@@ -181,6 +181,8 @@ class _Epochs(ctypes.Structure):
         ("eval_rows", ctypes.c_int64), ("eval_fold_first", _p), ("eval_fold_rows", _p),
         ("eval_out", _p), ("score", ctypes.c_int64), ("eval_y", _p), ("eval_w", _p),
         ("eval_total", _p), ("scores", _p),
+        ("n_groups", ctypes.c_int64), ("group_first", _p), ("group_rows", _p), ("group_best", _p),
+        ("group_count", _p), ("best_params", _p), ("best_epochs", _p),
     ]
 
 
@@ -203,6 +205,31 @@ def _epoch_tables(epochs, n_steps, K, n_slots):
     if (tables["fold_sizes"] <= 0).any():
         raise ValueError("every fold needs training rows")
     return tables
+
+
+def _group_tables(epochs, meta, params):
+    """The early-stopping groups of ``run_models``' ``epochs`` (its
+    ``groups``, ``group_best``, ``group_count`` and ``best_params``) as the
+    kernel reads them: each group's meta rows in fold order, checked."""
+    n_models = len(meta)
+    groups = host_array(epochs["groups"], np.int64, (n_models,), "groups")
+    n_groups = len(np.unique(groups))
+    if n_models and (groups.min() != 0 or groups.max() != n_groups - 1):
+        raise ValueError(f"groups must number the {n_models} models' groups 0, 1, ... "
+                         "without gaps")
+    folds = meta[:, META_FIELDS["fold"]]
+    rows = np.lexsort((folds, groups)).astype(np.int64)  # group by group, in fold order
+    first = np.searchsorted(groups[rows], np.arange(n_groups + 1)).astype(np.int64)
+    best_params = epochs["best_params"]
+    check_tensors({"best_params": best_params}, params.dtype)
+    if best_params.numel() != params.numel():
+        raise ValueError("best_params must have as many values as params")
+    return {
+        "n_groups": n_groups, "group_first": first, "group_rows": rows,
+        "group_best": host_array(epochs["group_best"], np.float64, (n_groups,), "group_best"),
+        "group_count": host_array(epochs["group_count"], np.int64, (n_groups,), "group_count"),
+        "best_params": best_params,
+    }
 
 
 def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_threads=1, epoch=0,
@@ -246,6 +273,12 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``first_epoch`` the run's epoch the call starts at; optionally
         ``evaluation``, an :class:`~._evaluation.EvalBlocks`: rows each
         model evaluates (its own fold's) after every epoch it trains.
+        Early stopping: ``groups`` (n_models,) int64, each model's group
+        (0, 1, ...: one model's fold replicas) whose mean score the rule
+        watches, maximised, instead of each model's loss; its state
+        ``group_best`` and ``group_count`` (n_groups,); and ``best_params``
+        (a buffer like ``params``) where each group's members keep the
+        weights of its best epoch. Needs an ``evaluation`` with a score.
 
     Returns
     -------
@@ -258,7 +291,10 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         did not train the epoch): its ``score`` (n_epochs, n_slots) float64,
         or without one its outputs, a Tensor (n_epochs, n_slots, n_eval,
         n_outputs) of the buffers' dtype (zero outside its fold's rows);
-        None without ``evaluation``.
+        None without ``evaluation``; and ``kept`` (n_slots,) int64 with
+        ``groups``, the call's last epoch (1-based) whose weights each
+        model kept in ``best_params`` (0: none; -1 for slots not in
+        ``meta``), else None.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -333,6 +369,18 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     elif evaluation is not None:
         evaluated = np.full((n_epochs, n_slots), np.nan)
         eval_fields["scores"] = evaluated.ctypes.data
+    kept = groups = None
+    if epochs.get("groups") is not None:
+        if evaluation is None or evaluation.score is None:
+            raise ValueError("early stopping's groups need an evaluation with a score")
+        groups = _group_tables(epochs, meta, params)
+        kept = np.full(n_slots, -1, dtype=np.int64)
+        kept[meta[:, META_FIELDS["slot"]]] = 0
+        eval_fields.update(
+            {name: groups[name].ctypes.data
+             for name in ("group_first", "group_rows", "group_best", "group_count")},
+            n_groups=groups["n_groups"], best_params=_ptr(groups["best_params"]),
+            best_epochs=kept.ctypes.data)
     argument = _Epochs(
         n_epochs, int(epochs.get("first_epoch", 0)), n_slots,
         *(tables[name].ctypes.data for name in ("ends", "fold_sizes", "fold_batches", "loss_alpha",
@@ -352,7 +400,7 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     )
     if code != 0:
         raise RuntimeError(f"native kernel failed with code {code}")
-    return losses, epochs_done, evaluated
+    return losses, epochs_done, evaluated, kept
 
 
 #: Rows of one forward block at most: samples along the lanes, as a

@@ -886,6 +886,22 @@ struct Epochs {
     const void* eval_w;
     const void* eval_total;
     double* scores;
+    // Early stopping (n_groups > 0; scores needed): the rule watches each
+    // model's mean score over its fold replicas (its group) instead of each
+    // replica's loss, and keeps the weights of its best epoch, as the
+    // host's ReplicaStatus (early_stopping) and keep_best. Group g's meta
+    // rows are group_rows[group_first[g] .. group_first[g + 1]), in fold
+    // order; group_best and group_count (n_groups) are its rule's state
+    // (best and count above are not read). An improving epoch copies each
+    // member's weights and biases into best_params (the params' layout) and
+    // writes the epoch (1-based in the call) into best_epochs (n_slots, out).
+    int64_t n_groups;
+    const int64_t* group_first;
+    const int64_t* group_rows;
+    const double* group_best;
+    const int64_t* group_count;
+    void* best_params;
+    int64_t* best_epochs;
 };
 
 // What Epochs::score computes: nothing (the host scores eval_out),
@@ -1323,6 +1339,81 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
     P.loss_sums[m.slot] += T(loss_sum);  // the last epoch's, as one epoch's call leaves it
 }
 
+// The weights and biases of model m (its real widths) from one flat
+// buffer into another of the same layout.
+template <class T> void copy_weights(const Model& m, const T* from, T* to) {
+    for (int l = 0; l <= m.depth; ++l) {
+        const Layer& L = m.layers[l];
+        for (int r = 0; r < L.n_in; ++r)
+            std::memcpy(to + L.w_off + r * L.ld, from + L.w_off + r * L.ld, sizeof(T) * L.n_out);
+        std::memcpy(to + L.b_off, from + L.b_off, sizeof(T) * L.n_out);
+    }
+}
+
+// Mode 0 over several epochs under early stopping (Epochs::n_groups > 0):
+// group g, one model's fold replicas, on one thread, epoch by epoch. Each
+// member that still trains runs the epoch, its loss and its score on its
+// fold's evaluation rows; a member whose loss is not finite stops alone
+// (diverged). The others' mean score, summed in fold order and divided by
+// their count (the host's fold_mean), feeds the rule, maximised: where it
+// improves, each of them keeps its weights (best_params); where it stops,
+// they all stop.
+template <class T>
+void run_group(int g, const int64_t* meta, const double* hyper, const Problem<T>& P, Scratch<T>& s) {
+    const Epochs& E = *P.epochs;
+    std::vector<Model> members;
+    std::vector<double> t, loss_sum;
+    std::vector<char> training;
+    for (int64_t i = E.group_first[g]; i < E.group_first[g + 1]; ++i) {
+        const int64_t row = E.group_rows[i];
+        members.emplace_back(meta + row * META, hyper + row * HYPER);
+        t.push_back(P.step0[members.back().fold] - members.back().step_offset);
+        loss_sum.push_back(0), training.push_back(1);
+        E.epochs_done[members.back().slot] = 0;
+    }
+    double best = E.group_best[g];
+    int64_t count = E.group_count[g];
+    T* best_params = static_cast<T*>(E.best_params);
+    for (int64_t e = 0; e < E.n_epochs; ++e) {
+        double score_sum = 0;
+        int healthy = 0;
+        for (size_t i = 0; i < members.size(); ++i) {
+            if (!training[i]) continue;
+            const Model& m = members[i];
+            s.prepare(m, P.bp);
+            loss_sum[i] = train_steps<T>(m, P, s, E.ends[e], E.ends[e + 1], E.first_epoch + e, t[i]);
+            E.epochs_done[m.slot] = e + 1;
+            const T loss = epoch_loss<T>(loss_sum[i], squared_weights<T>(m, P.params), E.loss_alpha[m.slot],
+                                         E.fold_sizes[m.fold], E.fold_batches[m.fold]);
+            E.losses[e * E.n_slots + m.slot] = double(loss);
+            evaluate_fold<T>(m, E, e, P.params, s);
+            if (!std::isfinite(double(loss))) {
+                training[i] = 0;  // diverged
+                continue;
+            }
+            score_sum += E.scores[e * E.n_slots + m.slot];
+            ++healthy;
+        }
+        if (healthy == 0) break;
+        const double mean = score_sum / healthy;
+        const bool no_gain = !(mean >= best + E.tol);  // NaN never gains
+        const bool improved = mean > best;
+        if (improved) best = mean;
+        count = no_gain ? count + 1 : 0;
+        for (size_t i = 0; i < members.size(); ++i) {
+            if (!training[i]) continue;
+            if (improved) {
+                copy_weights<T>(members[i], P.params, best_params);
+                E.best_epochs[members[i].slot] = e + 1;
+            }
+            if (count > E.patience) training[i] = 0;
+        }
+        if (count > E.patience) break;
+    }
+    for (size_t i = 0; i < members.size(); ++i)
+        P.loss_sums[members[i].slot] += T(loss_sum[i]);  // the last epoch's, as one epoch's call leaves it
+}
+
 template <class T> void run_model(int mode, const Model& m, const Problem<T>& P, Scratch<T>& s) {
     s.prepare(m, P.bp);
     double t = P.step0[m.fold] - m.step_offset;  // the model's own optimizer steps
@@ -1375,16 +1466,17 @@ bool depths_valid(int n_models, const int64_t* meta) {
     return true;
 }
 
-// fn(i, scratch) for every model i on n_threads threads. Models are
-// independent: threads take the next model as they finish one (no barrier
-// inside an epoch, so a stalled thread delays only the model it holds).
-template <class T, class F> void for_each_model(int n_models, int n_threads, F fn) {
+// fn(i, scratch) for every item i (a model, or an early-stopping group of
+// models) on n_threads threads. Items are independent: threads take the
+// next as they finish one (no barrier inside an epoch, so a stalled thread
+// delays only the item it holds).
+template <class T, class F> void for_each_item(int n_items, int n_threads, F fn) {
     std::atomic<int> next{0};
     auto worker = [&]() {
         Scratch<T> s;
-        for (int i = next++; i < n_models; i = next++) fn(i, s);
+        for (int i = next++; i < n_items; i = next++) fn(i, s);
     };
-    n_threads = std::max(1, std::min(n_threads, n_models));
+    n_threads = std::max(1, std::min(n_threads, n_items));
     std::vector<std::thread> pool;
     for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
     worker();
@@ -1395,7 +1487,12 @@ template <class T>
 int run(int mode, int n_models, const int64_t* meta, const double* hyper, const Problem<T>& P, int n_threads) {
     if (!depths_valid(n_models, meta)) return 1;
     if (P.bp % VT<T>::L != 0) return 2;
-    for_each_model<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
+    if (P.epochs != nullptr && P.epochs->n_groups > 0) {
+        for_each_item<T>(int(P.epochs->n_groups), n_threads,
+                         [&](int g, Scratch<T>& s) { run_group<T>(g, meta, hyper, P, s); });
+        return 0;
+    }
+    for_each_item<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
         run_model<T>(mode, Model(meta + long(i) * META, hyper + long(i) * HYPER), P, s);
     });
     return 0;
@@ -1410,7 +1507,7 @@ int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, c
     if (!depths_valid(n_models, meta)) return 1;
     if (block % VT<T>::L != 0) return 2;
     const double no_hyper[HYPER] = {};
-    for_each_model<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
+    for_each_item<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
         const Model m(meta + long(i) * META, no_hyper);
         forward_rows<T>(m, X, n_blocks, block, n_rows, params, out + long(m.slot) * n_rows * m.n_outputs(), s);
     });
@@ -1443,6 +1540,29 @@ SKP_FORWARD_ENTRY(skp_forward_f64, double)
 SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
 
+namespace {
+// Whether the early-stopping groups (if any) cover the n_models rows of
+// meta, each once, with the scores and the best weights' buffer they need.
+bool groups_valid(const Epochs& E, int n_models) {
+    if (E.n_groups <= 0) return true;
+    if (E.group_first == nullptr || E.group_rows == nullptr || E.group_best == nullptr ||
+        E.group_count == nullptr || E.best_params == nullptr || E.best_epochs == nullptr ||
+        E.eval_X == nullptr || E.score == SCORE_NONE || E.scores == nullptr)
+        return false;
+    if (E.group_first[0] != 0 || E.group_first[E.n_groups] != n_models) return false;
+    std::vector<char> seen(n_models, 0);
+    for (int64_t g = 0; g < E.n_groups; ++g) {
+        if (E.group_first[g + 1] <= E.group_first[g]) return false;
+        for (int64_t i = E.group_first[g]; i < E.group_first[g + 1]; ++i) {
+            const int64_t row = E.group_rows[i];
+            if (row < 0 || row >= n_models || seen[row]) return false;
+            seen[row] = 1;
+        }
+    }
+    return true;
+}
+}  // namespace
+
 // Mode 0 over several epochs, with each epoch's loss and the stopping rule
 // in the call (see Epochs); the arguments are skp_run_*'s, then `epochs`.
 #define SKP_EPOCHS_ENTRY(NAME, T)                                                                        \
@@ -1454,6 +1574,7 @@ SKP_ENTRY(skp_run_f64, double)
         if (epochs == nullptr || epochs->n_epochs < 1 || epochs->ends[0] != 0 ||                           \
             epochs->ends[epochs->n_epochs] != n_steps)                                                    \
             return 3;                                                                                      \
+        if (!groups_valid(*epochs, n_models)) return 4;                                                    \
         Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
                      weight_sums, step0, stepping, params, nullptr, state1, state2, loss_sums, state3,    \
                      long(epochs->first_epoch), epochs};                                                   \

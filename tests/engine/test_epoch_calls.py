@@ -156,10 +156,14 @@ def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
     _assert_same(_arrays(grouped), _arrays(reference))
 
 
-def test_monitored_and_scheduled_runs_train_one_epoch_per_call(iris, monkeypatch):
+def test_scheduled_and_best_weight_runs_train_one_epoch_per_call(iris, monkeypatch):
+    """What the kernel cannot decide within a call keeps a call an epoch: a
+    learning-rate schedule, each replica's best epoch by its validation
+    loss, a monitored value the host computes (the validation loss)."""
     X, y = iris
-    for params in (dict(early_stopping=True), dict(solver="sgd", learning_rate="adaptive"),
-                   dict(learning_rate="cosine")):
+    for params in (dict(solver="sgd", learning_rate="adaptive"), dict(learning_rate="cosine"),
+                   dict(early_stopping=True, restore_best_weights=True),
+                   dict(early_stopping=True, monitor="loss")):
         sizes = _calls(monkeypatch, 64)
         _fit(ParallelMLPClassifier(hidden_layer_sizes=(8,), max_iter=12, cv=2, refit=False,
                                    random_state=0, **params), X, y)
@@ -292,3 +296,86 @@ def test_a_state_saved_after_the_last_epoch_resumes_finished():
         for wa, wb in zip(a, b):
             for x, z in zip(wa, wb):
                 np.testing.assert_array_equal(x, z)
+
+
+# early stopping on the folds' mean validation score: models stopping at
+# many epochs, their best epochs before the last
+EARLY_STOPPING = dict(SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_an_early_stopping_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch,
+                                                                             dtype):
+    """Under early stopping the kernel trains a model's fold replicas
+    together, stops them on their mean score and keeps the weights of
+    their best epoch, as the host does between one-epoch calls."""
+    X, y = iris
+    search = ParallelMLPClassifier(**EARLY_STOPPING, dtype=dtype)
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    n_iter = reference.n_iter_per_model_
+    assert len(np.unique(n_iter)) >= 5 and (n_iter < EARLY_STOPPING["max_iter"]).mean() > 0.5
+    # the kept weights are the best epoch's, not the last's: the scores fell after it
+    scores = reference.validation_scores_per_model_
+    assert (np.nanmax(scores, axis=-1) > scores[..., -1]).any() or np.isnan(scores[..., -1]).any()
+    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
+    for max_epochs in (5, 64):
+        sizes = _calls(monkeypatch, max_epochs)
+        grouped = _fit(search, X, y)
+        assert max(sizes) > 1
+        _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
+                     expected)
+
+
+def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(monkeypatch):
+    """R^2 scored in the kernel, one replica a model (a holdout), halving
+    ranking the models by their best mean score at its rungs."""
+    X, y = make_regression(240, 6, noise=8.0, random_state=1)
+    y = y / y.std()
+    for cv in (None, 4):
+        search = ParallelMLPRegressor(
+            hidden_layer_sizes=[(8,), (16,), (4, 4)], activation=("relu", "tanh"),
+            learning_rate_init=(0.003, 0.03), early_stopping=True, n_iter_no_change=3,
+            pruning="halving", min_iter=4, halving_factor=2, max_iter=50, batch_size=40, cv=cv,
+            ensemble="best", dtype="float64", random_state=0,
+        )
+        _calls(monkeypatch, 1)
+        reference = _fit(search, X, y)
+        assert reference.cv_results_["pruned"].any()
+        expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
+        sizes = _calls(monkeypatch, 64)
+        grouped = _fit(search, X, y)
+        assert max(sizes) > 1, cv
+        _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
+                     expected)
+
+
+def test_a_diverging_fold_replica_leaves_its_model_training_on_the_others(monkeypatch):
+    """A replica whose loss overflows stops alone; its model's mean score
+    is then its other folds', in the call as between calls."""
+    X, y = make_regression(150, 5, noise=1.0, random_state=0)
+    y = y / y.std()
+    search = ParallelMLPRegressor(
+        hidden_layer_sizes=[(6,), (4, 3), (8,), (16,)], activation=("relu", "identity", "tanh"),
+        solver="sgd", learning_rate_init=0.5, momentum=0.9, early_stopping=True,
+        n_iter_no_change=10, max_iter=40, cv=3, ensemble="best", dtype="float64", random_state=0,
+    )
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    # replicas stopped (diverged) epochs before their model's others
+    n_iter = reference.n_iter_per_model_
+    assert (n_iter.max(1) - n_iter.min(1) >= 2).any()
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
+                 dict(_arrays(reference), scores=reference.validation_scores_per_model_))
+
+
+def test_a_replay_that_keeps_other_epochs_than_the_kernel_raises():
+    slots = np.array([1, 0])
+    _epoch_calls.check_replay(np.array([4, 4]), slots, np.array([4, 4]), 4,
+                              kept=np.array([2, 3]), kept_after=np.array([3, 2]))
+    with pytest.raises(RuntimeError, match="disagree on when models kept their best weights"):
+        _epoch_calls.check_replay(np.array([4, 4]), slots, np.array([4, 4]), 4,
+                                  kept=np.array([2, 3]), kept_after=np.array([2, 3]))

@@ -206,7 +206,7 @@ class NativeTrainer(PopulationTrainer):
         by the same kernel call (NaN for frozen slots): its score (n_slots,)
         where ``scored`` (:meth:`kernel_score`), else its outputs (n_slots,
         n_eval, C)."""
-        _, _, evaluated = self.run_epochs(X, y, [plan], evaluation=evaluation, scored=scored)
+        _, _, evaluated, _ = self.run_epochs(X, y, [plan], evaluation=evaluation, scored=scored)
         return None if evaluated is None else evaluated[0]
 
     def run_epochs(self, X, y, plans, stopping=None, evaluation=None, scored=False):
@@ -223,6 +223,10 @@ class NativeTrainer(PopulationTrainer):
         stopping : dict, optional
             ``best`` and ``count`` (n_slots,), the rule's state per slot, and
             ``tol``, ``patience``; none: no model stops within the call.
+            Early stopping: ``model`` (n_slots,), each slot's model, whose
+            fold replicas share one rule on their mean score (``scored``
+            needed), ``best`` and ``count`` then per model; each keeps its
+            best epoch's weights in :attr:`best_flat` (keep_best's).
         evaluation : RunData, optional
             The run's data: after every epoch it trains, each model
             evaluates its fold's evaluation rows (``X_eval``).
@@ -241,6 +245,9 @@ class NativeTrainer(PopulationTrainer):
             train it): the scores (len(plans), n_slots) where ``scored``,
             else the outputs (len(plans), n_slots, n_eval, n_outputs), zero
             outside each slot's fold's rows.
+        kept : ndarray of int of shape (n_slots,) or None
+            Early stopping: the last epoch of the call (1-based) whose
+            weights each slot kept as its best (0: none, -1: frozen).
         """
         self.loss_sums.zero_()
         n_slots = len(self.net.slot_models)
@@ -251,18 +258,19 @@ class NativeTrainer(PopulationTrainer):
                 evaluated = np.full((len(plans), n_slots), np.nan) if scored else torch.full(
                     (len(plans), n_slots, evaluation.X_eval.shape[0], self.net.n_outputs),
                     float("nan"), dtype=self.net.dtype)
-            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), evaluated
+            kept = None if stopping is None or "model" not in stopping else np.full(n_slots, -1)
+            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), evaluated, kept
         start = time.perf_counter()
         if self.data_parallel is None:
             blocks = None if evaluation is None else self._eval_blocks(evaluation, scored)
-            losses, done, outputs = self._run_epochs(X, y, plans, stopping, blocks)
+            losses, done, outputs, kept = self._run_epochs(X, y, plans, stopping, blocks)
             self._losses = losses[-1]
         else:
             (plan,) = plans
-            self._losses, losses, done, outputs = None, None, np.full(n_slots, 1), None
+            self._losses, losses, done, outputs, kept = None, None, np.full(n_slots, 1), None, None
             if self._drops_units_now():
                 self._torch_epoch(X, y, plan)
-                return losses, done, outputs
+                return losses, done, outputs, kept
             self._run_epoch_stepwise(X, y, plan)
         seconds = max(time.perf_counter() - start, 1e-9)
         # rows each model trained: its fold's, over the epochs it took
@@ -272,7 +280,7 @@ class NativeTrainer(PopulationTrainer):
         slots, folds = self._meta[:, fields["slot"]], self._meta[:, fields["fold"]]
         rows = trained[done[slots], folds]
         self.last_gflops = 6 * float((self._row_macs * rows).sum()) / seconds / 1e9
-        return losses, done, outputs
+        return losses, done, outputs, kept
 
     def epoch_losses(self, fold_sizes, fold_batches):
         # the kernel formed them as the torch trainer does, with its own sum
@@ -304,6 +312,8 @@ class NativeTrainer(PopulationTrainer):
             stopping = {"best": np.full(n_slots, np.inf),
                         "count": np.zeros(n_slots, dtype=np.int64),
                         "tol": 0.0, "patience": np.iinfo(np.int64).max}
+        elif "model" in stopping:
+            stopping = self._stopping_groups(stopping)
         epochs = dict(stopping, ends=ends, first_epoch=plans[0].epoch,
                       fold_sizes=plans[0].fold_sizes, fold_batches=plans[0].fold_batches,
                       loss_alpha=self.alphas.cpu().numpy().astype(np.float64),
@@ -311,6 +321,24 @@ class NativeTrainer(PopulationTrainer):
         result = self._run("epoch", batches, grads=None, epochs=epochs)
         counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
         return result
+
+    def _stopping_groups(self, stopping):
+        """Early stopping's rule state (per model, ``stopping["model"]`` the
+        model of each slot) as the kernel's groups: the unfrozen slots of
+        one model form a group, which keeps its best weights in
+        :attr:`best_flat`."""
+        n_slots = len(self.net.slot_models)
+        slot_model = np.asarray(stopping["model"])
+        models, groups = np.unique(slot_model[self._meta[:, _kernels.META_FIELDS["slot"]]],
+                                   return_inverse=True)
+        return {
+            "tol": stopping["tol"], "patience": stopping["patience"],
+            # the per-slot loss rule's state, not read under early stopping
+            "best": np.full(n_slots, np.inf), "count": np.zeros(n_slots, dtype=np.int64),
+            "groups": groups, "group_best": np.asarray(stopping["best"], np.float64)[models],
+            "group_count": np.asarray(stopping["count"], np.int64)[models],
+            "best_params": self.best_flat,
+        }
 
     def _run(self, mode, batches, *, grads, epoch=0, epochs=None):
         """One kernel call in ``mode`` over the unfrozen slots' tables

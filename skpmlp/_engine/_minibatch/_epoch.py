@@ -60,15 +60,18 @@ def epoch_values(trainer, data, n_replicas, monitor, dp=None, with_loss=False, o
 
 
 def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callback,
-                val_loss=None):
+                val_loss=None, keep_best=True):
     """What every epoch of a run ends with, once its per-replica ``loss``
     and ``score`` (and ``val_loss``, with ``restore_best_weights``) are
     known: the stopping rules, the learning-rate schedules, the best
-    weights (early stopping's, or each replica's own best epoch) and
-    ``epoch_callback``.
+    weights (early stopping's, or each replica's own best epoch; not
+    where the kernel call that trained the epoch kept them: ``keep_best``
+    False) and ``epoch_callback``.
 
     Returns
     -------
+    improved : ndarray of bool
+        The replicas whose weights are their best so far.
     finished : ndarray of bool
         The replicas the stopping rules ended this epoch (still to retire).
     """
@@ -76,7 +79,7 @@ def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callba
     if rates.scheduled:
         rates.end_epoch(epoch)
         trainer.set_learning_rates(rates.current)
-    if trainer.best_flat is not None and improved.any():
+    if keep_best and trainer.best_flat is not None and improved.any():
         trainer.keep_best(improved[trainer.net.slot_models])
     if epoch_callback is not None:
         epoch_callback(epoch, {
@@ -84,4 +87,4 @@ def close_epoch(epoch, trainer, status, rates, config, loss, score, epoch_callba
             "converged": status.converged.copy(), "learning_rate": rates.current.copy(),
             "backend": trainer.describe(), "gflops": trainer.last_gflops,
         })
-    return finished
+    return improved, finished

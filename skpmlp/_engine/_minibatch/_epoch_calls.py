@@ -4,17 +4,23 @@ of the host's replay against the kernel.
 On the native kernel a small search's epoch is short (iris' folds train
 one batch an epoch), and what ran around it every epoch (a kernel call,
 the batch plans, the loss, the stopping rule, retiring) cost as much as
-the epoch itself. Where nothing but each model's training loss decides its
-fate (no early stopping on validation scores, no learning-rate schedule,
-no refills, one process), the kernel trains several epochs per call: each
-model ends every epoch with the same loss and stopping rule the host would
-apply (``mlp_step.cpp``'s ``Epochs``), gives its outputs for the
-evaluation rows where the run monitors them, and trains no further once
-the rule stops it. The host then replays the epochs' losses through its
+the epoch itself. Where the kernel can apply the rule that decides each
+model's fate (no learning-rate schedule, no refills, one process), it
+trains several epochs per call: each model ends every epoch with the same
+loss and stopping rule the host would apply (``mlp_step.cpp``'s
+``Epochs``), gives its outputs (or its score) for the evaluation rows
+where the run monitors them, and trains no further once the rule stops
+it. Under early stopping the rule watches a model's mean score over its
+fold replicas, so the kernel trains the replicas of one model together
+(one group) and keeps their weights at each epoch that improves it; the
+kernel must then score the evaluation rows itself (the run's default
+scores), and ``restore_best_weights``' per-replica validation loss keeps
+one epoch per call. The host then replays the epochs' values through its
 own bookkeeping (:meth:`~._run.FusedRun._epochs`), which must stop every
-model where the kernel did, and reports each epoch to the epoch callback
-(``verbose``'s progress) as it replays it. A run is the same, bit for bit,
-however its epochs are grouped into calls.
+model where the kernel did (and keep the same best epochs), and reports
+each epoch to the epoch callback (``verbose``'s progress) as it replays
+it. A run is the same, bit for bit, however its epochs are grouped into
+calls.
 """
 
 import numpy as np
@@ -30,14 +36,15 @@ MAX_BYTES = 64 * 2**20
 
 def chains_epochs(trainer, live, options):
     """Whether the run's epochs may share a kernel call: the trainer can,
-    and only the training loss decides when each replica stops (a
-    monitored score is recorded, and ranks at halving rungs, which end
-    calls)."""
+    and the kernel can apply the rule that stops each replica: the
+    training loss's, or early stopping's on the scores the kernel computes
+    itself (a monitored score is recorded, and ranks at halving rungs,
+    which end calls)."""
     status = live.status
     return (
         getattr(trainer, "trains_epochs", False)
         and options.data_parallel is None
-        and not status.rule.maximize  # early stopping watches the scores
+        and (not status.rule.maximize or trainer.kernel_score() is not None)
         and live.refills is None
         and status.best is None
         and status.learning_rates is None
@@ -69,23 +76,36 @@ def epochs_per_call(epoch, config, status, data, epoch_seconds, n_slots):
 
 
 def stopping_state(status, trainer):
-    """The stopping rule's state for the kernel, per slot of the network."""
+    """The stopping rule's state for the kernel: per slot of the network,
+    or under early stopping per model, with each slot's ``model``."""
     rule, replicas = status.rule, trainer.net.slot_models
-    return {"best": rule.best[replicas].astype(np.float64),
-            "count": rule.count[replicas].astype(np.int64),
-            # n_iter_no_change=inf: a count never above the largest int64
-            "tol": float(rule.tol), "patience": int(min(rule.patience, np.iinfo(np.int64).max))}
+    state = {
+        # n_iter_no_change=inf: a count never above the largest int64
+        "tol": float(rule.tol), "patience": int(min(rule.patience, np.iinfo(np.int64).max)),
+    }
+    if rule.maximize:  # a model's replicas share its rule (ReplicaStatus)
+        return dict(state, best=rule.best.astype(np.float64), count=rule.count.astype(np.int64),
+                    model=replicas % status.n_models)
+    return dict(state, best=rule.best[replicas].astype(np.float64),
+                count=rule.count[replicas].astype(np.int64))
 
 
-def check_replay(epochs_done, slot_models, stopped_after, n_epochs):
+def check_replay(epochs_done, slot_models, stopped_after, n_epochs, kept=None, kept_after=None):
     """Raise where the host's replay stopped a replica at another epoch
     than the kernel did (``stopped_after``: per replica, the epochs of the
     call it trained by the replay; ``epochs_done``: per slot, by the
-    kernel, -1 for frozen slots)."""
+    kernel, -1 for frozen slots), or, under early stopping, kept another
+    epoch's weights as its best (``kept_after`` per replica by the replay,
+    ``kept`` per slot by the kernel; 0 for none)."""
     trained = epochs_done >= 0
-    by_host = stopped_after[slot_models[trained]]
-    if not np.array_equal(by_host, epochs_done[trained]):
-        raise RuntimeError(
-            f"the native kernel and the host disagree on when models stopped within a call of "
-            f"{n_epochs} epochs: kernel {epochs_done[trained].tolist()}, host {by_host.tolist()}"
-        )
+    checks = [("stopped", epochs_done, stopped_after)]
+    if kept is not None:
+        checks.append(("kept their best weights", kept, kept_after))
+    for what, by_kernel, per_replica in checks:
+        by_host = per_replica[slot_models[trained]]
+        if not np.array_equal(by_host, by_kernel[trained]):
+            raise RuntimeError(
+                f"the native kernel and the host disagree on when models {what} within a call "
+                f"of {n_epochs} epochs: kernel {by_kernel[trained].tolist()}, host "
+                f"{by_host.tolist()}"
+            )

@@ -299,8 +299,8 @@ class FusedRun:
         if live.refills is not None:
             live.refills.count_free(status)
         live.score = score
-        finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
-                               self.options.epoch_callback, val_loss)
+        _, finished = close_epoch(self.epoch, trainer, status, live.rates, config, loss, score,
+                                  self.options.epoch_callback, val_loss)
         self.epoch += 1
         if status.rung is not None and live.refills is not None:
             # the call's only run: its own models decide the rung
@@ -313,8 +313,10 @@ class FusedRun:
 
     def _epochs(self, live, tick, n):
         """``n`` epochs in one kernel call, each model stopping where the
-        rule stops it; then every epoch's losses through the bookkeeping
-        of :meth:`_epoch`, which must stop the same models."""
+        rule stops it (and under early stopping keeping its best weights);
+        then every epoch's values through the bookkeeping of
+        :meth:`_epoch`, which must stop the same models (and keep the same
+        epochs)."""
         trainer, data, status = live.trainer, live.data, live.status
         monitor = self.options.monitor
         scored = monitor and trainer.kernel_score() is not None
@@ -322,7 +324,7 @@ class FusedRun:
         try:
             plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
             start = time.perf_counter()
-            losses, epochs_done, evaluated = trainer.run_epochs(
+            losses, epochs_done, evaluated, kept = trainer.run_epochs(
                 data.X, data.y, plans, stopping_state(status, trainer),
                 evaluation=data if monitor else None, scored=scored,
             )
@@ -332,6 +334,7 @@ class FusedRun:
             raise
         n_replicas, slots = self.K * self.M, trainer.net.slot_models
         stopped_after = np.full(n_replicas, n)
+        kept_after = np.zeros(n_replicas, dtype=int)
         ended = np.zeros(n_replicas, dtype=bool)
         for e in range(n):
             loss = per_replica(losses[e], slots, n_replicas)
@@ -344,16 +347,18 @@ class FusedRun:
                 )
             live.curves.record(loss, score, status.active)
             live.score = score
-            finished = close_epoch(self.epoch, trainer, status, live.rates, self.config, loss,
-                                   score, self.options.epoch_callback)
+            improved, finished = close_epoch(self.epoch, trainer, status, live.rates,
+                                             self.config, loss, score,
+                                             self.options.epoch_callback, keep_best=kept is None)
             self.epoch += 1
             stopped_after[finished] = e + 1
+            kept_after[improved] = e + 1
             ended |= finished
             if e < n - 1:  # the last epoch's retire as :meth:`_epoch` does it, below
                 status.retire(finished)
                 if not status.active.any():  # the kernel trained no later epoch
                     break
-        check_replay(epochs_done, slots, stopped_after, n)
+        check_replay(epochs_done, slots, stopped_after, n, kept, kept_after)
         if status.rung is None:
             self._retire(live, ended)
         else:  # retired with the rung's cut

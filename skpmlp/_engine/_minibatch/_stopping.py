@@ -88,11 +88,18 @@ class BestEpochs:
 
 def fold_mean(values, valid, n_folds):
     """Per-model mean over the folds where ``valid`` (replica arrays, fold
-    major) of ``values``; NaN where no fold is valid."""
+    major) of ``values``; NaN where no fold is valid.
+
+    The folds are added one after the other in fold order (not numpy's
+    pairwise sum, whose order depends on the shape): the native kernel's
+    early stopping forms the same mean in the same order."""
     values = np.where(valid, values, 0.0).reshape(n_folds, -1)
     counts = valid.reshape(n_folds, -1).sum(0)
+    total = values[0].copy()
+    for fold in values[1:]:
+        total += fold
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, values.sum(0) / counts, np.nan)
+        return np.where(counts > 0, total / counts, np.nan)
 
 
 class ReplicaStatus:
