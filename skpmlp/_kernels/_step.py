@@ -183,6 +183,7 @@ class _Epochs(ctypes.Structure):
         ("eval_total", _p), ("scores", _p),
         ("n_groups", ctypes.c_int64), ("group_first", _p), ("group_rows", _p), ("group_best", _p),
         ("group_count", _p), ("best_params", _p), ("best_epochs", _p),
+        ("val_losses", _p), ("best_loss", _p),
     ]
 
 
@@ -207,10 +208,21 @@ def _epoch_tables(epochs, n_steps, K, n_slots):
     return tables
 
 
-def _group_tables(epochs, meta, params):
+def _best_params(epochs, params):
+    """``run_models``' ``epochs["best_params"]``, checked against ``params``."""
+    best_params = epochs.get("best_params")
+    if best_params is None:
+        raise ValueError("keeping best weights needs best_params")
+    check_tensors({"best_params": best_params}, params.dtype)
+    if best_params.numel() != params.numel():
+        raise ValueError("best_params must have as many values as params")
+    return best_params
+
+
+def _group_tables(epochs, meta):
     """The early-stopping groups of ``run_models``' ``epochs`` (its
-    ``groups``, ``group_best``, ``group_count`` and ``best_params``) as the
-    kernel reads them: each group's meta rows in fold order, checked."""
+    ``groups``, ``group_best`` and ``group_count``) as the kernel reads
+    them: each group's meta rows in fold order, checked."""
     n_models = len(meta)
     groups = host_array(epochs["groups"], np.int64, (n_models,), "groups")
     n_groups = len(np.unique(groups))
@@ -220,15 +232,10 @@ def _group_tables(epochs, meta, params):
     folds = meta[:, META_FIELDS["fold"]]
     rows = np.lexsort((folds, groups)).astype(np.int64)  # group by group, in fold order
     first = np.searchsorted(groups[rows], np.arange(n_groups + 1)).astype(np.int64)
-    best_params = epochs["best_params"]
-    check_tensors({"best_params": best_params}, params.dtype)
-    if best_params.numel() != params.numel():
-        raise ValueError("best_params must have as many values as params")
     return {
         "n_groups": n_groups, "group_first": first, "group_rows": rows,
         "group_best": host_array(epochs["group_best"], np.float64, (n_groups,), "group_best"),
         "group_count": host_array(epochs["group_count"], np.int64, (n_groups,), "group_count"),
-        "best_params": best_params,
     }
 
 
@@ -279,6 +286,12 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         ``group_best`` and ``group_count`` (n_groups,); and ``best_params``
         (a buffer like ``params``) where each group's members keep the
         weights of its best epoch. Needs an ``evaluation`` with a score.
+        ``with_loss``: each model's validation loss on the same rows too
+        (the training loss without label smoothing or the L2 term).
+        ``best_loss`` (n_slots,) (``restore_best_weights``): each model's
+        lowest validation loss so far; it keeps its weights in
+        ``best_params`` at every epoch below it (instead of its group's
+        best scores).
 
     Returns
     -------
@@ -291,10 +304,11 @@ def run_models(mode, meta, hyper, batches, buffers, *, n_outputs, loss, n_thread
         did not train the epoch): its ``score`` (n_epochs, n_slots) float64,
         or without one its outputs, a Tensor (n_epochs, n_slots, n_eval,
         n_outputs) of the buffers' dtype (zero outside its fold's rows);
-        None without ``evaluation``; and ``kept`` (n_slots,) int64 with
-        ``groups``, the call's last epoch (1-based) whose weights each
-        model kept in ``best_params`` (0: none; -1 for slots not in
-        ``meta``), else None.
+        None without ``evaluation``; with validation losses, the pair
+        (scores, losses), each (n_epochs, n_slots); and ``kept`` (n_slots,)
+        int64 with ``groups`` or ``best_loss``, the call's last epoch
+        (1-based) whose weights each model kept in ``best_params`` (0:
+        none; -1 for slots not in ``meta``), else None.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, not {mode!r}")
@@ -369,18 +383,30 @@ def _run_epochs(meta, hyper, batches, buffers, host, epochs, shape, n_outputs, l
     elif evaluation is not None:
         evaluated = np.full((n_epochs, n_slots), np.nan)
         eval_fields["scores"] = evaluated.ctypes.data
-    kept = groups = None
-    if epochs.get("groups") is not None:
-        if evaluation is None or evaluation.score is None:
+    val_losses = kept = groups = best_loss = None
+    scored = evaluation is not None and evaluation.score is not None
+    if epochs.get("with_loss") or epochs.get("best_loss") is not None:
+        if not scored:
+            raise ValueError("validation losses need an evaluation with a score")
+        val_losses = np.full((n_epochs, n_slots), np.nan)
+        eval_fields["val_losses"] = val_losses.ctypes.data
+        evaluated = (evaluated, val_losses)
+    if epochs.get("groups") is not None or epochs.get("best_loss") is not None:
+        if not scored:
             raise ValueError("early stopping's groups need an evaluation with a score")
-        groups = _group_tables(epochs, meta, params)
         kept = np.full(n_slots, -1, dtype=np.int64)
         kept[meta[:, META_FIELDS["slot"]]] = 0
+        eval_fields.update(best_params=_ptr(_best_params(epochs, params)),
+                           best_epochs=kept.ctypes.data)
+    if epochs.get("best_loss") is not None:
+        best_loss = host_array(epochs["best_loss"], np.float64, (n_slots,), "best_loss")
+        eval_fields["best_loss"] = best_loss.ctypes.data
+    if epochs.get("groups") is not None:
+        groups = _group_tables(epochs, meta)
         eval_fields.update(
             {name: groups[name].ctypes.data
              for name in ("group_first", "group_rows", "group_best", "group_count")},
-            n_groups=groups["n_groups"], best_params=_ptr(groups["best_params"]),
-            best_epochs=kept.ctypes.data)
+            n_groups=groups["n_groups"])
     argument = _Epochs(
         n_epochs, int(epochs.get("first_epoch", 0)), n_slots,
         *(tables[name].ctypes.data for name in ("ends", "fold_sizes", "fold_batches", "loss_alpha",

@@ -902,6 +902,17 @@ struct Epochs {
     const int64_t* group_count;
     void* best_params;
     int64_t* best_epochs;
+    // With scores, val_losses (n_epochs, n_slots; null: none) receives each
+    // model's validation loss on the same rows (the training loss without
+    // label smoothing or the L2 term, the host's validation_loss_function,
+    // in T; NaN where an output of a weighted row is not finite). With
+    // best_loss (n_slots; restore_best_weights), each model keeps its own
+    // weights in best_params at every epoch whose validation loss is below
+    // its lowest so far (the host's BestEpochs; a model whose training
+    // loss is not finite keeps nothing), instead of at its group's
+    // improving scores.
+    double* val_losses;
+    const double* best_loss;
 };
 
 // What Epochs::score computes: nothing (the host scores eval_out),
@@ -1253,6 +1264,42 @@ inline bool rule_stops(double loss, double& best, int64_t& count, double tol, in
     return count > patience;
 }
 
+// The weights and biases of model m (its real widths) from one flat
+// buffer into another of the same layout.
+template <class T> void copy_weights(const Model& m, const T* from, T* to) {
+    for (int l = 0; l <= m.depth; ++l) {
+        const Layer& L = m.layers[l];
+        for (int r = 0; r < L.n_in; ++r)
+            std::memcpy(to + L.w_off + r * L.ld, from + L.w_off + r * L.ld, sizeof(T) * L.n_out);
+        std::memcpy(to + L.b_off, from + L.b_off, sizeof(T) * L.n_out);
+    }
+}
+
+// The training loss of one evaluation row without label smoothing: its
+// outputs z[c * stride], its targets y (a class index for the softmax's
+// accuracy, C values otherwise), as the host's losses (softmax
+// cross-entropy, half squared error averaged over the outputs, binary
+// log-loss summed over them).
+template <class T> T row_loss(int64_t score, const T* z, long stride, int C, const T* y) {
+    if (score == SCORE_ACCURACY) {
+        T zmax = z[0];
+        for (int c = 1; c < C; ++c) zmax = std::max(zmax, z[c * stride]);
+        T total = 0;
+        for (int c = 0; c < C; ++c) total += std::exp(z[c * stride] - zmax);
+        return std::log(total) + zmax - z[long(y[0]) * stride];
+    }
+    T sum = 0;
+    for (int c = 0; c < C; ++c) {
+        const T zc = z[c * stride];
+        if (score == SCORE_R2) {
+            sum += (zc - y[c]) * (zc - y[c]);
+        } else {  // softplus(z) - y z, overflow-safe
+            sum += std::max(zc, T(0)) - y[c] * zc + std::log1p(std::exp(-std::fabs(zc)));
+        }
+    }
+    return score == SCORE_R2 ? T(0.5) * (sum / T(C)) : sum;
+}
+
 // Model m's evaluation after epoch e of the call (see Epochs): its
 // outputs for its fold's rows written out, or scored.
 template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e, const T* params, Scratch<T>& s) {
@@ -1271,6 +1318,9 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
     // the host's sums, in T: weighted hits and weights (accuracies), each
     // output's weighted squared residual (R^2)
     T hits = 0, weights = 0;
+    // the validation loss's weighted sum and weights, in T
+    const bool with_loss = E.val_losses != nullptr;
+    T loss_sum = 0, loss_weights = 0;
     static thread_local std::vector<T> residual;
     residual.assign(E.score == SCORE_R2 ? C : 0, T(0));
     bool finite = true;
@@ -1284,6 +1334,10 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
             const T wr = w[row], *yr = y + row * y_width;
             if (wr != T(0))
                 for (int c = 0; c < C; ++c) finite = finite && std::isfinite(z[c * block + r]);
+            if (with_loss) {
+                loss_sum += wr * row_loss<T>(E.score, z + r, block, C, yr);
+                loss_weights += wr;
+            }
             if (E.score == SCORE_R2) {
                 for (int c = 0; c < C; ++c) {
                     const T d = z[c * block + r] - yr[c];
@@ -1315,6 +1369,20 @@ template <class T> void evaluate_fold(const Model& m, const Epochs& E, int64_t e
         score = hits / weights;
     }
     E.scores[e * E.n_slots + m.slot] = finite ? double(score) : std::nan("");
+    if (with_loss) E.val_losses[e * E.n_slots + m.slot] = finite ? double(loss_sum / loss_weights) : std::nan("");
+}
+
+// restore_best_weights (Epochs::best_loss): model m keeps its weights where
+// epoch e's validation loss is below its lowest so far (`lowest`, updated;
+// NaN never is), the host's BestEpochs on a model whose training loss is
+// finite.
+template <class T>
+void keep_if_lowest(const Model& m, const Epochs& E, int64_t e, const T* params, double& lowest) {
+    const double loss = E.val_losses[e * E.n_slots + m.slot];
+    if (!(loss < lowest)) return;
+    lowest = loss;
+    copy_weights<T>(m, params, static_cast<T*>(E.best_params));
+    E.best_epochs[m.slot] = e + 1;
 }
 
 // Mode 0 over several epochs (see Epochs).
@@ -1322,6 +1390,7 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
     const Epochs& E = *P.epochs;
     double best = E.best[m.slot];
     int64_t count = E.count[m.slot], done = 0;
+    double lowest = E.best_loss != nullptr ? E.best_loss[m.slot] : 0;  // restore_best_weights
     double loss_sum = 0;
     for (int64_t e = 0; e < E.n_epochs; ++e) {
         loss_sum = train_steps<T>(m, P, s, E.ends[e], E.ends[e + 1], E.first_epoch + e, t);
@@ -1333,21 +1402,11 @@ template <class T> void run_epochs(const Model& m, const Problem<T>& P, Scratch<
             evaluate_fold<T>(m, E, e, P.params, s);
             s.prepare(m, P.bp);  // the training batches' scratch again
         }
+        if (E.best_loss != nullptr && std::isfinite(double(loss))) keep_if_lowest<T>(m, E, e, P.params, lowest);
         if (rule_stops(double(loss), best, count, E.tol, E.patience)) break;
     }
     E.epochs_done[m.slot] = done;
     P.loss_sums[m.slot] += T(loss_sum);  // the last epoch's, as one epoch's call leaves it
-}
-
-// The weights and biases of model m (its real widths) from one flat
-// buffer into another of the same layout.
-template <class T> void copy_weights(const Model& m, const T* from, T* to) {
-    for (int l = 0; l <= m.depth; ++l) {
-        const Layer& L = m.layers[l];
-        for (int r = 0; r < L.n_in; ++r)
-            std::memcpy(to + L.w_off + r * L.ld, from + L.w_off + r * L.ld, sizeof(T) * L.n_out);
-        std::memcpy(to + L.b_off, from + L.b_off, sizeof(T) * L.n_out);
-    }
 }
 
 // Mode 0 over several epochs under early stopping (Epochs::n_groups > 0):
@@ -1356,19 +1415,21 @@ template <class T> void copy_weights(const Model& m, const T* from, T* to) {
 // fold's evaluation rows; a member whose loss is not finite stops alone
 // (diverged). The others' mean score, summed in fold order and divided by
 // their count (the host's fold_mean), feeds the rule, maximised: where it
-// improves, each of them keeps its weights (best_params); where it stops,
-// they all stop.
+// improves, each of them keeps its weights (best_params; with best_loss,
+// each keeps those of its own lowest validation loss instead); where it
+// stops, they all stop.
 template <class T>
 void run_group(int g, const int64_t* meta, const double* hyper, const Problem<T>& P, Scratch<T>& s) {
     const Epochs& E = *P.epochs;
     std::vector<Model> members;
-    std::vector<double> t, loss_sum;
+    std::vector<double> t, loss_sum, lowest;
     std::vector<char> training;
     for (int64_t i = E.group_first[g]; i < E.group_first[g + 1]; ++i) {
         const int64_t row = E.group_rows[i];
         members.emplace_back(meta + row * META, hyper + row * HYPER);
         t.push_back(P.step0[members.back().fold] - members.back().step_offset);
         loss_sum.push_back(0), training.push_back(1);
+        lowest.push_back(E.best_loss != nullptr ? E.best_loss[members.back().slot] : 0);
         E.epochs_done[members.back().slot] = 0;
     }
     double best = E.group_best[g];
@@ -1393,6 +1454,7 @@ void run_group(int g, const int64_t* meta, const double* hyper, const Problem<T>
             }
             score_sum += E.scores[e * E.n_slots + m.slot];
             ++healthy;
+            if (E.best_loss != nullptr) keep_if_lowest<T>(m, E, e, P.params, lowest[i]);
         }
         if (healthy == 0) break;
         const double mean = score_sum / healthy;
@@ -1402,7 +1464,7 @@ void run_group(int g, const int64_t* meta, const double* hyper, const Problem<T>
         count = no_gain ? count + 1 : 0;
         for (size_t i = 0; i < members.size(); ++i) {
             if (!training[i]) continue;
-            if (improved) {
+            if (improved && E.best_loss == nullptr) {  // else each keeps its own (above)
                 copy_weights<T>(members[i], P.params, best_params);
                 E.best_epochs[members[i].slot] = e + 1;
             }
@@ -1541,9 +1603,15 @@ SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
 
 namespace {
-// Whether the early-stopping groups (if any) cover the n_models rows of
-// meta, each once, with the scores and the best weights' buffer they need.
-bool groups_valid(const Epochs& E, int n_models) {
+// Whether the validation losses and the best weights (if asked) have the
+// scores and buffers they need, and the early-stopping groups (if any)
+// cover the n_models rows of meta, each once.
+bool keeping_valid(const Epochs& E, int n_models) {
+    const bool scored = E.eval_X != nullptr && E.score != SCORE_NONE && E.scores != nullptr;
+    if (E.val_losses != nullptr && !scored) return false;
+    if (E.best_loss != nullptr &&
+        (E.val_losses == nullptr || E.best_params == nullptr || E.best_epochs == nullptr))
+        return false;
     if (E.n_groups <= 0) return true;
     if (E.group_first == nullptr || E.group_rows == nullptr || E.group_best == nullptr ||
         E.group_count == nullptr || E.best_params == nullptr || E.best_epochs == nullptr ||
@@ -1574,7 +1642,7 @@ bool groups_valid(const Epochs& E, int n_models) {
         if (epochs == nullptr || epochs->n_epochs < 1 || epochs->ends[0] != 0 ||                           \
             epochs->ends[epochs->n_epochs] != n_steps)                                                    \
             return 3;                                                                                      \
-        if (!groups_valid(*epochs, n_models)) return 4;                                                    \
+        if (!keeping_valid(*epochs, n_models)) return 4;                                                    \
         Problem<T> P{n_steps, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts,               \
                      weight_sums, step0, stepping, params, nullptr, state1, state2, loss_sums, state3,    \
                      long(epochs->first_epoch), epochs};                                                   \

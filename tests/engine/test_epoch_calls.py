@@ -156,14 +156,14 @@ def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
     _assert_same(_arrays(grouped), _arrays(reference))
 
 
-def test_scheduled_and_best_weight_runs_train_one_epoch_per_call(iris, monkeypatch):
+def test_scheduled_and_host_monitored_runs_train_one_epoch_per_call(iris, monkeypatch):
     """What the kernel cannot decide within a call keeps a call an epoch: a
-    learning-rate schedule, each replica's best epoch by its validation
-    loss, a monitored value the host computes (the validation loss)."""
+    learning-rate schedule, a monitored value the host computes (the
+    validation loss as the watched value)."""
     X, y = iris
     for params in (dict(solver="sgd", learning_rate="adaptive"), dict(learning_rate="cosine"),
-                   dict(early_stopping=True, restore_best_weights=True),
-                   dict(early_stopping=True, monitor="loss")):
+                   dict(early_stopping=True, monitor="loss"),
+                   dict(early_stopping=True, restore_best_weights=True, monitor="loss")):
         sizes = _calls(monkeypatch, 64)
         _fit(ParallelMLPClassifier(hidden_layer_sizes=(8,), max_iter=12, cv=2, refit=False,
                                    random_state=0, **params), X, y)
@@ -379,3 +379,24 @@ def test_a_replay_that_keeps_other_epochs_than_the_kernel_raises():
     with pytest.raises(RuntimeError, match="disagree on when models kept their best weights"):
         _epoch_calls.check_replay(np.array([4, 4]), slots, np.array([4, 4]), 4,
                                   kept=np.array([2, 3]), kept_after=np.array([2, 3]))
+
+
+@pytest.mark.parametrize("early_stopping", [True, False])
+def test_a_best_weights_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch,
+                                                                          early_stopping):
+    """restore_best_weights: each replica keeps the weights of its own
+    lowest validation loss, which the kernel forms and keeps in its calls
+    (early stopping on the folds' mean score, or the loss rule, stopping
+    them)."""
+    X, y = iris
+    search = ParallelMLPClassifier(**{**EARLY_STOPPING, "early_stopping": early_stopping},
+                                   restore_best_weights=True, dtype="float64")
+    _calls(monkeypatch, 1)
+    reference = _fit(search, X, y)
+    best, n_iter = reference.cv_results_["best_epoch"], reference.cv_results_["n_iter"]
+    assert (best < n_iter).any() and len(np.unique(best)) >= 5
+    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
+    sizes = _calls(monkeypatch, 64)
+    grouped = _fit(search, X, y)
+    assert max(sizes) > 1
+    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_), expected)

@@ -69,7 +69,7 @@ class _Epochs:
         self.error, self.when = error, when
         self.seen, self.lock = [], threading.Lock()
 
-    def __call__(self, run_epoch, trainer, *args):
+    def __call__(self, run_epoch, trainer, *args, **kwargs):
         with self.lock:
             # the native kernel's epochs run on its own threads, as many as
             # torch had when the run started (torch ops around them on one)
@@ -78,11 +78,12 @@ class _Epochs:
             epoch = len(self.seen) - 1
         if self.error is not None and self.when(epoch):
             raise self.error
-        return run_epoch(trainer, *args)
+        return run_epoch(trainer, *args, **kwargs)
 
 
 def _fit(iris, wrap_run_epoch, epochs, **params):
-    wrap_run_epoch(lambda run_epoch: lambda trainer, *args: epochs(run_epoch, trainer, *args))
+    wrap_run_epoch(lambda run_epoch: lambda trainer, *args, **kwargs: epochs(run_epoch, trainer, *args,
+                                                                             **kwargs))
     return ParallelMLPClassifier(**SEARCH, **params, cv=None).fit(*iris)
 
 

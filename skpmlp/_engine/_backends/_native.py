@@ -193,23 +193,28 @@ class NativeTrainer(PopulationTrainer):
 
     def kernel_score(self, with_loss=False):
         """What the kernel's call makes of the evaluation rows itself: the
-        run's monitored score (a key of ``_kernels.SCORE_CODES``), or None
-        where the host scores the outputs (``monitor="loss"``, a validation
-        loss to watch too: ``with_loss``)."""
-        if with_loss or self.config.monitor != "score" or output_activation(self.config) == "exp":
+        run's monitored score (a key of ``_kernels.SCORE_CODES``; with it,
+        the validation loss too, where a run watches one: ``with_loss``),
+        or None where the host scores the outputs (``monitor="loss"``)."""
+        if self.config.monitor != "score" or output_activation(self.config) == "exp":
             return None
         return _KERNEL_SCORES.get(MONITOR_SCORES[self.config.task])
 
-    def run_epoch(self, X, y, plan, evaluation=None, scored=False):
+    def run_epoch(self, X, y, plan, evaluation=None, scored=False, with_loss=False):
         """Train one epoch; with ``evaluation`` (the run's data), return
         what every slot made of its fold's evaluation rows after it, given
         by the same kernel call (NaN for frozen slots): its score (n_slots,)
-        where ``scored`` (:meth:`kernel_score`), else its outputs (n_slots,
+        where ``scored`` (:meth:`kernel_score`; with ``with_loss``, the pair
+        of its score and its validation loss), else its outputs (n_slots,
         n_eval, C)."""
-        _, _, evaluated, _ = self.run_epochs(X, y, [plan], evaluation=evaluation, scored=scored)
-        return None if evaluated is None else evaluated[0]
+        _, _, evaluated, _ = self.run_epochs(X, y, [plan], evaluation=evaluation, scored=scored,
+                                             with_loss=with_loss)
+        if evaluated is None:
+            return None
+        return tuple(values[0] for values in evaluated) if with_loss else evaluated[0]
 
-    def run_epochs(self, X, y, plans, stopping=None, evaluation=None, scored=False):
+    def run_epochs(self, X, y, plans, stopping=None, evaluation=None, scored=False,
+                   with_loss=False):
         """Train the epochs of ``plans`` in one kernel call, each ending with
         every model's loss and, with ``stopping``, scikit-learn's stopping
         rule: a model it stops trains no further epoch of the call.
@@ -227,12 +232,19 @@ class NativeTrainer(PopulationTrainer):
             fold replicas share one rule on their mean score (``scored``
             needed), ``best`` and ``count`` then per model; each keeps its
             best epoch's weights in :attr:`best_flat` (keep_best's).
+            ``restore_best_weights``: ``best_loss`` (n_slots,), each slot's
+            lowest validation loss so far; it keeps its weights in
+            :attr:`best_flat` at each epoch below it (``with_loss``
+            needed).
         evaluation : RunData, optional
             The run's data: after every epoch it trains, each model
             evaluates its fold's evaluation rows (``X_eval``).
         scored : bool, default=False
             The kernel scores them (:meth:`kernel_score`), rather than
             giving the outputs.
+        with_loss : bool, default=False
+            Where ``scored``, the kernel gives each slot's validation loss
+            on them too.
 
         Returns
         -------
@@ -254,16 +266,21 @@ class NativeTrainer(PopulationTrainer):
         self._losses = np.full(n_slots, np.nan)
         if len(self._meta) == 0:
             evaluated = None
+            nothing = np.full((len(plans), n_slots), np.nan)
             if evaluation is not None:
-                evaluated = np.full((len(plans), n_slots), np.nan) if scored else torch.full(
+                evaluated = nothing if scored else torch.full(
                     (len(plans), n_slots, evaluation.X_eval.shape[0], self.net.n_outputs),
                     float("nan"), dtype=self.net.dtype)
-            kept = None if stopping is None or "model" not in stopping else np.full(n_slots, -1)
-            return np.full((len(plans), n_slots), np.nan), np.full(n_slots, -1), evaluated, kept
+                if scored and with_loss:
+                    evaluated = (nothing, nothing.copy())
+            keeps = stopping is not None and ("model" in stopping or "best_loss" in stopping)
+            kept = np.full(n_slots, -1) if keeps else None
+            return nothing.copy(), np.full(n_slots, -1), evaluated, kept
         start = time.perf_counter()
         if self.data_parallel is None:
             blocks = None if evaluation is None else self._eval_blocks(evaluation, scored)
-            losses, done, outputs, kept = self._run_epochs(X, y, plans, stopping, blocks)
+            losses, done, outputs, kept = self._run_epochs(X, y, plans, stopping, blocks,
+                                                           with_loss=scored and with_loss)
             self._losses = losses[-1]
         else:
             (plan,) = plans
@@ -301,7 +318,7 @@ class NativeTrainer(PopulationTrainer):
             self._eval_blocks_of = (data, scored, blocks)
         return blocks
 
-    def _run_epochs(self, X, y, plans, stopping, evaluation):
+    def _run_epochs(self, X, y, plans, stopping, evaluation, with_loss=False):
         counts = self.optimizer.step_counts
         stepping = np.concatenate([p.stepping for p in plans])
         batches = kernel_batches(X, y, plans, self.config.task)
@@ -312,33 +329,39 @@ class NativeTrainer(PopulationTrainer):
             stopping = {"best": np.full(n_slots, np.inf),
                         "count": np.zeros(n_slots, dtype=np.int64),
                         "tol": 0.0, "patience": np.iinfo(np.int64).max}
-        elif "model" in stopping:
-            stopping = self._stopping_groups(stopping)
+        else:
+            stopping = self._kept_best(stopping)
         epochs = dict(stopping, ends=ends, first_epoch=plans[0].epoch,
                       fold_sizes=plans[0].fold_sizes, fold_batches=plans[0].fold_batches,
                       loss_alpha=self.alphas.cpu().numpy().astype(np.float64),
-                      evaluation=evaluation)
+                      evaluation=evaluation, with_loss=with_loss)
         result = self._run("epoch", batches, grads=None, epochs=epochs)
         counts += torch.as_tensor(stepping.sum(0), dtype=counts.dtype, device=counts.device)
         return result
 
-    def _stopping_groups(self, stopping):
-        """Early stopping's rule state (per model, ``stopping["model"]`` the
-        model of each slot) as the kernel's groups: the unfrozen slots of
-        one model form a group, which keeps its best weights in
-        :attr:`best_flat`."""
+    def _kept_best(self, stopping):
+        """``stopping`` (see :meth:`run_epochs`) as the kernel's epochs
+        read it: early stopping's rule state (per model,
+        ``stopping["model"]`` the model of each slot) as its groups, the
+        unfrozen slots of one model a group; where the kernel keeps best
+        weights, :attr:`best_flat` to keep them in."""
+        stopping = dict(stopping)
+        if "best_loss" in stopping:
+            stopping["best_params"] = self.best_flat
+        if "model" not in stopping:
+            return stopping
         n_slots = len(self.net.slot_models)
-        slot_model = np.asarray(stopping["model"])
+        slot_model = np.asarray(stopping.pop("model"))
         models, groups = np.unique(slot_model[self._meta[:, _kernels.META_FIELDS["slot"]]],
                                    return_inverse=True)
-        return {
-            "tol": stopping["tol"], "patience": stopping["patience"],
+        return dict(
+            stopping,
             # the per-slot loss rule's state, not read under early stopping
-            "best": np.full(n_slots, np.inf), "count": np.zeros(n_slots, dtype=np.int64),
-            "groups": groups, "group_best": np.asarray(stopping["best"], np.float64)[models],
-            "group_count": np.asarray(stopping["count"], np.int64)[models],
-            "best_params": self.best_flat,
-        }
+            best=np.full(n_slots, np.inf), count=np.zeros(n_slots, dtype=np.int64),
+            groups=groups, group_best=np.asarray(stopping["best"], np.float64)[models],
+            group_count=np.asarray(stopping["count"], np.int64)[models],
+            best_params=self.best_flat,
+        )
 
     def _run(self, mode, batches, *, grads, epoch=0, epochs=None):
         """One kernel call in ``mode`` over the unfrozen slots' tables

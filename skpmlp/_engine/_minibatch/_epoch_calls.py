@@ -14,8 +14,10 @@ it. Under early stopping the rule watches a model's mean score over its
 fold replicas, so the kernel trains the replicas of one model together
 (one group) and keeps their weights at each epoch that improves it; the
 kernel must then score the evaluation rows itself (the run's default
-scores), and ``restore_best_weights``' per-replica validation loss keeps
-one epoch per call. The host then replays the epochs' values through its
+scores). With ``restore_best_weights`` each replica keeps the weights of
+its own lowest validation loss, which the kernel computes beside the
+score (in every call of a native run, so that one-epoch calls decide as
+calls of several do). The host then replays the epochs' values through its
 own bookkeeping (:meth:`~._run.FusedRun._epochs`), which must stop every
 model where the kernel did (and keep the same best epochs), and reports
 each epoch to the epoch callback (``verbose``'s progress) as it replays
@@ -44,9 +46,11 @@ def chains_epochs(trainer, live, options):
     return (
         getattr(trainer, "trains_epochs", False)
         and options.data_parallel is None
-        and (not status.rule.maximize or trainer.kernel_score() is not None)
+        # early stopping's scores and restore_best_weights' validation
+        # losses: the kernel's, where it computes them
+        and (not (status.rule.maximize or status.best is not None)
+             or trainer.kernel_score() is not None)
         and live.refills is None
-        and status.best is None
         and status.learning_rates is None
         and not live.rates.scheduled
     )
@@ -83,6 +87,8 @@ def stopping_state(status, trainer):
         # n_iter_no_change=inf: a count never above the largest int64
         "tol": float(rule.tol), "patience": int(min(rule.patience, np.iinfo(np.int64).max)),
     }
+    if status.best is not None:  # restore_best_weights: each replica's lowest validation loss
+        state["best_loss"] = status.best.loss[replicas].astype(np.float64)
     if rule.maximize:  # a model's replicas share its rule (ReplicaStatus)
         return dict(state, best=rule.best.astype(np.float64), count=rule.count.astype(np.int64),
                     model=replicas % status.n_models)

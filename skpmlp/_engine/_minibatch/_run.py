@@ -284,7 +284,8 @@ class FusedRun:
             plan = data.planner.next_epoch(self.epoch)
             start = time.perf_counter()
             if in_call:
-                evaluated = trainer.run_epoch(data.X, data.y, plan, data, scored)
+                evaluated = trainer.run_epoch(data.X, data.y, plan, data, scored,
+                                              with_loss=scored and with_loss)
             else:
                 trainer.run_epoch(data.X, data.y, plan if dp is None else dp.shard_plan(plan))
             self._epoch_seconds = time.perf_counter() - start
@@ -320,13 +321,14 @@ class FusedRun:
         trainer, data, status = live.trainer, live.data, live.status
         monitor = self.options.monitor
         scored = monitor and trainer.kernel_score() is not None
+        with_loss = status.best is not None  # chains_epochs: scored then
         order = planner_state(data.planner)
         try:
             plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
             start = time.perf_counter()
             losses, epochs_done, evaluated, kept = trainer.run_epochs(
                 data.X, data.y, plans, stopping_state(status, trainer),
-                evaluation=data if monitor else None, scored=scored,
+                evaluation=data if monitor else None, scored=scored, with_loss=with_loss,
             )
             self._epoch_seconds = (time.perf_counter() - start) / n
         except KeyboardInterrupt:
@@ -338,8 +340,11 @@ class FusedRun:
         ended = np.zeros(n_replicas, dtype=bool)
         for e in range(n):
             loss = per_replica(losses[e], slots, n_replicas)
-            score = None
-            if monitor:  # scored as one epoch's call scores it
+            score = val_loss = None
+            if with_loss:
+                score, val_loss = (per_replica(values[e], slots, n_replicas)
+                                   for values in evaluated)
+            elif monitor:  # scored as one epoch's call scores it
                 score = per_replica(
                     evaluated[e] if scored
                     else trainer.scores_of_outputs(evaluated[e], data.y_eval, data.eval_weights),
@@ -349,7 +354,8 @@ class FusedRun:
             live.score = score
             improved, finished = close_epoch(self.epoch, trainer, status, live.rates,
                                              self.config, loss, score,
-                                             self.options.epoch_callback, keep_best=kept is None)
+                                             self.options.epoch_callback, val_loss,
+                                             keep_best=kept is None)
             self.epoch += 1
             stopped_after[finished] = e + 1
             kept_after[improved] = e + 1
