@@ -38,6 +38,8 @@ Every layer tensor is slot-major ``(G, ...)``, so dropping models
 each flat buffer, on the device.
 """
 
+import math
+
 import numpy as np
 import torch
 
@@ -83,7 +85,7 @@ class FusedNetwork:
         self.slot_models = np.concatenate([g.models for g in groups])
         self.group_offsets = np.cumsum([0] + [g.size for g in groups])
         self._shapes = [self._shapes_of(g, n_features, n_outputs) for g in groups]
-        sizes = [[int(np.prod(s)) for s in shapes] for shapes in self._shapes]
+        sizes = [[int(math.prod(s)) for s in shapes] for shapes in self._shapes]
         # flat offset of every layer tensor of every group (the optimizer's
         # partitions and the kernel's tables ask for them on every freeze)
         starts = np.cumsum([0] + [n for group_sizes in sizes for n in group_sizes])
@@ -116,11 +118,11 @@ class FusedNetwork:
             int(m): tuple(c.shape[1] for c in coefs[m][:-1]) for g in groups for m in g.models
         }
         shapes = [cls._shapes_of(g, n_features, n_outputs) for g in groups]
-        flat = np.zeros(sum(int(np.prod(s)) for group_shapes in shapes for s in group_shapes))
+        flat = np.zeros(sum(int(math.prod(s)) for group_shapes in shapes for s in group_shapes))
         offset = 0
         for group, group_shapes in zip(groups, shapes):
             for layer_param, shape in enumerate(group_shapes):
-                size = int(np.prod(shape))
+                size = int(math.prod(shape))
                 block = flat[offset : offset + size].reshape(shape)
                 if layer_param < cls.layer_count(group):
                     _fill(block, group, layer_param, coefs, intercepts)
@@ -159,7 +161,7 @@ class FusedNetwork:
         for shapes in self._shapes:
             group_views = []
             for shape in shapes:
-                size = int(np.prod(shape))
+                size = int(math.prod(shape))
                 group_views.append(buffer[offset : offset + size].view(shape))
                 offset += size
             views.append(group_views)
