@@ -471,12 +471,18 @@ inline void tile_narrow(const T* __restrict coef, long rs, long ts, const T* __r
 
 // Rows per narrow tile: the coefficients, the biases and the NT inputs in
 // registers, with SKP_NARROW_SPARE left for the store's epilogue (at most
-// the matmul's rows).
+// the matmul's rows). 16 registers leave 2: with 6, a tile of 3 or 4
+// inputs held one row, each row loading the inputs again, and the narrow
+// population (4 features, 3 classes) took 2.94-3.12 ms a step against
+// 2.74-2.79 ms with 2 (AVX2, one thread, benchmarks/tiles.py --population
+// narrow --variants "" "SKP_NARROW_SPARE=2"); SSE4.2 within its noise
+// (6.47-6.79 against 6.41 ms). 32 registers keep the 6 they were timed
+// with (AVX-512: 4 and 5 rows for 4 and 3 inputs).
 #ifndef SKP_NARROW_SPARE
-#define SKP_NARROW_SPARE 6
+#define SKP_NARROW_SPARE (VREGS >= 32 ? 6 : 2)
 #endif
 template <int NT> constexpr int narrow_rows() {
-    const int rows = (VREGS - SKP_NARROW_SPARE - NT) / (NT + 1);
+    const int rows = (VREGS - (SKP_NARROW_SPARE) - NT) / (NT + 1);
     return rows < 1 ? 1 : (rows > tiles::MM_ROWS ? tiles::MM_ROWS : rows);
 }
 
