@@ -1238,17 +1238,24 @@ template <class T> double train_steps(const Model& m, const Problem<T>& P, Scrat
     return loss_sum;
 }
 
-// Sum of the model's squared weights (biases excluded), as the L2 term.
+// Sum of the model's squared weights (biases excluded), as the L2 term, in
+// double. Four running sums (weight k of a row into sum k mod 4, added
+// pairwise at the end), the same order at every vector width: one running
+// sum was a chain of dependent adds, 6 % of an iris search's kernel time
+// (a (64, 32) network's epoch of 90 rows spent a tenth of its time here).
 template <class T> double squared_weights(const Model& m, const T* params) {
-    double total = 0;
+    double sums[4] = {0, 0, 0, 0};
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
         for (int r = 0; r < L.n_in; ++r) {
             const T* w = params + L.w_off + long(r) * L.ld;
-            for (int c = 0; c < L.n_out; ++c) total += double(w[c]) * double(w[c]);
+            int c = 0;
+            for (; c + 4 <= L.n_out; c += 4)
+                for (int k = 0; k < 4; ++k) sums[k] += double(w[c + k]) * double(w[c + k]);
+            for (int k = 0; c < L.n_out; ++c, ++k) sums[k] += double(w[c]) * double(w[c]);
         }
     }
-    return total;
+    return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
 // The epoch's loss as the torch engine forms it: every operation rounded
