@@ -53,7 +53,8 @@ def _weights(search, name):
 
 def _arrays(search):
     """What a fit fixes: ``cv_results_`` but times, the curves, the epochs,
-    every fold model's weights and the refitted model's."""
+    the monitored scores, every fold model's weights and the refitted
+    model's."""
     arrays = {name: np.asarray(value) for name, value in search.cv_results_.items()
               if "time" not in name and isinstance(value, np.ndarray) and value.dtype != object}
     arrays["loss_curves_"] = np.asarray(search.loss_curves_)
@@ -61,6 +62,8 @@ def _arrays(search):
     for name in ("_coefs", "_intercepts"):
         arrays[name] = _weights(search, name)
     arrays["coefs_"] = np.concatenate([np.ravel(w) for w in search.best_estimator_.coefs_])
+    if getattr(search, "validation_scores_per_model_", None) is not None:
+        arrays["scores"] = np.asarray(search.validation_scores_per_model_)
     return arrays
 
 
@@ -70,21 +73,33 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
+def _one_epoch_a_call(monkeypatch, search, X, y):
+    """``search`` fitted one epoch a kernel call: the reference."""
+    _calls(monkeypatch, 1)
+    return _fit(search, X, y)
+
+
+def _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=(64,)):
+    """``search`` fitted with calls of up to each of ``max_epochs`` epochs
+    (several epochs in some call) fixes what ``reference`` fixed, bit for
+    bit."""
+    expected = _arrays(reference)
+    for n in max_epochs:
+        sizes = _calls(monkeypatch, n)
+        grouped = _fit(search, X, y)
+        assert max(sizes) > 1, n
+        _assert_same(_arrays(grouped), expected)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_a_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch, dtype):
     X, y = iris
     search = ParallelMLPClassifier(**SEARCH, dtype=dtype)
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     n_iter = reference.n_iter_per_model_
     # the rule stops models at many epochs, many before max_iter
     assert len(np.unique(n_iter)) >= 5 and (n_iter < SEARCH["max_iter"]).mean() > 0.3
-    expected = _arrays(reference)
-    for max_epochs in (7, 64):
-        sizes = _calls(monkeypatch, max_epochs)
-        grouped = _fit(search, X, y)
-        assert max(sizes) == max_epochs or max(sizes) > 1
-        _assert_same(_arrays(grouped), expected)
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=(7, 64))
 
 
 def test_a_holdout_search_and_its_monitored_scores_are_the_same(iris, monkeypatch):
@@ -94,14 +109,9 @@ def test_a_holdout_search_and_its_monitored_scores_are_the_same(iris, monkeypatc
     X, y = iris
     search = ParallelMLPClassifier(**{**SEARCH, "cv": None, "pruning": "halving", "min_iter": 4,
                                       "halving_factor": 2})
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     assert reference.cv_results_["pruned"].any()
-    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_), expected)
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_dropout_masks_hash_each_epoch_of_a_call_as_its_own(iris, monkeypatch):
@@ -111,12 +121,8 @@ def test_dropout_masks_hash_each_epoch_of_a_call_as_its_own(iris, monkeypatch):
     search = ParallelMLPClassifier(hidden_layer_sizes=[(8,), (6, 6)], dropout=(0.0, 0.2, 0.5),
                                    max_iter=25, batch_size=40, cv=2, ensemble="best",
                                    dtype="float64", random_state=0)
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    _assert_same(_arrays(grouped), _arrays(reference))
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_a_regression_with_two_outputs_and_halving_is_the_same(monkeypatch):
@@ -128,14 +134,10 @@ def test_a_regression_with_two_outputs_and_halving_is_the_same(monkeypatch):
         ensemble="best", random_state=0,
     )
     y = y / y.std(0)
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     assert reference.cv_results_["pruned"].any()
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
     # no call runs past a rung: the halving epochs 3, 6, 12, 24 end calls
-    assert max(sizes) > 1
-    _assert_same(_arrays(grouped), _arrays(reference))
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
@@ -146,14 +148,10 @@ def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
         random_state=0,
     )
     y = y / y.std()
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     assert np.isnan(reference.cv_results_["mean_test_score"]).sum() == 4
     assert reference.n_iter_per_model_.min() < 15
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    _assert_same(_arrays(grouped), _arrays(reference))
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_scheduled_and_host_monitored_runs_train_one_epoch_per_call(iris, monkeypatch):
@@ -178,14 +176,10 @@ def test_a_run_whose_models_all_stop_within_a_call_ends_there(iris, monkeypatch)
                                    learning_rate_init=0.01, cv=2, max_iter=200, tol=1e-2,
                                    ensemble="best", dtype="float64", random_state=0,
                                    **sklearn_mlp_params())  # no dropout: the rule stops early
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     assert reference.n_iter_per_model_.max() < 60
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    assert np.shape(grouped.loss_curves_) == np.shape(reference.loss_curves_)
-    _assert_same(_arrays(grouped), _arrays(reference))
+    # the curves too, and so their length: no epoch past the last model's stop
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_verbose_reports_every_epoch_of_a_call(iris, monkeypatch, capsys):
@@ -311,20 +305,13 @@ def test_an_early_stopping_search_is_the_same_however_its_epochs_are_grouped(iri
     their best epoch, as the host does between one-epoch calls."""
     X, y = iris
     search = ParallelMLPClassifier(**EARLY_STOPPING, dtype=dtype)
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     n_iter = reference.n_iter_per_model_
     assert len(np.unique(n_iter)) >= 5 and (n_iter < EARLY_STOPPING["max_iter"]).mean() > 0.5
     # the kept weights are the best epoch's, not the last's: the scores fell after it
     scores = reference.validation_scores_per_model_
     assert (np.nanmax(scores, axis=-1) > scores[..., -1]).any() or np.isnan(scores[..., -1]).any()
-    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
-    for max_epochs in (5, 64):
-        sizes = _calls(monkeypatch, max_epochs)
-        grouped = _fit(search, X, y)
-        assert max(sizes) > 1
-        _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
-                     expected)
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=(5, 64))
 
 
 def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(monkeypatch):
@@ -339,15 +326,9 @@ def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(mon
             pruning="halving", min_iter=4, halving_factor=2, max_iter=50, batch_size=40, cv=cv,
             ensemble="best", dtype="float64", random_state=0,
         )
-        _calls(monkeypatch, 1)
-        reference = _fit(search, X, y)
+        reference = _one_epoch_a_call(monkeypatch, search, X, y)
         assert reference.cv_results_["pruned"].any()
-        expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
-        sizes = _calls(monkeypatch, 64)
-        grouped = _fit(search, X, y)
-        assert max(sizes) > 1, cv
-        _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
-                     expected)
+        _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_a_diverging_fold_replica_leaves_its_model_training_on_the_others(monkeypatch):
@@ -360,16 +341,11 @@ def test_a_diverging_fold_replica_leaves_its_model_training_on_the_others(monkey
         solver="sgd", learning_rate_init=0.5, momentum=0.9, early_stopping=True,
         n_iter_no_change=10, max_iter=40, cv=3, ensemble="best", dtype="float64", random_state=0,
     )
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     # replicas stopped (diverged) epochs before their model's others
     n_iter = reference.n_iter_per_model_
     assert (n_iter.max(1) - n_iter.min(1) >= 2).any()
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_),
-                 dict(_arrays(reference), scores=reference.validation_scores_per_model_))
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
 
 
 def test_a_replay_that_keeps_other_epochs_than_the_kernel_raises():
@@ -391,12 +367,7 @@ def test_a_best_weights_search_is_the_same_however_its_epochs_are_grouped(iris, 
     X, y = iris
     search = ParallelMLPClassifier(**{**EARLY_STOPPING, "early_stopping": early_stopping},
                                    restore_best_weights=True, dtype="float64")
-    _calls(monkeypatch, 1)
-    reference = _fit(search, X, y)
+    reference = _one_epoch_a_call(monkeypatch, search, X, y)
     best, n_iter = reference.cv_results_["best_epoch"], reference.cv_results_["n_iter"]
     assert (best < n_iter).any() and len(np.unique(best)) >= 5
-    expected = dict(_arrays(reference), scores=reference.validation_scores_per_model_)
-    sizes = _calls(monkeypatch, 64)
-    grouped = _fit(search, X, y)
-    assert max(sizes) > 1
-    _assert_same(dict(_arrays(grouped), scores=grouped.validation_scores_per_model_), expected)
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
