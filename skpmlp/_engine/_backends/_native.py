@@ -254,12 +254,15 @@ class NativeTrainer(PopulationTrainer):
             The epochs each slot trained (-1 for frozen slots).
         evaluated : ndarray, Tensor or None
             With ``evaluation``, after each epoch (NaN where a slot did not
-            train it): the scores (len(plans), n_slots) where ``scored``,
-            else the outputs (len(plans), n_slots, n_eval, n_outputs), zero
-            outside each slot's fold's rows.
+            train it): the scores (len(plans), n_slots) where ``scored``
+            (with ``with_loss``, the pair of the scores and the validation
+            losses, each of that shape), else the outputs (len(plans),
+            n_slots, n_eval, n_outputs), zero outside each slot's fold's
+            rows.
         kept : ndarray of int of shape (n_slots,) or None
-            Early stopping: the last epoch of the call (1-based) whose
-            weights each slot kept as its best (0: none, -1: frozen).
+            Where the kernel kept best weights (early stopping,
+            ``restore_best_weights``): the last epoch of the call (1-based)
+            whose weights each slot kept as its best (0: none, -1: frozen).
         """
         self.loss_sums.zero_()
         n_slots = len(self.net.slot_models)
