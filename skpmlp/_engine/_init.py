@@ -51,9 +51,16 @@ def population_initial_weights(spec, n_features, n_outputs):
                 for _, intercepts in spec.initial_weights
             ],
         )
-    drawn = [
-        initial_weights(arch, act, seed, n_features, n_outputs)
-        for arch, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds)
-    ]
-    return [c for c, _ in drawn], [b for _, b in drawn]
+    # a model's fold replicas (and models that differ only in what the
+    # start does not depend on) share their draw: drawn once, copied for
+    # the others (seeding a generator was most of a draw's cost)
+    draws, coefs, intercepts = {}, [], []
+    for arch, act, seed in zip(spec.hidden_layer_sizes, spec.activations, spec.init_seeds):
+        key = (tuple(arch), act, tuple(seed))
+        if key not in draws:
+            draws[key] = initial_weights(arch, act, seed, n_features, n_outputs)
+        model_coefs, model_intercepts = draws[key]
+        coefs.append([c.copy() for c in model_coefs])
+        intercepts.append([b.copy() for b in model_intercepts])
+    return coefs, intercepts
 
