@@ -223,17 +223,26 @@ struct VMathF64 {
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
+    // x = k ln 2 + r with |r| <= ln 2 / 2 (x well inside double's range):
+    // k = round(x / ln 2) by the 1.5 * 2^52 trick, as an integer from the
+    // bits (the shifted value and the shifter share an exponent, so their
+    // bit patterns differ by k: no double -> int64 conversion instruction
+    // is needed, AVX2 and SSE have none), r in two parts of ln 2
+    static SKP_INLINE V reduce(V x, vlong& k) {
+        const V shifter = splat(6755399441055744.0);
+        const V shifted = x * 1.4426950408889634 + shifter;
+        const V n = shifted - shifter;
+        k = reinterpret_cast<const vlong&>(shifted) - reinterpret_cast<const vlong&>(shifter);
+        return (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+    }
     static SKP_INLINE V exp(V x) {
         // beyond the clamps: +inf above, 0 below the smallest normal number
         // (where the C library returns subnormals)
         const auto over = x > splat(709.782712893384), under = x < splat(-708.3964185322641);
         V c = over ? splat(709.0) : x;
         c = under ? splat(-708.0) : c;
-        // n = round(x / ln 2) by the 1.5 * 2^52 trick; r = x - n ln 2 in two parts
-        const V shifter = splat(6755399441055744.0);
-        const V shifted = c * 1.4426950408889634 + shifter;
-        const V n = shifted - shifter;
-        const V r = (c - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+        vlong k;
+        const V r = reduce(c, k);
         V p = splat(1.0 / 6227020800.0);  // 1 / 13!
         p = p * r + 1.0 / 479001600.0;
         p = p * r + 1.0 / 39916800.0;
@@ -248,11 +257,7 @@ struct VMathF64 {
         p = p * r + 0.5;
         p = p * r + 1.0;
         p = p * r + 1.0;
-        // 2^n in two normal halves: n runs from -1022 to 1024
-        // the integer n from the bits: shifted and shifter share an
-        // exponent, so their bit patterns differ by n (no double -> int64
-        // conversion instruction is needed; AVX2 and SSE have none)
-        const vlong k = reinterpret_cast<const vlong&>(shifted) - reinterpret_cast<const vlong&>(shifter);
+        // 2^k in two normal halves: k runs from -1022 to 1024
         const vlong half = k >> 1;
         const vlong bits1 = (half + 1023) << 52, bits2 = (k - half + 1023) << 52;
         const V y_ = p * reinterpret_cast<const V&>(bits1) * reinterpret_cast<const V&>(bits2);
@@ -268,10 +273,8 @@ struct VMathF64 {
     // Below -60 it is -1 (e^-60 is under half an ulp of 1).
     static SKP_INLINE V expm1_neg(V y) {
         y = y < splat(-60.0) ? splat(-60.0) : y;
-        const V shifter = splat(6755399441055744.0);
-        const V shifted = y * 1.4426950408889634 + shifter;
-        const V n = shifted - shifter;
-        const V r = (y - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+        vlong k;
+        const V r = reduce(y, k);
         V q = splat(1.0 / 87178291200.0);  // 1 / 14!, the series of (e^r - 1 - r) / r^2
         q = q * r + 1.0 / 6227020800.0;
         q = q * r + 1.0 / 479001600.0;
@@ -286,9 +289,7 @@ struct VMathF64 {
         q = q * r + 1.0 / 6.0;
         q = q * r + 0.5;
         const V em1 = r + (r * r) * q;
-        // 2^k from the bits: shifted and shifter share an exponent (see exp)
-        const vlong k = reinterpret_cast<const vlong&>(shifted) - reinterpret_cast<const vlong&>(shifter);
-        const vlong bits = (k + 1023) << 52;
+        const vlong bits = (k + 1023) << 52;  // 2^k, k from -87 to 0
         const V scale = reinterpret_cast<const V&>(bits);
         return scale * em1 + (scale - 1.0);
     }
