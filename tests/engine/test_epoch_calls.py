@@ -92,14 +92,24 @@ def _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_e
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_a_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch, dtype):
+@pytest.mark.parametrize("rule", ["loss", "early_stopping"])
+def test_a_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch, dtype, rule):
+    """The loss rule per replica; or early stopping, where the kernel
+    trains a model's fold replicas together, stops them on their mean
+    score and keeps the weights of their best epoch, as the host does
+    between one-epoch calls."""
+    params, stopped_before_max, max_epochs = {
+        "loss": (SEARCH, 0.3, (7, 64)), "early_stopping": (EARLY_STOPPING, 0.5, (5, 64)),
+    }[rule]
     X, y = iris
-    search = ParallelMLPClassifier(**SEARCH, dtype=dtype)
+    search = ParallelMLPClassifier(**params, dtype=dtype)
     reference = _one_epoch_a_call(monkeypatch, search, X, y)
     n_iter = reference.n_iter_per_model_
-    # the rule stops models at many epochs, many before max_iter
-    assert len(np.unique(n_iter)) >= 5 and (n_iter < SEARCH["max_iter"]).mean() > 0.3
-    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=(7, 64))
+    # the rule stops models at many epochs, many before max_iter (under early
+    # stopping each n_iter_no_change + 1 epochs past its best: the weights
+    # kept are not the last epoch's)
+    assert len(np.unique(n_iter)) >= 5 and (n_iter < params["max_iter"]).mean() > stopped_before_max
+    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=max_epochs)
 
 
 def test_a_holdout_search_and_its_monitored_scores_are_the_same(iris, monkeypatch):
@@ -295,22 +305,6 @@ def test_a_state_saved_after_the_last_epoch_resumes_finished():
 # early stopping on the folds' mean validation score: models stopping at
 # many epochs, their best epochs before the last
 EARLY_STOPPING = dict(SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_an_early_stopping_search_is_the_same_however_its_epochs_are_grouped(iris, monkeypatch,
-                                                                             dtype):
-    """Under early stopping the kernel trains a model's fold replicas
-    together, stops them on their mean score and keeps the weights of
-    their best epoch, as the host does between one-epoch calls."""
-    X, y = iris
-    search = ParallelMLPClassifier(**EARLY_STOPPING, dtype=dtype)
-    reference = _one_epoch_a_call(monkeypatch, search, X, y)
-    n_iter = reference.n_iter_per_model_
-    # models the rule stopped at many epochs, each n_iter_no_change + 1
-    # epochs past its best: the weights kept are not the last epoch's
-    assert len(np.unique(n_iter)) >= 5 and (n_iter < EARLY_STOPPING["max_iter"]).mean() > 0.5
-    _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference, max_epochs=(5, 64))
 
 
 def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(monkeypatch):
