@@ -223,6 +223,17 @@ struct VMathF64 {
     static SKP_INLINE V splat(double x) { return V{} + x; }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
+    // sum of r^(n - low) / n! for n from low to high, by Horner's rule
+    // from the highest power (the Taylor series of exp and expm1)
+    static SKP_INLINE V taylor(V r, int high, int low) {
+        constexpr double inverse_factorial[] = {
+            1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0,
+            1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0,
+            1.0 / 87178291200.0};
+        V p = splat(inverse_factorial[high]);
+        for (int n = high - 1; n >= low; --n) p = p * r + inverse_factorial[n];
+        return p;
+    }
     // x = k ln 2 + r with |r| <= ln 2 / 2 (x well inside double's range):
     // k = round(x / ln 2) by the 1.5 * 2^52 trick, as an integer from the
     // bits (the shifted value and the shifter share an exponent, so their
@@ -243,20 +254,7 @@ struct VMathF64 {
         c = under ? splat(-708.0) : c;
         vlong k;
         const V r = reduce(c, k);
-        V p = splat(1.0 / 6227020800.0);  // 1 / 13!
-        p = p * r + 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
-        p = p * r + 1.0 / 24.0;
-        p = p * r + 1.0 / 6.0;
-        p = p * r + 0.5;
-        p = p * r + 1.0;
-        p = p * r + 1.0;
+        const V p = taylor(r, 13, 0);  // e^r
         // 2^k in two normal halves: k runs from -1022 to 1024
         const vlong half = k >> 1;
         const vlong bits1 = (half + 1023) << 52, bits2 = (k - half + 1023) << 52;
@@ -275,19 +273,7 @@ struct VMathF64 {
         y = y < splat(-60.0) ? splat(-60.0) : y;
         vlong k;
         const V r = reduce(y, k);
-        V q = splat(1.0 / 87178291200.0);  // 1 / 14!, the series of (e^r - 1 - r) / r^2
-        q = q * r + 1.0 / 6227020800.0;
-        q = q * r + 1.0 / 479001600.0;
-        q = q * r + 1.0 / 39916800.0;
-        q = q * r + 1.0 / 3628800.0;
-        q = q * r + 1.0 / 362880.0;
-        q = q * r + 1.0 / 40320.0;
-        q = q * r + 1.0 / 5040.0;
-        q = q * r + 1.0 / 720.0;
-        q = q * r + 1.0 / 120.0;
-        q = q * r + 1.0 / 24.0;
-        q = q * r + 1.0 / 6.0;
-        q = q * r + 0.5;
+        const V q = taylor(r, 14, 2);  // (e^r - 1 - r) / r^2
         const V em1 = r + (r * r) * q;
         const vlong bits = (k + 1023) << 52;  // 2^k, k from -87 to 0
         const V scale = reinterpret_cast<const V&>(bits);
