@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -121,8 +122,7 @@ template <> struct VMath<float> {
     }
     static SKP_INLINE V div(V a, V b) { return a * recip(b); }
     static SKP_INLINE V exp(V x) {
-        x = x < splat(-87.0f) ? splat(-87.0f) : x;
-        x = x > splat(88.0f) ? splat(88.0f) : x;
+        x = vmin(splat(88.0f), vmax(splat(-87.0f), x));
         // n = round(x / ln 2) by the 1.5 * 2^23 trick (round to nearest)
         const V shifter = splat(12582912.0f);
         const V n = (x * 1.44269504f + shifter) - shifter;
@@ -165,8 +165,7 @@ template <> struct VMath<float> {
         // x P(x^2) / Q(x^2) on [-9, 9] (tanh(9) rounds to 1), a rational
         // least-squares fit of relative error 2e-8 (6 ulp in float32
         // arithmetic): 15 vector ops against 28 of the exp-based form
-        x = x < splat(-9.0f) ? splat(-9.0f) : x;
-        x = x > splat(9.0f) ? splat(9.0f) : x;
+        x = vmin(splat(9.0f), vmax(splat(-9.0f), x));
         const V s = x * x;
         V p = splat(1.3354053e-08f);
         p = p * s + 2.0608621e-05f;
@@ -179,7 +178,7 @@ template <> struct VMath<float> {
         q = q * s + 4.6714318e-01f;
         q = q * s + 1.0f;
         const V t = div(x * p, q);
-        return t > splat(1.0f) ? splat(1.0f) : (t < splat(-1.0f) ? splat(-1.0f) : t);
+        return vmin(splat(1.0f), vmax(splat(-1.0f), t));
     }
     static SKP_INLINE V erf(V x) { return erf(x, exp(-x * x)); }
     // erf(x) given exp(-x^2), which GELU's derivative needs as well.
@@ -270,7 +269,7 @@ struct VMathF64 {
     // in every lane (float64 tanh was a fifth of an L-BFGS search's time).
     // Below -60 it is -1 (e^-60 is under half an ulp of 1).
     static SKP_INLINE V expm1_neg(V y) {
-        y = y < splat(-60.0) ? splat(-60.0) : y;
+        y = vmax(splat(-60.0), y);
         vlong k;
         const V r = reduce(y, k);
         const V q = taylor(r, 14, 2);  // (e^r - 1 - r) / r^2
@@ -308,7 +307,7 @@ SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V
     case A_IDENTITY: y = x, dy = one; break;
     case A_LOGISTIC: y = M::recip(one + M::exp(-x)), dy = y * (one - y); break;
     case A_TANH: y = M::tanh(x), dy = one - y * y; break;
-    case A_RELU: y = x > zero ? x : zero, dy = x > zero ? one : zero; break;
+    case A_RELU: y = vmax(x, zero), dy = x > zero ? one : zero; break;
     case A_ELU: y = x > zero ? x : M::exp(x) - one, dy = x > zero ? one : y + one; break;
     case A_SELU:
         y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
@@ -332,7 +331,7 @@ SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V
         // tanh(softplus(z)) = e (e + 2) / (e (e + 2) + 2), e = exp(z);
         // mish' = tsp + z sech^2(sp) sigmoid(z), sp = softplus(z)
         const V big = M::splat(20);
-        const V e = M::exp(x < big ? x : big);
+        const V e = M::exp(vmin(x, big));
         const V q = e * (e + T(2));
         const V tsp = M::div(q, q + T(2));
         y = x * (x >= big ? one : tsp);
@@ -1038,7 +1037,7 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
             V zmax = vload(s.logits + i);
             for (int c = 1; c < C; ++c) {
                 const V z = vload(s.logits + c * bp + i);
-                zmax = z > zmax ? z : zmax;
+                zmax = vmax(z, zmax);
             }
             V total{}, picked{}, zsum{};
             const V y = vload(label + i), wi = vload(w + i);
@@ -1670,6 +1669,27 @@ namespace {
 // partly padding) by the kernel and by plain scalar loops: 0 where they
 // agree to the precision's rounding. Run once per load, it catches a
 // library that executes but computes nonsense on this CPU.
+// vmax and vmin give the selects' bits on the lanes where instructions
+// could differ from them: NaN on either side, +0 against -0, equal values
+template <class T> bool selects_agree() {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    const T firsts[] = {nan, T(1), T(0), T(-0.0), T(2), T(-3), T(5), nan};
+    const T seconds[] = {T(1), nan, T(-0.0), T(0), T(2), T(4), T(-7), nan};
+    for (int start = 0; start < 8; start += L) {
+        V a{}, b{};
+        for (int i = 0; i < L; ++i) a[i] = firsts[(start + i) % 8], b[i] = seconds[(start + i) % 8];
+        const V max = vmax(a, b), min = vmin(a, b);
+        for (int i = 0; i < L; ++i) {
+            const T max_select = a[i] > b[i] ? a[i] : b[i], min_select = a[i] < b[i] ? a[i] : b[i];
+            if (std::memcmp(&max[i], &max_select, sizeof(T)) != 0 || std::memcmp(&min[i], &min_select, sizeof(T)) != 0)
+                return false;
+        }
+    }
+    return true;
+}
+
 template <class T> int self_test() {
     constexpr int F = 3, H = 5, C = 3, L = VT<T>::L, BP = 2 * L, B = 2 * L - 3;
     constexpr long W1 = 0, B1 = F * H, W2 = B1 + H, B2 = W2 + H * C, N = B2 + C;
@@ -1729,7 +1749,7 @@ template <class T> int self_test() {
     for (long i = 0; i < N; ++i)
         if (!(std::fabs(grads[i] - expected[i]) <= tolerance * (1 + std::fabs(expected[i])))) return 2;
     if (!(std::fabs(loss[0] - expected_loss) <= tolerance * (1 + std::fabs(expected_loss)))) return 3;
-    return 0;
+    return selects_agree<T>() ? 0 : 4;
 }
 
 }  // namespace

@@ -42,6 +42,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace skp {
 
@@ -120,6 +123,42 @@ template <class T> inline typename VT<T>::V vload(const T* p) {
 }
 template <class T> inline void vstore(T* p, typename VT<T>::V v) { std::memcpy(p, &v, sizeof(v)); }
 template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>::V{} + x; }
+
+// vmax(a, b) = a > b ? a : b and vmin(a, b) = a < b ? a : b, lane by lane.
+// x86's max and min are defined as exactly these selects (b wherever the
+// comparison is false: a NaN lane, equal values, +0 against -0), so there
+// they are one instruction with the same bits, where GCC lowers the select
+// written out to a compare and a blend: the four clamps of the float32
+// tanh were a third of its time on AVX2 (0.47 -> 0.31 ns a value). Other
+// targets keep the select (NEON's fmax and fmin differ on NaN and on
+// signed zeros).
+#define SKP_X86_SELECT(OP, BITS, PREFIX)                                      \
+    if constexpr (sizeof(V) * 8 == BITS) {                                     \
+        if constexpr (std::is_same<T, float>::value)                           \
+            return (V)PREFIX##_##OP##_ps((__m##BITS)a, (__m##BITS)b);          \
+        else                                                                   \
+            return (V)PREFIX##_##OP##_pd((__m##BITS##d)a, (__m##BITS##d)b);    \
+    }
+#define SKP_SELECT_FUNCTION(NAME, OP, CMP)                                     \
+    template <class V> inline __attribute__((always_inline)) V NAME(V a, V b) { \
+        typedef typename std::decay<decltype(a[0])>::type T;                   \
+        SKP_X86_SELECTS(OP)                                                    \
+        return a CMP b ? a : b;                                                \
+    }
+#if defined(__AVX512F__)
+#define SKP_X86_SELECTS(OP) SKP_X86_SELECT(OP, 128, _mm) SKP_X86_SELECT(OP, 256, _mm256) SKP_X86_SELECT(OP, 512, _mm512)
+#elif defined(__AVX__)
+#define SKP_X86_SELECTS(OP) SKP_X86_SELECT(OP, 128, _mm) SKP_X86_SELECT(OP, 256, _mm256)
+#elif defined(__SSE2__)
+#define SKP_X86_SELECTS(OP) SKP_X86_SELECT(OP, 128, _mm)
+#else
+#define SKP_X86_SELECTS(OP)
+#endif
+SKP_SELECT_FUNCTION(vmax, max, >)
+SKP_SELECT_FUNCTION(vmin, min, <)
+#undef SKP_SELECT_FUNCTION
+#undef SKP_X86_SELECTS
+#undef SKP_X86_SELECT
 
 // Sum of the lanes by halving: the low half plus the high half until two
 // lanes are left (log2(L) vector adds, in registers), the same order at
