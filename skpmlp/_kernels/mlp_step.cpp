@@ -1664,11 +1664,6 @@ SKP_EPOCHS_ENTRY(skp_run_epochs_f64, double)
 
 namespace {
 
-// The gradients of one tiny softmax network (3 inputs, 5 tanh units, 3
-// classes; a batch of 2 L - 3 weighted rows, so one vector of lanes is
-// partly padding) by the kernel and by plain scalar loops: 0 where they
-// agree to the precision's rounding. Run once per load, it catches a
-// library that executes but computes nonsense on this CPU.
 // vmax and vmin give the selects' bits on the lanes where instructions
 // could differ from them: NaN on either side, +0 against -0, equal values
 template <class T> bool selects_agree() {
@@ -1690,6 +1685,11 @@ template <class T> bool selects_agree() {
     return true;
 }
 
+// The gradients of one tiny softmax network (3 inputs, 5 tanh units, 3
+// classes; a batch of 2 L - 3 weighted rows, so one vector of lanes is
+// partly padding) by the kernel and by plain scalar loops: 0 where they
+// agree to the precision's rounding. Run once per load, it catches a
+// library that executes but computes nonsense on this CPU.
 template <class T> int self_test() {
     constexpr int F = 3, H = 5, C = 3, L = VT<T>::L, BP = 2 * L, B = 2 * L - 3;
     constexpr long W1 = 0, B1 = F * H, W2 = B1 + H, B2 = W2 + H * C, N = B2 + C;

@@ -129,9 +129,9 @@ template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>:
 // comparison is false: a NaN lane, equal values, +0 against -0), so there
 // they are one instruction with the same bits, where GCC lowers the select
 // written out to a compare and a blend: the four clamps of the float32
-// tanh were a third of its time on AVX2 (0.47 -> 0.31 ns a value). Other
-// targets keep the select (NEON's fmax and fmin differ on NaN and on
-// signed zeros).
+// tanh were a fifth of its time on AVX2 (0.48 -> 0.37 ns a value,
+// benchmarks/vector_math.py). Other targets keep the select (NEON's fmax
+// and fmin differ on NaN and on signed zeros).
 #define SKP_X86_SELECT(OP, BITS, PREFIX)                                      \
     if constexpr (sizeof(V) * 8 == BITS) {                                     \
         if constexpr (std::is_same<T, float>::value)                           \
