@@ -36,7 +36,11 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KERNEL = HERE.parent / "skpmlp" / "_kernels" / "mlp_step.cpp"
+# the skpmlp of this checkout, whatever an editable install points at
+sys.path.insert(0, str(HERE.parent))
+from skpmlp._kernels import _build  # noqa: E402
+
+KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
 
 HARNESS = r"""
 #include "{source}"
@@ -71,18 +75,14 @@ int main() {{
 """
 
 
-def march(target):
-    """The compiler's target flag, as the kernel's build takes it."""
-    return [] if target == "default" else [f"-march={target}"]
-
-
 def build(source, target, workdir, name):
     """The harness around ``source``, compiled for ``target``: its path."""
     harness = Path(workdir) / f"{name}.cpp"
     harness.write_text(HARNESS.format(source=Path(source).resolve()))
     binary = Path(workdir) / name
-    subprocess.run(["g++", "-O3", "-std=c++17", "-pthread", "-fno-math-errno", *march(target),
-                    str(harness), "-o", str(binary)], check=True)
+    # the kernel's own flags and target, but an executable, not a library
+    flags = [f for f in _build._FLAGS if f not in ("-shared", "-fPIC")] + _build.target_flags(target)
+    subprocess.run(["g++", *flags, str(harness), "-o", str(binary)], check=True)
     return binary
 
 

@@ -1096,7 +1096,8 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
                 const V yt = smooth ? yi * keep + T(m.smoothing / 2) : yi;
                 vstore(dc + i, (M::recip(one + M::exp(-zi)) - yt) * wi);
                 if constexpr (lanes) {
-                    const V sp = (zi > zero ? zi : zero) + M::log(one + M::exp(zi < zero ? zi : -zi));
+                    // softplus(z) = max(z, 0) + log(1 + e^-|z|)
+                    const V sp = vmax(zi, zero) + M::log(one + M::exp(vmin(zi, -zi)));
                     loss_lanes += wi != zero ? wi * (sp - yt * zi) : zero;
                 } else {
                     for (int k = 0; k < L; ++k) {

@@ -116,6 +116,8 @@ template <class T> struct VT {
     static constexpr int L = VBYTES / int(sizeof(T));  // lanes
 };
 
+#define SKP_FORCE_INLINE inline __attribute__((always_inline))
+
 template <class T> inline typename VT<T>::V vload(const T* p) {
     typename VT<T>::V v;
     std::memcpy(&v, p, sizeof(v));
@@ -139,12 +141,6 @@ template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>:
         else                                                                   \
             return (V)PREFIX##_##OP##_pd((__m##BITS##d)a, (__m##BITS##d)b);    \
     }
-#define SKP_SELECT_FUNCTION(NAME, OP, CMP)                                     \
-    template <class V> inline __attribute__((always_inline)) V NAME(V a, V b) { \
-        typedef typename std::decay<decltype(a[0])>::type T;                   \
-        SKP_X86_SELECTS(OP)                                                    \
-        return a CMP b ? a : b;                                                \
-    }
 #if defined(__AVX512F__)
 #define SKP_X86_SELECTS(OP) SKP_X86_SELECT(OP, 128, _mm) SKP_X86_SELECT(OP, 256, _mm256) SKP_X86_SELECT(OP, 512, _mm512)
 #elif defined(__AVX__)
@@ -154,9 +150,16 @@ template <class T> inline typename VT<T>::V vsplat(T x) { return typename VT<T>:
 #else
 #define SKP_X86_SELECTS(OP)
 #endif
-SKP_SELECT_FUNCTION(vmax, max, >)
-SKP_SELECT_FUNCTION(vmin, min, <)
-#undef SKP_SELECT_FUNCTION
+template <class V> SKP_FORCE_INLINE V vmax(V a, V b) {
+    typedef typename std::decay<decltype(a[0])>::type T;
+    SKP_X86_SELECTS(max)
+    return a > b ? a : b;
+}
+template <class V> SKP_FORCE_INLINE V vmin(V a, V b) {
+    typedef typename std::decay<decltype(a[0])>::type T;
+    SKP_X86_SELECTS(min)
+    return a < b ? a : b;
+}
 #undef SKP_X86_SELECTS
 #undef SKP_X86_SELECT
 
@@ -187,7 +190,6 @@ template <class T> inline T vsum(typename VT<T>::V v) { return reduce_halves<T, 
 // order: after log2(K) levels lane block j holds the partial sums of vector
 // j. Fewer vectors than lanes leave blocks of several lanes, summed in
 // place by a butterfly; more are taken L at a time.
-#define SKP_FORCE_INLINE inline __attribute__((always_inline))
 
 template <class T> struct LaneSums {
     typedef typename VT<T>::V V;
