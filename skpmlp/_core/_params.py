@@ -611,7 +611,8 @@ _ROWS = (
         first layer reads ``x * s``, ``s`` a per-feature scale initialised
         to 1, of the inputs after ``input_transform``. ``s`` trains with the
         model's own optimizer, learning rate and schedule (not RealMLP's
-        larger rate for it), and ``alpha`` never penalises it (as a bias).
+        sixfold rate for it, which loses on a standard MLP: user guide,
+        "Selection benchmark"), and ``alpha`` never penalises it (as a bias).
         The fitted model folds ``s`` into its first layer's weights
         (``coefs_[0]`` row ``j`` times ``s[j]``), so ``coefs_``,
         ``to_sklearn`` and ``to_torch`` are a plain MLP's and predict the
