@@ -202,6 +202,11 @@ SKPMLP_VARIANTS = [
     {"label": "no args full cos", "params": {"n_iter_no_change": 200, "learning_rate": "cosine"}, "grid": False},
     {"label": "no args full coslog4", "params": {"n_iter_no_change": 200, "learning_rate": "coslog4"},
      "grid": False},
+    # issue 40: RealMLP-TD's network shape (3 x 256) and activation (mish)
+    # added to the default space
+    {"label": "no args w256", "params": {"hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
+                                                               (256, 256, 256)]}, "grid": False},
+    {"label": "no args mish", "params": {"activation": ["relu", "tanh", "mish"]}, "grid": False},
     {"label": "no args tnone", "params": {}, "grid": False,
      "regressor_params": {"target_transform": "none"}},
     own_space("space before", {}),
