@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _tabular_data import DATASETS, prepare  # noqa: E402
+from _torch_mlp import hidden_layers, train_and_predict  # noqa: E402
 
 from skpmlp import ParallelMLPRegressor, RobustSmoothClipScaler  # noqa: E402
 
@@ -124,28 +125,14 @@ def torch_fit(X_train, y_train, X_test, embedding, seed, epochs=100, lr=3e-3):
     """One plain torch MLP (see the module docstring); its test predictions."""
     torch.manual_seed(seed)
     front = None if embedding == "none" else PBLD(continuous(X_train), learn=embedding == "learnable")
-    layers, fan_in = [], X_train.shape[1] if front is None else front.n_out
-    for width in (128, 128):
-        layers += [torch.nn.Linear(fan_in, width), torch.nn.ReLU(), torch.nn.Dropout(0.15)]
-        fan_in = width
+    layers, fan_in = hidden_layers(X_train.shape[1] if front is None else front.n_out)
     net = torch.nn.Sequential(*([] if front is None else [front]), *layers,
                               torch.nn.Linear(fan_in, 1)).double()
     slow = [] if front is None else [front.w1, front.b1]
     groups = [{"params": [p for p in net.parameters() if all(p is not s for s in slow)]}]
     if embedding == "learnable":
         groups.append({"params": slow, "lr": lr / 10})
-    optimizer = torch.optim.Adam(groups, lr=lr, betas=(0.9, 0.95))
-    X, y = torch.as_tensor(X_train), torch.as_tensor(y_train).reshape(-1, 1)
-    generator = torch.Generator().manual_seed(seed)
-    net.train()
-    for _ in range(epochs):
-        for rows in torch.randperm(len(X), generator=generator).split(min(200, len(X))):
-            optimizer.zero_grad()
-            (0.5 * (net(X[rows]) - y[rows]).square().mean()).backward()
-            optimizer.step()
-    net.eval()
-    with torch.no_grad():
-        return net(torch.as_tensor(X_test)).numpy().ravel()
+    return train_and_predict(net, groups, lr, X_train, y_train, X_test, seed, epochs)
 
 
 def torch_part(data):

@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _tabular_data import DATASETS, prepare  # noqa: E402
+from _torch_mlp import hidden_layers, train_and_predict  # noqa: E402
 
 from skpmlp import RobustSmoothClipScaler  # noqa: E402
 
@@ -102,27 +103,13 @@ def torch_fit(X_train, y_train, X_test, scale_factor, seed, epochs=100, lr=3e-3)
     predictions."""
     torch.manual_seed(seed)
     front = None if scale_factor is None else FrontScale(X_train.shape[1])
-    layers, fan_in = [], X_train.shape[1]
-    for width in (128, 128):
-        layers += [torch.nn.Linear(fan_in, width), torch.nn.ReLU(), torch.nn.Dropout(0.15)]
-        fan_in = width
+    layers, fan_in = hidden_layers(X_train.shape[1])
     body = torch.nn.Sequential(*layers, torch.nn.Linear(fan_in, 1))
     net = torch.nn.Sequential(*([] if front is None else [front]), body).double()
     groups = [{"params": body.parameters()}]
     if front is not None:
         groups.append({"params": front.parameters(), "lr": lr * scale_factor})
-    optimizer = torch.optim.Adam(groups, lr=lr, betas=(0.9, 0.95))
-    X, y = torch.as_tensor(X_train), torch.as_tensor(y_train).reshape(-1, 1)
-    generator = torch.Generator().manual_seed(seed)
-    net.train()
-    for _ in range(epochs):
-        for rows in torch.randperm(len(X), generator=generator).split(min(200, len(X))):
-            optimizer.zero_grad()
-            (0.5 * (net(X[rows]) - y[rows]).square().mean()).backward()
-            optimizer.step()
-    net.eval()
-    with torch.no_grad():
-        return net(torch.as_tensor(X_test)).numpy().ravel()
+    return train_and_predict(net, groups, lr, X_train, y_train, X_test, seed, epochs)
 
 
 def torch_part(data, seeds, scale_factors):
