@@ -35,8 +35,8 @@ scikit-learn's MLP trained with skpmlp's best configuration: where the two
 best estimators differ, it tells a different choice (same figure as ``test
 GSCV`` when the choices agree) from a differently trained model. At the
 end: the geometric mean of the speedups and the mean test-score gap
-(skpmlp - GridSearchCV), against issue 19's targets (>= 20x, a gap no
-worse than -0.005).
+(skpmlp - GridSearchCV), against issue 39's targets (>= 12x, every set at
+50 % of its bound or more) and issue 19's gap (no worse than -0.005).
 
 The bound of a set (``bound``): its search's training FLOPs at the
 machine's float32 matmul rate on all cores (a large ``torch.mm``, measured
@@ -49,7 +49,7 @@ machine's limit the search reached (GridSearchCV's against the same FLOPs).
 
 Usage::
 
-    python benchmarks/vs_gridsearch.py                # five data sets, max_iter=200
+    python benchmarks/vs_gridsearch.py                # seven data sets, max_iter=200
     python benchmarks/vs_gridsearch.py --quick        # breast_cancer and diabetes, max_iter=50
     python benchmarks/vs_gridsearch.py --datasets iris wine --repeats 3
     python benchmarks/vs_gridsearch.py --torch-threads 1   # skpmlp on one torch thread
@@ -93,8 +93,9 @@ from _real_data import (  # noqa: E402
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._kernels import build_info, kernel_available  # noqa: E402
 
-TARGET_SPEEDUP = 20.0
-TARGET_GAP = 0.005
+TARGET_SPEEDUP = 12.0  # issue 39 (issue 19 asked 20x)
+TARGET_OF_BOUND = 0.5  # issue 39: every set
+TARGET_GAP = 0.005  # issue 19
 
 
 def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
@@ -260,6 +261,9 @@ def main(argv=None):
     mean_cv_gap = statistics.fmean(r["cv_gap"] for r in rows)
     print(f"geometric mean speedup: {geomean:.1f}x (target >= {TARGET_SPEEDUP:.0f}x: "
           f"{'met' if geomean >= TARGET_SPEEDUP else 'missed'})")
+    below = [r["dataset"] for r in rows if r["skpmlp_of_bound"] < TARGET_OF_BOUND]
+    print(f"sets below {TARGET_OF_BOUND:.0%} of their bound: {', '.join(below) or 'none'} "
+          f"(target: none)")
     per_target = {t: math.exp(statistics.fmean(math.log(r["targets"][t]["speedup"]) for r in rows)) for t in targets}
     if len(targets) > 1:
         print("geometric mean speedup by kernel target: "
@@ -271,7 +275,7 @@ def main(argv=None):
           "rho = Spearman of the mean_test_score columns")
     summary = {
         "geomean_speedup": geomean, "mean_test_gap": mean_gap, "mean_cv_gap": mean_cv_gap,
-        "target_speedup": TARGET_SPEEDUP, "target_gap": TARGET_GAP, "geomean_speedup_by_target": per_target,
+        "target_speedup": TARGET_SPEEDUP, "target_of_bound": TARGET_OF_BOUND, "target_gap": TARGET_GAP, "geomean_speedup_by_target": per_target,
     }
     info["load_average_end"] = os.getloadavg()
     out = Path(args.out)
