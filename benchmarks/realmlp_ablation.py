@@ -29,14 +29,13 @@ Usage::
     python benchmarks/realmlp_ablation.py --part torch --scale-factors 1 6 30
 
 Writes ``benchmarks/results/realmlp_ablation.json``. Needs pytabkit for the
-first part (``pip install pytabkit``; skipped with a note without it).
+first part (``pip install pytabkit``; without it that part stops with a note).
 """
 
 import argparse
 import json
 import statistics
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _tabular_data import DATASETS, prepare  # noqa: E402
 from _torch_mlp import hidden_layers, train_and_predict  # noqa: E402
+from selection import fit_pytabkit, realmlp_classes  # noqa: E402
 
 from skpmlp import RobustSmoothClipScaler  # noqa: E402
 
@@ -62,28 +62,13 @@ ABLATIONS = {
 
 
 def realmlp_part(data, seeds, threads):
-    """RealMLP-TD and its ablations (``n_cv=1``), mean test R^2 over ``seeds``."""
-    try:
-        from pytabkit import RealMLP_TD_Regressor
-    except ImportError as error:
-        raise SystemExit(f"--part realmlp needs pytabkit ({error})") from None
-    previous = torch.get_num_threads()
-    row = {}
-    try:
-        for label, changes in ABLATIONS.items():
-            scores = []
-            for seed in seeds:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # pytorch-lightning's deprecation notes
-                    model = RealMLP_TD_Regressor(
-                        random_state=seed, device="cpu", n_threads=threads, verbosity=0, n_cv=1,
-                        **changes,
-                    ).fit(data["X_train"], data["y_train"])
-                scores.append(float(model.score(data["X_test"], data["y_test"])))
-            row[label] = statistics.fmean(scores)
-    finally:
-        torch.set_num_threads(previous)  # pytabkit sets the process's torch threads
-    return row
+    """RealMLP-TD and its ablations (``n_cv=1``), mean test R^2 over
+    ``seeds``, fitted as the selection benchmark fits pytabkit's models."""
+    classes, missing = realmlp_classes()
+    if classes is None:
+        raise SystemExit(f"--part realmlp: {missing}")
+    return {label: fit_pytabkit(data, False, classes, threads, seeds, {"n_cv": 1, **changes})["test"]
+            for label, changes in ABLATIONS.items()}
 
 
 class FrontScale(torch.nn.Module):

@@ -275,7 +275,8 @@ def main(argv=None):
           "rho = Spearman of the mean_test_score columns")
     summary = {
         "geomean_speedup": geomean, "mean_test_gap": mean_gap, "mean_cv_gap": mean_cv_gap,
-        "target_speedup": TARGET_SPEEDUP, "target_of_bound": TARGET_OF_BOUND, "target_gap": TARGET_GAP, "geomean_speedup_by_target": per_target,
+        "target_speedup": TARGET_SPEEDUP, "target_of_bound": TARGET_OF_BOUND, "target_gap": TARGET_GAP,
+        "geomean_speedup_by_target": per_target,
     }
     info["load_average_end"] = os.getloadavg()
     out = Path(args.out)

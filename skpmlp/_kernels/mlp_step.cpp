@@ -97,7 +97,7 @@ using namespace skp;  // the target's vectors and tiles (vector_target.h)
 // Newton step (about 1 ulp; a vector division is 10-20x slower where
 // AVX-512 has the estimate); double: the C library lane by lane and true
 // division, so the float64 build agrees with torch to rounding.
-#define SKP_INLINE inline __attribute__((always_inline))
+#define SKP_INLINE SKP_FORCE_INLINE  // vector_target.h's always-inline
 template <class T> struct VMath;
 
 template <> struct VMath<float> {

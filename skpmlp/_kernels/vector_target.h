@@ -190,7 +190,6 @@ template <class T> inline T vsum(typename VT<T>::V v) { return reduce_halves<T, 
 // order: after log2(K) levels lane block j holds the partial sums of vector
 // j. Fewer vectors than lanes leave blocks of several lanes, summed in
 // place by a butterfly; more are taken L at a time.
-
 template <class T> struct LaneSums {
     typedef typename VT<T>::V V;
     typedef typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type I;
