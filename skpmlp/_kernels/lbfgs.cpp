@@ -288,6 +288,31 @@ template <class T> double dot(const T* a, const T* b, long n) {
     return s;
 }
 
+// d[e] = next(d[e], e) for every e, then dot(v, d) of the new d, in one
+// pass with dot's running sums and order: the sums' dependent adds bound a
+// dot's pass, and the update's loads and stores run in their shadow instead
+// of in a pass of their own. (Where GCC vectorises a tail of dot's
+// products, here or there, it may contract one sum's last adds into FMAs
+// and the other's not: the two agree to rounding, not always bit for bit.)
+template <class T, class Next> double update_then_dot(T* __restrict d, const T* __restrict v, long n, Next next) {
+    double acc[LANES] = {};
+    long e = 0;
+    for (; e + LANES <= n; e += LANES)
+        for (int k = 0; k < LANES; ++k) {
+            const T de = next(d[e + k], e + k);
+            d[e + k] = de;
+            acc[k] += double(v[e + k]) * double(de);
+        }
+    for (; e < n; ++e) {
+        const T de = next(d[e], e);
+        d[e] = de;
+        acc[0] += double(v[e]) * double(de);
+    }
+    double s = 0;
+    for (int k = 0; k < LANES; ++k) s += acc[k];
+    return s;
+}
+
 template <class T> struct Buffers {
     T *params, *grads, *loss_sums, *x, *g, *d, *S, *Y;
     const int64_t* packed;
@@ -369,36 +394,54 @@ template <class T> struct Model {
         return nan ? NAN : *std::max_element(m, m + LANES);
     }
 
-    // d = -H g: the two-loop recursion over the pairs held, newest first
+    // d = -H g: the two-loop recursion over the pairs held, newest first.
+    // Each pass updates d by one pair and takes the next pair's dot with
+    // the new d (update_then_dot): the values of the textbook's separate
+    // dot and update passes, in half the passes.
     void direction() const {
         const int col = int(st[S_COL]), head = int(st[S_HEAD]);
-        double alpha[HISTORY];
-        std::copy(g, g + n, d);
-        for (int t = 0; t < col; ++t) {
-            const int k = (head - t + HISTORY) % HISTORY;
-            const T a = T(st[S_RHO + k] * dot(S + k * n, d, n));
-            alpha[t] = a;
-            const T* y = Y + k * n;
-            for (long e = 0; e < n; ++e) d[e] -= a * y[e];
-        }
+        const auto ring = [head](int t) { return (head - t + HISTORY) % HISTORY; };  // the t-th newest pair
+        const T* const G = g;
         const T h0 = T(st[S_H0]);
-        for (long e = 0; e < n; ++e) d[e] = h0 * d[e];
-        for (int t = col - 1; t >= 0; --t) {
-            const int k = (head - t + HISTORY) % HISTORY;
-            const T b = T(st[S_RHO + k] * dot(Y + k * n, d, n));
-            const T c = T(alpha[t]) - b;
-            const T* s = S + k * n;
-            for (long e = 0; e < n; ++e) d[e] += c * s[e];
+        if (col == 0) {
+            for (long e = 0; e < n; ++e) d[e] = -(h0 * G[e]);
+            return;
         }
-        for (long e = 0; e < n; ++e) d[e] = -d[e];
+        double alpha[HISTORY];
+        // d = g, with the newest pair's s . d
+        double sd = update_then_dot(d, S + ring(0) * n, n, [G](T, long e) { return G[e]; });
+        double yd = 0;
+        for (int t = 0; t < col; ++t) {
+            const T a = T(st[S_RHO + ring(t)] * sd);
+            alpha[t] = a;
+            const T* y = Y + ring(t) * n;
+            if (t + 1 < col) {  // d -= a y, with the next pair's s . d
+                sd = update_then_dot(d, S + ring(t + 1) * n, n, [a, y](T de, long e) { return de - a * y[e]; });
+            } else {  // d = h0 (d - a y), with the oldest pair's y . d
+                yd = update_then_dot(d, Y + ring(t) * n, n, [a, y, h0](T de, long e) {
+                    const T u = de - a * y[e];
+                    return h0 * u;
+                });
+            }
+        }
+        for (int t = col - 1; t >= 0; --t) {
+            const T b = T(st[S_RHO + ring(t)] * yd);
+            const T c = T(alpha[t]) - b;
+            const T* s = S + ring(t) * n;
+            if (t > 0) {  // d += c s, with the next newer pair's y . d
+                yd = update_then_dot(d, Y + ring(t - 1) * n, n, [c, s](T de, long e) { return de + c * s[e]; });
+            } else {  // d = -(d + c s)
+                for (long e = 0; e < n; ++e) d[e] = -(d[e] + c * s[e]);
+            }
+        }
     }
 
     // a line search along d from x (lnsrlb's start); a direction that is
     // not a descent direction fails at once
     void start_search() const {
         const double gd = dot(g, d, n);
-        const double dnorm = std::sqrt(dot(d, d, n));
-        const double stp = st[S_N_ITER] == 0 ? std::min(1.0 / dnorm, STPMAX) : 1.0;
+        // the first step is 1 / ||d||, every later one 1
+        const double stp = st[S_N_ITER] == 0 ? std::min(1.0 / std::sqrt(dot(d, d, n)), STPMAX) : 1.0;
         st[S_GD0] = gd;
         if (!(gd < 0)) {
             search_failed();
