@@ -76,7 +76,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _harness import machine_limits  # noqa: E402
+from _harness import machine_limits, warm_gridsearch  # noqa: E402
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
@@ -265,6 +265,7 @@ def main(argv=None):
     header = (f"{'data set':14} {'GSCV s':>8} {'skpmlp s':>9} {'speedup':>8} {'test GSCV':>9} "
               f"{'test ours':>9} {'gap':>7} {'sk@ours':>8} {'meanCV GSCV':>11} {'meanCV ours':>11}")
     print(header)
+    warm_gridsearch(args.n_jobs)  # its worker start is no data set's time
     for name in args.datasets:
         row = run(name, args.repeats, args.n_jobs, args.torch_threads)
         rows.append(row)
