@@ -126,6 +126,9 @@ report(f"skpmlp, cv={CV} ({fused_cv.n_models_} x {CV} fits fused, greedy ensembl
 # 2. GridSearchCV over the same grid and folds count: one MLPClassifier fit
 # per configuration and fold, as joblib tasks on every core (``n_jobs=-1``),
 # then a refit of the best configuration on all the training rows.
+# Being the script's first parallel search, its time includes starting
+# joblib's worker processes (about 2 s on a 2-core machine), as a first
+# search in a fresh Python session does; later ones reuse them.
 grid_search, grid_seconds = timed_fit(
     GridSearchCV(MLPClassifier(max_iter=MAX_ITER, random_state=0), GRID, cv=CV, n_jobs=-1)
 )
