@@ -145,20 +145,18 @@ def trained_rows(search, X_train, y_train, classifier):
     return rows
 
 
-def search_flops(search, X_train, y_train, classifier):
-    """Training FLOPs of a fitted cv search and its refit: 6 per weight per
-    training row per epoch, each model on each fold for the epochs it
-    trained."""
-    return sum(6 * n_weights(params, X_train.shape[1], search.n_outputs_) * rows
-               for params, rows in trained_rows(search, X_train, y_train, classifier))
+def search_flops(trained, n_features, n_outputs):
+    """Training FLOPs of the ``trained`` rows (:func:`trained_rows`): 6 per
+    weight per training row per epoch."""
+    return sum(6 * n_weights(params, n_features, n_outputs) * rows for params, rows in trained)
 
 
-def search_activations(search, X_train, y_train, classifier):
-    """``{activation: values}``: the tanh and logistic values the search's
-    training forward passes computed (hidden units per row, times its rows
+def search_activations(trained):
+    """``{activation: values}``: the tanh and logistic values of the
+    ``trained`` rows' forward passes (hidden units per row, times its rows
     and epochs)."""
     values = dict.fromkeys(TRANSCENDENTAL, 0.0)
-    for params, rows in trained_rows(search, X_train, y_train, classifier):
+    for params, rows in trained:
         if params["activation"] in values:
             values[params["activation"]] += sum(params["hidden_layer_sizes"]) * rows
     return values
@@ -208,9 +206,10 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
     ours_test = float(ours.score(X_test, y_test))
     grid_test = float(grid.best_estimator_.score(X_test, y_test))
     grid_time, ours_time = statistics.median(grid_seconds), statistics.median(ours_seconds)
-    flops = search_flops(ours, X_train, y_train, task == "classification")
+    trained = trained_rows(ours, X_train, y_train, task == "classification")
+    flops = search_flops(trained, X_train.shape[1], ours.n_outputs_)
     bound = flops / (matmul_gflops * 1e9) if matmul_gflops else float("nan")
-    values = search_activations(ours, X_train, y_train, task == "classification")
+    values = search_activations(trained)
     # every core computes activations at the one-thread rate
     act = (sum(values[a] * activation_seconds[a] for a in values) / (os.cpu_count() or 1)
            if activation_seconds else float("nan"))

@@ -277,40 +277,36 @@ struct Runs {
 // the model's own length only, never on the population.
 constexpr int LANES = 8;
 
-template <class T> double dot(const T* a, const T* b, long n) {
+// The sum of term(e) for e in [0, n) in those partial sums: term e of the
+// whole blocks into sum e mod LANES, the tail into sum 0, the sums added in
+// order. Every dot product of the model is one (dot, update_then_dot).
+template <class Term> double lane_sum(long n, Term term) {
     double acc[LANES] = {};
     long e = 0;
     for (; e + LANES <= n; e += LANES)
-        for (int k = 0; k < LANES; ++k) acc[k] += double(a[e + k]) * double(b[e + k]);
-    for (; e < n; ++e) acc[0] += double(a[e]) * double(b[e]);
+        for (int k = 0; k < LANES; ++k) acc[k] += term(e + k);
+    for (; e < n; ++e) acc[0] += term(e);
     double s = 0;
     for (int k = 0; k < LANES; ++k) s += acc[k];
     return s;
 }
 
+template <class T> double dot(const T* a, const T* b, long n) {
+    return lane_sum(n, [a, b](long e) { return double(a[e]) * double(b[e]); });
+}
+
 // d[e] = next(d[e], e) for every e, then dot(v, d) of the new d, in one
-// pass with dot's running sums and order: the sums' dependent adds bound a
-// dot's pass, and the update's loads and stores run in their shadow instead
-// of in a pass of their own. (Where GCC vectorises a tail of dot's
-// products, here or there, it may contract one sum's last adds into FMAs
-// and the other's not: the two agree to rounding, not always bit for bit.)
+// pass with dot's sums: the sums' dependent adds bound a dot's pass, and
+// the update's loads and stores run in their shadow instead of in a pass
+// of their own. (Where GCC vectorises the products of a tail in one loop
+// and not in the other, it may contract one sum's last adds into FMAs and
+// the other's not: the two agree to rounding, not always bit for bit.)
 template <class T, class Next> double update_then_dot(T* __restrict d, const T* __restrict v, long n, Next next) {
-    double acc[LANES] = {};
-    long e = 0;
-    for (; e + LANES <= n; e += LANES)
-        for (int k = 0; k < LANES; ++k) {
-            const T de = next(d[e + k], e + k);
-            d[e + k] = de;
-            acc[k] += double(v[e + k]) * double(de);
-        }
-    for (; e < n; ++e) {
+    return lane_sum(n, [d, v, next](long e) {
         const T de = next(d[e], e);
         d[e] = de;
-        acc[0] += double(v[e]) * double(de);
-    }
-    double s = 0;
-    for (int k = 0; k < LANES; ++k) s += acc[k];
-    return s;
+        return double(v[e]) * double(de);
+    });
 }
 
 template <class T> struct Buffers {
