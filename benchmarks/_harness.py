@@ -105,6 +105,22 @@ def gpu_fma_peak(device="cuda"):
     return props.multi_processor_count * lanes * 2 * props.clock_rate * 1e3 / 1e9
 
 
+def training_flops(sizes):
+    """FLOPs one training row costs an MLP of layer ``sizes`` (inputs,
+    hidden widths..., outputs) in one forward and backward pass: every
+    weight's multiply-add in the forward product and in its gradient (4),
+    in the input gradient of every layer but the first (2; no one needs the
+    inputs' gradient, and neither skpmlp's kernel nor scikit-learn computes
+    it), and every bias's add in the forward and in its gradient (2).
+
+    Counting 6 per weight everywhere, as the benchmarks did before, counted
+    the first layer's input gradient too: up to a fifth of a narrow
+    network's FLOPs (4 inputs, one hidden layer), which made every fraction
+    of a bound that much higher than the work done."""
+    products = [a * b for a, b in zip(sizes[:-1], sizes[1:])]
+    return 4 * sum(products) + 2 * sum(products[1:]) + 2 * sum(sizes[1:])
+
+
 def warm_gridsearch(n_jobs):
     """Start the worker processes of ``GridSearchCV(n_jobs=n_jobs)`` before
     any timed search. A process's first parallel search spends about 2 s

@@ -35,8 +35,8 @@ in CPU seconds (``time.thread_time`` / ``process_time``, robust to other
 jobs on the machine): the function evaluations per model of skpmlp's fused
 run and of scikit-learn's lbfgs fits on the same configurations and folds
 (serial, scipy's ``nfev``), the CPU time per model evaluation on both
-sides, the fused run's achieved GFLOP/s (6 x rows x weights per model
-evaluation: forward, backward) against the float64 matrix-multiply rate
+sides, the fused run's achieved GFLOP/s (rows x ``_harness.training_flops``
+per model evaluation: forward, backward) against the float64 matrix-multiply rate
 measured with torch on the search's own layer shapes, and against the
 machine's float64 matmul limit (a large ``torch.mm`` on one thread, which
 runs near the FMA peak): ``of limit``. ``bound s`` is the time the fused
@@ -76,7 +76,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _harness import machine_limits, warm_gridsearch  # noqa: E402
+from _harness import machine_limits, training_flops, warm_gridsearch  # noqa: E402
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
@@ -149,10 +149,6 @@ def run(name, repeats, n_jobs, torch_threads):
     }
 
 
-def _weights(sizes):
-    return sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
-
-
 def _matmul_gflops(rows, widths, repeats=20):
     """float64 torch.mm GFLOP/s on one thread over (rows, a) @ (a, b) for
     the consecutive ``widths`` (the best of ``repeats``)."""
@@ -219,8 +215,9 @@ def limits(name):
     n_outputs_ours = n_outputs if task == "regression" else max(n_outputs, 2)  # softmax, 2 units if binary
     configs = [dict(zip(("hidden_layer_sizes", "activation", "alpha"), values)) for values in zip(
         *(ours.cv_results_[f"param_{k}"] for k in ("hidden_layer_sizes", "activation", "alpha")))]
-    weights = np.array([_weights([X_train.shape[1], *c["hidden_layer_sizes"], n_outputs_ours]) for c in configs])
-    flops = float((6 * n_fun * weights[:, None] * rows[None, :]).sum())
+    row_flops = np.array([training_flops([X_train.shape[1], *c["hidden_layer_sizes"], n_outputs_ours])
+                          for c in configs])
+    flops = float((n_fun * row_flops[:, None] * rows[None, :]).sum())
 
     nfev, original_minimize = [], scipy.optimize.minimize
 

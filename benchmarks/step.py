@@ -37,7 +37,8 @@ torch`` or more.
 
 Each figure is the median over several epochs; FLOPs count the real (not
 padded) widths, 3 matmuls per layer (forward, input gradient, weight
-gradient); the limit is the measured float32 matmul rate of this machine
+gradient) but the first layer's input gradient, which no one computes
+(``_harness.training_flops``); the limit is the measured float32 matmul rate of this machine
 (a large ``torch.mm``, which runs near the FMA peak) on the CPU, the GPU's
 float32 FMA peak (SMs x FP32 lanes x 2 x clock) on CUDA.
 
@@ -69,7 +70,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import gpu_fma_peak, machine_limits, synchronize  # noqa: E402
+from _harness import gpu_fma_peak, machine_limits, synchronize, training_flops  # noqa: E402
 
 from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
 from skpmlp._engine._backends._native import NativeTrainer  # noqa: E402
@@ -111,11 +112,8 @@ def population():
 
 
 def step_flops(spec, batch):
-    total = 0
-    for arch in spec.hidden_layer_sizes:
-        sizes = [N_FEATURES, *arch, N_CLASSES]
-        total += sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
-    return 6 * batch * total  # 2 FLOPs x (forward, input grad, weight grad)
+    """FLOPs of one step of every model of ``spec`` on ``batch`` rows."""
+    return batch * sum(training_flops([N_FEATURES, *arch, N_CLASSES]) for arch in spec.hidden_layer_sizes)
 
 
 class PlainTorchStep:

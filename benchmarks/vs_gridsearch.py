@@ -41,8 +41,9 @@ end: the geometric mean of the speedups and the mean test-score gap
 The bound of a set (``bound``): its search's training FLOPs at the
 machine's float32 matmul rate on all cores (a large ``torch.mm``, measured
 at the start). The FLOPs are skpmlp's own: every model of the grid on every
-fold for the epochs it trained, and the refit, 6 FLOPs per weight per
-training row per epoch (forward, input gradient and weight gradient, the
+fold for the epochs it trained, and the refit, per training row per
+epoch the FLOPs of the forward product, the weight gradient and the input
+gradient of every layer but the first (``_harness.training_flops``; the
 widths of the real layers); scoring and loss evaluations are not counted.
 ``of bound`` is the bound over each search's time: the fraction of the
 machine's limit the search reached (GridSearchCV's against the same FLOPs).
@@ -88,7 +89,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import machine_limits, warm_gridsearch  # noqa: E402
+from _harness import machine_limits, training_flops, warm_gridsearch  # noqa: E402
 from _real_data import (  # noqa: E402
     CV,
     DATASETS,
@@ -128,12 +129,6 @@ def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
         torch.set_num_threads(previous)
 
 
-def n_weights(params, n_features, n_outputs):
-    """Weights and biases of one MLP of ``params``."""
-    sizes = [n_features, *params["hidden_layer_sizes"], n_outputs]
-    return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
-
-
 def trained_rows(search, X_train, y_train, classifier):
     """``(params, rows)`` of a fitted cv search and its refit: each
     configuration's training rows times the epochs it trained them, summed
@@ -146,9 +141,10 @@ def trained_rows(search, X_train, y_train, classifier):
 
 
 def search_flops(trained, n_features, n_outputs):
-    """Training FLOPs of the ``trained`` rows (:func:`trained_rows`): 6 per
-    weight per training row per epoch."""
-    return sum(6 * n_weights(params, n_features, n_outputs) * rows for params, rows in trained)
+    """Training FLOPs of the ``trained`` rows (:func:`trained_rows`):
+    :func:`_harness.training_flops` per training row per epoch."""
+    return sum(training_flops([n_features, *params["hidden_layer_sizes"], n_outputs]) * rows
+               for params, rows in trained)
 
 
 def search_activations(trained):
