@@ -979,7 +979,11 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
         } else {  // over each block of rows after the matmul stored it, in L1
             balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
                 matmul_lanes<T>(n, L.n_in, w + r, 1, L.ld, input, bp, nv, b + r, StoreProduct<T>{z + r * bp});
-                for (int j = r; j < r + n; ++j) activate<T, Math>(act, z + j * bp, a + j * bp, lanes);
+                if (lanes == bp) {  // the block's rows lie end to end: one pass over all of them
+                    activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
+                } else {  // a short batch: each row's used lanes (the rest were never stored)
+                    for (int j = r; j < r + n; ++j) activate<T, Math>(act, z + j * bp, a + j * bp, lanes);
+                }
             });
         }
         if (dropout) {  // a slower pass of its own: models without dropout never branch per element
