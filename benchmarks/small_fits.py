@@ -29,7 +29,6 @@ Writes ``benchmarks/results/small_fits.json``.
 """
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -39,8 +38,11 @@ from pathlib import Path
 import torch
 from sklearn.datasets import load_diabetes, load_iris
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _harness import kernel_clock  # noqa: E402
+
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor  # noqa: E402
 
 #: name -> (estimator factory, data loader)
@@ -54,10 +56,6 @@ CASES = {
     "halving_iris": (lambda: ParallelMLPClassifier(pruning="halving", random_state=0),
                      load_iris),
 }
-#: the native kernel's calls: (module, name) of each, timed by a wrapper
-#: (``_run_epochs`` is the training epochs' call, inside ``run_models``)
-KERNEL_CALLS = (("skpmlp._kernels._step", "_run_epochs"), ("skpmlp._kernels", "forward_models"),
-                ("skpmlp._kernels", "lbfgs_step"))
 
 
 def fit_seconds(make, X, y, repeats):
@@ -72,31 +70,12 @@ def fit_seconds(make, X, y, repeats):
 
 
 def kernel_share(make, X, y):
-    """The fraction of one fit's wall time spent inside the kernel's calls,
-    each call timed by a wrapper (a few hundred calls a fit: the wrappers
-    cost nothing that shows)."""
-    inside = [0.0]
-
-    def timed(call):
-        def wrapper(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return call(*args, **kwargs)
-            finally:
-                inside[0] += time.perf_counter() - start
-        return wrapper
-
-    modules = [(importlib.import_module(module), name) for module, name in KERNEL_CALLS]
-    originals = [getattr(module, name) for module, name in modules]
-    for (module, name), original in zip(modules, originals):
-        setattr(module, name, timed(original))
-    try:
+    """The fraction of one fit's wall time spent inside the kernel's calls
+    (:func:`_harness.kernel_clock`)."""
+    with kernel_clock() as inside:
         start = time.perf_counter()
         make().fit(X, y)
         total = time.perf_counter() - start
-    finally:
-        for (module, name), original in zip(modules, originals):
-            setattr(module, name, original)
     return inside[0] / total
 
 
