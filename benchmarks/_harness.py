@@ -6,6 +6,7 @@ import importlib
 import statistics
 import time
 
+import numpy as np
 import torch
 
 
@@ -159,6 +160,14 @@ def training_flops(sizes):
     return 4 * sum(products) + 2 * sum(products[1:]) + 2 * sum(sizes[1:])
 
 
+def network_outputs(task, y):
+    """Output units of skpmlp's network for the targets ``y``: one per class
+    (a binary softmax has two), one per target column in regression."""
+    if task == "classification":
+        return max(len(np.unique(y)), 2)
+    return 1 if np.ndim(y) == 1 else np.shape(y)[1]
+
+
 def warm_gridsearch(n_jobs):
     """Start the worker processes of ``GridSearchCV(n_jobs=n_jobs)`` before
     any timed search. A process's first parallel search spends about 2 s
@@ -169,7 +178,6 @@ def warm_gridsearch(n_jobs):
     first set of a run, 3.8 s as a later one and 3.4 s after this warm-up."""
     import warnings
 
-    import numpy as np
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import GridSearchCV
     from sklearn.neural_network import MLPClassifier

@@ -76,7 +76,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _harness import machine_limits, training_flops, warm_gridsearch  # noqa: E402
+from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
@@ -211,8 +211,7 @@ def limits(name):
     splitter = (StratifiedKFold if task == "classification" else KFold)(CV)
     folds = list(splitter.split(X_train, y_train))
     rows = np.array([len(train) for train, _ in folds])
-    n_outputs = 1 if task == "regression" or len(np.unique(y_train)) == 2 else len(np.unique(y_train))
-    n_outputs_ours = n_outputs if task == "regression" else max(n_outputs, 2)  # softmax, 2 units if binary
+    n_outputs_ours = network_outputs(task, y_train)
     configs = [dict(zip(("hidden_layer_sizes", "activation", "alpha"), values)) for values in zip(
         *(ours.cv_results_[f"param_{k}"] for k in ("hidden_layer_sizes", "activation", "alpha")))]
     row_flops = np.array([training_flops([X_train.shape[1], *c["hidden_layer_sizes"], n_outputs_ours])

@@ -39,9 +39,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _harness import kernel_clock, machine_limits, training_flops  # noqa: E402
+from _harness import kernel_clock, machine_limits, network_outputs  # noqa: E402
 from _real_data import CV, DATASETS, GRID, SEED, prepare  # noqa: E402
-from sklearn.model_selection import check_cv  # noqa: E402
+from vs_gridsearch import search_flops, trained_rows  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 
@@ -81,9 +81,7 @@ def main(argv=None):
     task, X, _, y, _ = prepare(args.dataset)
     classifier = task == "classification"
     ours_class = ParallelMLPClassifier if classifier else ParallelMLPRegressor
-    n_outputs = len(np.unique(y)) if classifier else (1 if y.ndim == 1 else y.shape[1])
-    n_outputs = max(n_outputs, 2) if classifier else n_outputs  # a binary softmax has 2 units
-    fold_rows = np.array([len(train) for train, _ in check_cv(CV, y, classifier=classifier).split(X, y)])
+    n_outputs = network_outputs(task, y)
     limit = machine_limits("cpu")["matmul_gflops"] * args.threads
     print(f"{args.dataset}: {len(X)} training rows, {X.shape[1]} features, {n_outputs} outputs; "
           f"{args.threads} thread(s), float32 matmul limit {limit:.1f} GFLOP/s; best of {args.repeats} fits")
@@ -93,12 +91,11 @@ def main(argv=None):
     for architecture in GRID["hidden_layer_sizes"]:
         for activation in args.activations:
             fit_s, kernel_s, search = measure(ours_class, X, y, architecture, activation, args.repeats)
-            epochs = np.asarray(search.n_iter_per_model_, dtype=float).reshape(
-                len(search.cv_results_["params"]), -1)
-            flops = training_flops([X.shape[1], *architecture, n_outputs]) * float((epochs @ fold_rows).sum())
+            model_epochs = int(np.sum(search.n_iter_per_model_))
+            flops = search_flops(trained_rows(search, X, y, classifier), X.shape[1], n_outputs)
             row = {"architecture": list(architecture), "activation": activation,
-                   "model_epochs": int(epochs.sum()), "fit_seconds": fit_s, "kernel_seconds": kernel_s,
-                   "us_per_model_epoch": 1e6 * kernel_s / epochs.sum(),
+                   "model_epochs": model_epochs, "fit_seconds": fit_s, "kernel_seconds": kernel_s,
+                   "us_per_model_epoch": 1e6 * kernel_s / model_epochs,
                    "of_limit": flops / kernel_s / 1e9 / limit}
             rows.append(row)
             print(f"{str(architecture):>10} {activation:>9} {row['model_epochs']:>12} {fit_s:>7.3f} "

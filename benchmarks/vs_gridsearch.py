@@ -130,13 +130,14 @@ def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
 
 
 def trained_rows(search, X_train, y_train, classifier):
-    """``(params, rows)`` of a fitted cv search and its refit: each
-    configuration's training rows times the epochs it trained them, summed
-    over its folds (``n_iter_per_model_``), and the refit's."""
+    """``(params, rows)`` of a fitted cv search and its refit (if it has
+    one): each configuration's training rows times the epochs it trained
+    them, summed over its folds (``n_iter_per_model_``), and the refit's."""
     folds = [len(train) for train, _ in check_cv(CV, y_train, classifier=classifier).split(X_train, y_train)]
     epochs = np.asarray(search.n_iter_per_model_, dtype=float).reshape(len(search.cv_results_["params"]), -1)
     rows = [(params, float(np.dot(per_fold, folds))) for params, per_fold in zip(search.cv_results_["params"], epochs)]
-    rows.append((search.best_params_, float(search.best_estimator_.n_iter_ * len(X_train))))
+    if hasattr(search, "best_estimator_"):
+        rows.append((search.best_params_, float(search.best_estimator_.n_iter_ * len(X_train))))
     return rows
 
 
