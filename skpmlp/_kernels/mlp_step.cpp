@@ -773,6 +773,17 @@ struct Layer {
     long w_off, b_off, ld;
 };
 
+// A matrix of n_rows x n_cols values at row stride ld as runs of
+// contiguous values: one run of them all where the rows are unpadded, else
+// one run a row (runs x length, run r at r * ld).
+struct RowRuns {
+    int runs;
+    long length;
+};
+inline RowRuns row_runs(int n_rows, int n_cols, long ld) {
+    return ld == n_cols ? RowRuns{1, long(n_rows) * n_cols} : RowRuns{n_rows, n_cols};
+}
+
 // The update codes of the meta table's solver column: skpmlp/_kernels/_solvers.py's
 // table (tests/kernels/test_kernel_build.py checks these match it).
 enum Update { ADAM = 0, SGD = 1, ADAM_AMSGRAD = 2, ADAMW = 3, ADAMW_AMSGRAD = 4 };
@@ -1175,10 +1186,9 @@ template <class T> struct AdamStep {
 template <class T>
 void update_tensor(const Model& m, const Problem<T>& P, long off, long ld, int n_rows, int n_cols, const T* g,
                    double wd, const AdamStep<T>& adam) {
-    if (ld == n_cols && n_rows > 1) {  // unpadded: one contiguous run the compiler vectorises
-        n_cols *= n_rows;
-        n_rows = 1;
-    }
+    const RowRuns runs = row_runs(n_rows, n_cols, ld);  // unpadded: one run the compiler vectorises
+    n_rows = runs.runs;
+    n_cols = int(runs.length);
     T* p = P.params + off;
     T* s1 = P.state1 + off;
     if (m.solver != SGD) {  // Adam or AdamW, with or without amsgrad
@@ -1268,15 +1278,13 @@ template <class T> double squared_weights(const Model& m, const T* params) {
     double sums[S] = {};
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
-        const bool dense = L.ld == L.n_out;
-        const int runs = dense ? 1 : L.n_in;
-        const long length = dense ? long(L.n_in) * L.n_out : L.n_out;
-        for (int r = 0; r < runs; ++r) {
+        const RowRuns runs = row_runs(L.n_in, L.n_out, L.ld);
+        for (int r = 0; r < runs.runs; ++r) {
             const T* w = params + L.w_off + long(r) * L.ld;
             long c = 0;
-            for (; c + S <= length; c += S)
+            for (; c + S <= runs.length; c += S)
                 for (int k = 0; k < S; ++k) sums[k] += double(w[c + k]) * double(w[c + k]);
-            for (int k = 0; c < length; ++c, ++k) sums[k] += double(w[c]) * double(w[c]);
+            for (int k = 0; c < runs.length; ++c, ++k) sums[k] += double(w[c]) * double(w[c]);
         }
     }
     for (int half = S / 2; half >= 1; half /= 2)
