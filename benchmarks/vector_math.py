@@ -11,7 +11,9 @@ target, and reports nanoseconds per value: the best of 30 runs of 200
 passes over 4,096 values in L1, spread over [-6, 6] (the range of
 pre-activations; the clamps at +-9 and beyond are then never taken, as
 in training), with the largest error against the C library's double
-``tanh`` / ``1 / (1 + exp(-x))``.
+``tanh`` / ``1 / (1 + exp(-x))`` / ``0.5 x (1 + erf(x / sqrt 2))``
+(GELU, float32 only: float64 GELU is the C library's ``erf`` lane by
+lane).
 
 Every build runs ``--rounds`` times (default 5), the builds in turn, and
 the best of its runs is reported, so that a noisy spell of a shared
@@ -65,10 +67,12 @@ template <class T, int act, class M> void time_pass(const char* name, double (*r
 
 double tanh_reference(double x) {{ return std::tanh(x); }}
 double logistic_reference(double x) {{ return 1.0 / (1.0 + std::exp(-x)); }}
+double gelu_reference(double x) {{ return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }}
 
 int main() {{
     time_pass<float, A_TANH, VMath<float>>("float32_tanh", tanh_reference);
     time_pass<float, A_LOGISTIC, VMath<float>>("float32_logistic", logistic_reference);
+    time_pass<float, A_GELU, VMath<float>>("float32_gelu", gelu_reference);
     time_pass<double, A_TANH, VMathF64>("float64_tanh", tanh_reference);
     time_pass<double, A_LOGISTIC, VMathF64>("float64_logistic", logistic_reference);
 }}

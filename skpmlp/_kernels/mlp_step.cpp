@@ -121,8 +121,9 @@ template <> struct VMath<float> {
 #endif
     }
     static SKP_INLINE V div(V a, V b) { return a * recip(b); }
-    static SKP_INLINE V exp(V x) {
-        x = vmin(splat(88.0f), vmax(splat(-87.0f), x));
+    static SKP_INLINE V exp(V x) { return exp_in_range(vmin(splat(88.0f), vmax(splat(-87.0f), x))); }
+    // exp of x in [-87, 88]
+    static SKP_INLINE V exp_in_range(V x) {
         // n = round(x / ln 2) by the 1.5 * 2^23 trick (round to nearest)
         const V shifter = splat(12582912.0f);
         const V n = (x * 1.44269504f + shifter) - shifter;
@@ -193,6 +194,28 @@ template <> struct VMath<float> {
         p = p * t + 0.254829592f;
         const V y = 1.0f - p * t * exp_minus_x2;
         return x < 0 ? -y : y;
+    }
+    // GELU and its derivative: Phi(x) = 0.5 erfc(-x / sqrt 2), its tail
+    // q = 0.5 erfc(|x| / sqrt 2) by erf's formula above with the 0.5 in its
+    // coefficients, so Phi is q or 1 - q (no 1 + erf cancelling for x < 0);
+    // exp(-x^2 / 2), the density's, serves both. 22 multiplies and
+    // multiply-adds a vector against 24 of 0.5 x (1 + erf(x / sqrt 2)) and
+    // the same worst errors against the C library (4e-7 for GELU, 3e-7 for
+    // its derivative over [-10, 10]): 0.93 -> 0.82 ns a value (AVX2), 2.74
+    // -> 2.45 (SSE4.2; benchmarks/vector_math.py)
+    static SKP_INLINE void gelu(V x, V& y, V& dy) {
+        const V u = x * 0.707106781f;  // x / sqrt 2
+        const V e = exp_in_range(vmax(splat(-87.0f), -(u * u)));
+        const V t = recip(1.0f + 0.3275911f * (u < 0 ? -u : u));
+        V p = splat(0.5f * 1.061405429f);
+        p = p * t - 0.5f * 1.453152027f;
+        p = p * t + 0.5f * 1.421413741f;
+        p = p * t - 0.5f * 0.284496736f;
+        p = p * t + 0.5f * 0.254829592f;
+        const V q = p * t * e;
+        const V cdf = x < 0 ? q : 1.0f - q;
+        y = x * cdf;
+        dy = cdf + x * 0.398942280f * e;  // Phi + x phi
     }
 };
 
@@ -328,6 +351,10 @@ SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V
         dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
         break;
     case A_GELU: {
+        if constexpr (std::is_same_v<M, VMath<float>>) {
+            M::gelu(x, y, dy);
+            break;
+        }
         // exp(-x^2 / 2) serves the derivative's density and the erf
         const V pdf_exp = M::exp(T(-0.5) * x * x);
         const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
