@@ -45,8 +45,8 @@ idle), kernel / lanes ns a model-row: AVX2 (8 models a vector) 19.6 /
 11.0 (1.78x) 4-16-3 relu, 56.5 / 38.3 (1.47x) 4-64-3 relu, 26.1 / 18.7
 (1.40x) 4-16-3 tanh; SSE4.2 (x86-64-v2, 4 a vector) 40.3 / 29.2 (1.38x),
 117.8 / 93.2 (1.26x), 56.2 / 53.2 (1.06x); every lane within 3e-7 of the
-reference. At 2.85 GHz, 11.0 ns is 55 % of AVX2's FMA peak for 4-16-3's
-272 multiply-adds a model-row (and 38.3 ns 64 % for 4-64-3's 1,088).
+reference. At 2.85 GHz, 11.0 ns is 54 % of AVX2's FMA peak for 4-16-3's
+272 multiply-adds a model-row (and 38.3 ns 62 % for 4-64-3's 1,088).
 
 Usage::
 
