@@ -5,16 +5,19 @@ the vector lanes and trains one model after another. A different layout
 puts one model in each lane instead: every vector holds ``VT<float>::L``
 models (4 for SSE, 8 for AVX2, 16 for AVX-512), all lanes read the same
 broadcast rows, and each has its own weights, learning rate and L2 alpha.
-``benchmarks/models_in_lanes.cpp`` is that layout for one hidden layer
-(forward and backward two rows at a time into buffers, the weight
-gradients in register tiles, then Adam), written with the kernel's own
+``benchmarks/models_in_lanes.cpp`` is that layout for one or two hidden
+layers (forward and backward R rows at a time into buffers, R = 2 for one
+hidden layer and 8 for two, so that each load of the 64 x 32 layer's 64 KB
+of weights serves 8 rows; the weight gradients in register tiles summing
+over the batch; then Adam), written with the kernel's own
 vector type, ``exp``, ``tanh`` and division (an ``#include`` of
 ``mlp_step.cpp``): the target a models-in-lanes path of the kernel should
 reach.
 
-Three networks, 4-16-3 relu, 4-64-3 relu and 4-16-3 tanh, softmax
-cross-entropy, Adam, batch 96, 3,840 random rows (4 uniform features in
-[-2, 2], 3 random classes; drawn alike on both sides, not the same rows),
+Five networks, 4-16-3 relu, 4-64-3 relu, 4-16-3 tanh, 4-128-3 relu and
+4-64-32-3 relu (relu after both hidden layers), softmax cross-entropy,
+Adam, batch 96, 3,840 random rows (4 uniform features in [-2, 2], 3
+random classes; drawn alike on both sides, not the same rows),
 one thread, and the same 8 (learning rate, alpha) pairs on both sides
 (1e-3 .. 8e-3 by 1e-3; 1e-4, 1e-3, 1e-2, 1e-1 in turn), repeated over
 wider vectors. Both report nanoseconds of thread CPU time per model-row
@@ -41,12 +44,20 @@ compiled with it), and the kernel is measured in a child process whose
 vector width.
 
 Measured (2026-11-28, a shared 2-core AMD EPYC, Zen 4 without AVX-512,
-idle), kernel / lanes ns a model-row: AVX2 (8 models a vector) 19.6 /
-11.0 (1.78x) 4-16-3 relu, 56.5 / 38.3 (1.47x) 4-64-3 relu, 26.1 / 18.7
-(1.40x) 4-16-3 tanh; SSE4.2 (x86-64-v2, 4 a vector) 40.3 / 29.2 (1.38x),
-117.8 / 93.2 (1.26x), 56.2 / 53.2 (1.06x); every lane within 3e-7 of the
-reference. At 2.85 GHz, 11.0 ns is 54 % of AVX2's FMA peak for 4-16-3's
-272 multiply-adds a model-row (and 38.3 ns 62 % for 4-64-3's 1,088).
+while a test suite ran on the other core, load average 2-4: each figure the
+better of two invocations), kernel / lanes ns a model-row: AVX2 (8 models a
+vector) 19.5 / 11.2 (1.74x) 4-16-3 relu, 56.6 / 38.8 (1.46x) 4-64-3 relu,
+26.4 / 19.1 (1.38x) 4-16-3 tanh, 105.3 / 81.6 (1.29x) 4-128-3 relu,
+275.4 / 226.5 (1.22x) 4-64-32-3 relu; SSE4.2 (x86-64-v2, 4 a vector)
+41.6 / 29.1 (1.43x), 120.0 / 92.6 (1.30x), 57.0 / 52.9 (1.08x),
+224.3 / 187.5 (1.20x), 581.0 / 450.1 (1.29x); every lane within 5e-7 of
+the reference. A model-row is 3 sum(fan_in x fan_out) - F x H1
+multiply-adds (forward, the input deltas of every layer but the first,
+every weight gradient): 272 for 4-16-3, 1,088 for 4-64-3, 2,176 for
+4-128-3, 6,944 for 4-64-32-3. At 2.85 GHz and AVX2's 16 multiply-adds a
+cycle, lanes / kernel reach 53 % / 31 % of that peak on 4-16-3 relu,
+61 % / 42 % on 4-64-3, 58 % / 45 % on 4-128-3 and 67 % / 55 % on
+4-64-32-3.
 
 Usage::
 
@@ -74,8 +85,9 @@ from skpmlp._kernels import _build  # noqa: E402
 
 KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
 LANES = HERE / "models_in_lanes.cpp"
-#: the networks as the .cpp names them: hidden width, activation
-NETWORKS = {"4-16-3_relu": (16, "relu"), "4-64-3_relu": (64, "relu"), "4-16-3_tanh": (16, "tanh")}
+#: the networks as the .cpp names them: hidden widths, activation
+NETWORKS = {"4-16-3_relu": ((16,), "relu"), "4-64-3_relu": ((64,), "relu"), "4-16-3_tanh": ((16,), "tanh"),
+            "4-128-3_relu": ((128,), "relu"), "4-64-32-3_relu": ((64, 32), "relu")}
 N_ROWS, N_FEATURES, N_CLASSES, BATCH, EPOCHS, N_MODELS = 3840, 4, 3, 96, 6, 8
 
 
@@ -128,7 +140,7 @@ def kernel_times(fits):
                          n_iter_no_change=10**6, backend="native", early_stopping=False)
     times = {}
     for network, (hidden, activation) in NETWORKS.items():
-        spec = PopulationSpec([(hidden,)] * N_MODELS, [activation] * N_MODELS,
+        spec = PopulationSpec([hidden] * N_MODELS, [activation] * N_MODELS,
                               np.array([1e-3 * (1 + m) for m in models]),
                               np.array([1e-4 * 10 ** (m % 4) for m in models]), [(0, m) for m in models])
         train_population(spec, dataclasses.replace(config, max_iter=1), X, y, folds)  # warm-up
@@ -174,7 +186,7 @@ def main(argv=None):
         print(json.dumps(kernel_times(args.fits)))
         return
     rows = []
-    print(f"{'target':>10} {'isa':>9} {'network':>12} {'kernel ns':>9} {'lanes ns':>8} {'ratio':>6} "
+    print(f"{'target':>10} {'isa':>9} {'network':>14} {'kernel ns':>9} {'lanes ns':>8} {'ratio':>6} "
           f"{'lanes error':>11}")
     with tempfile.TemporaryDirectory() as workdir:
         for target in args.targets.split(","):
@@ -186,7 +198,7 @@ def main(argv=None):
                        "kernel_ns_per_model_row": kernel["ns"][network], "lanes_ns_per_model_row": ns,
                        "ratio": kernel["ns"][network] / ns, "lanes_max_abs_error": error}
                 rows.append(row)
-                print(f"{target:>10} {isa:>9} {network:>12} {row['kernel_ns_per_model_row']:9.1f} "
+                print(f"{target:>10} {isa:>9} {network:>14} {row['kernel_ns_per_model_row']:9.1f} "
                       f"{ns:8.1f} {row['ratio']:6.2f} {error:11.2e}", flush=True)
     os.makedirs(args.out, exist_ok=True)
     path = Path(args.out) / "models_in_lanes.json"
