@@ -208,6 +208,10 @@ SKPMLP_VARIANTS = [
     {"label": "no args w256", "params": {"hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
                                                                (256, 256, 256)]}, "grid": False},
     {"label": "no args mish", "params": {"activation": ["relu", "tanh", "mish"]}, "grid": False},
+    # the default space with label smoothing (classifiers), and with a
+    # second seed of every configuration
+    {"label": "no args ls", "params": {}, "grid": False, "classifier_params": {"label_smoothing": 0.1}},
+    {"label": "no args rep2", "params": {"n_repeats": 2}, "grid": False},
     {"label": "no args tnone", "params": {}, "grid": False,
      "regressor_params": {"target_transform": "none"}},
     own_space("space before", {}),
