@@ -144,6 +144,16 @@ def gpu_fma_peak(device="cuda"):
     return props.multi_processor_count * lanes * 2 * props.clock_rate * 1e3 / 1e9
 
 
+def executable_flags(target):
+    """g++ flags that build a stand-alone program around the native
+    kernel's source (an ``#include`` of ``mlp_step.cpp``): the kernel's own
+    flags and ``-march`` for ``target``, for an executable instead of a
+    shared library."""
+    from skpmlp._kernels import _build
+
+    return [f for f in _build._FLAGS if f not in ("-shared", "-fPIC")] + _build.target_flags(target)
+
+
 def training_flops(sizes):
     """FLOPs one training row costs an MLP of layer ``sizes`` (inputs,
     hidden widths..., outputs) in one forward and backward pass: every

@@ -71,7 +71,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -81,6 +80,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
+from _harness import executable_flags  # noqa: E402
+from _real_data import machine  # noqa: E402
+
 from skpmlp._kernels import _build  # noqa: E402
 
 KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
@@ -94,9 +96,7 @@ N_ROWS, N_FEATURES, N_CLASSES, BATCH, EPOCHS, N_MODELS = 3840, 4, 3, 96, 6, 8
 def build(target, workdir):
     """``models_in_lanes.cpp`` compiled for ``target``: its path."""
     binary = Path(workdir) / f"models_in_lanes_{target}"
-    # the kernel's own flags and target, but an executable, not a library
-    flags = [f for f in _build._FLAGS if f not in ("-shared", "-fPIC")] + _build.target_flags(target)
-    subprocess.run(["g++", *flags, f'-DSKP_KERNEL_SOURCE="{KERNEL}"', str(LANES), "-o", str(binary)],
+    subprocess.run(["g++", *executable_flags(target), f'-DSKP_KERNEL_SOURCE="{KERNEL}"', str(LANES), "-o", str(binary)],
                    check=True)
     return binary
 
@@ -154,6 +154,11 @@ def kernel_times(fits):
     return {"isa": info["isa"], "vector_bytes": info["vector_bytes"], "ns": times}
 
 
+def compiler():
+    """The g++ that built the lanes binaries (its first line of ``--version``)."""
+    return subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+
+
 def kernel_child(target, fits):
     """:func:`kernel_times` in a child process built for ``target`` (the kernel loads once a process)."""
     env = dict(os.environ, SKPMLP_KERNEL_TARGET=target, OMP_NUM_THREADS="1")
@@ -162,16 +167,6 @@ def kernel_child(target, fits):
     if done.returncode != 0:
         raise SystemExit(f"the kernel's measurement at {target} failed:\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
-
-
-def machine():
-    """What the figures were measured on."""
-    cpu = platform.processor() or platform.machine()
-    with open("/proc/cpuinfo") as info:
-        cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    compiler = subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "load_average": os.getloadavg(),
-            "platform": platform.platform(), "compiler": compiler}
 
 
 def main(argv=None):
@@ -202,7 +197,7 @@ def main(argv=None):
                       f"{ns:8.1f} {row['ratio']:6.2f} {error:11.2e}", flush=True)
     os.makedirs(args.out, exist_ok=True)
     path = Path(args.out) / "models_in_lanes.json"
-    path.write_text(json.dumps({"argv": sys.argv[1:], "machine": machine(), "rows": rows}, indent=2))
+    path.write_text(json.dumps({"argv": sys.argv[1:], "machine": {**machine(), "compiler": compiler()}, "rows": rows}, indent=2))
     print(f"wrote {path}")
 
 

@@ -40,6 +40,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
+from _harness import executable_flags  # noqa: E402
+
 from skpmlp._kernels import _build  # noqa: E402
 
 KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
@@ -84,9 +86,7 @@ def build(source, target, workdir, name):
     harness = Path(workdir) / f"{name}.cpp"
     harness.write_text(HARNESS.format(source=Path(source).resolve()))
     binary = Path(workdir) / name
-    # the kernel's own flags and target, but an executable, not a library
-    flags = [f for f in _build._FLAGS if f not in ("-shared", "-fPIC")] + _build.target_flags(target)
-    subprocess.run(["g++", *flags, str(harness), "-o", str(binary)], check=True)
+    subprocess.run(["g++", *executable_flags(target), str(harness), "-o", str(binary)], check=True)
     return binary
 
 

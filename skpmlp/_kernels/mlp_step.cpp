@@ -93,12 +93,28 @@ using namespace skp;  // the target's vectors and tiles (vector_target.h)
 // ----------------------------------------------------------------- math
 // Every activation works on whole vectors of lanes. float: exp by
 // Cody-Waite reduction and a degree-6 polynomial (about 2 ulp), tanh and
-// erf from it, and division as the CPU's reciprocal estimate refined by one
+// GELU's erfc from it, and division as the CPU's reciprocal estimate refined by one
 // Newton step (about 1 ulp; a vector division is 10-20x slower where
 // AVX-512 has the estimate); double: the C library lane by lane and true
 // division, so the float64 build agrees with torch to rounding.
 #define SKP_INLINE SKP_FORCE_INLINE  // vector_target.h's always-inline
 template <class T> struct VMath;
+
+constexpr double SELU_ALPHA = 1.6732632423543772848170429916717;
+constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
+constexpr double SQRT1_2 = 0.70710678118654752440;
+constexpr double INV_SQRT_2PI = 0.39894228040143267794;
+
+// GELU and its derivative from M's erf: y = x Phi(x), dy = Phi(x) + x phi(x)
+// with Phi(x) = (1 + erf(x / sqrt 2)) / 2; exp(-x^2 / 2) is phi's. The
+// double maths' form (erf the C library's); float has its own, below.
+template <class T, class M> SKP_INLINE void gelu_by_erf(typename M::V x, typename M::V& y, typename M::V& dy) {
+    typedef typename M::V V;
+    const V pdf_exp = M::exp(T(-0.5) * x * x);
+    const V cdf = T(0.5) * (M::splat(1) + M::erf(x * T(SQRT1_2)));
+    y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
+    dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
+}
 
 template <> struct VMath<float> {
     typedef VT<float>::V V;
@@ -181,30 +197,18 @@ template <> struct VMath<float> {
         const V t = div(x * p, q);
         return vmin(splat(1.0f), vmax(splat(-1.0f), t));
     }
-    static SKP_INLINE V erf(V x) { return erf(x, exp(-x * x)); }
-    // erf(x) given exp(-x^2), which GELU's derivative needs as well.
-    static SKP_INLINE V erf(V x, V exp_minus_x2) {
-        // Abramowitz & Stegun 7.1.26, |error| < 1.5e-7
-        const V a = x < 0 ? -x : x;
-        const V t = recip(1.0f + 0.3275911f * a);
-        V p = splat(1.061405429f);
-        p = p * t - 1.453152027f;
-        p = p * t + 1.421413741f;
-        p = p * t - 0.284496736f;
-        p = p * t + 0.254829592f;
-        const V y = 1.0f - p * t * exp_minus_x2;
-        return x < 0 ? -y : y;
-    }
     // GELU and its derivative: Phi(x) = 0.5 erfc(-x / sqrt 2), its tail
-    // q = 0.5 erfc(|x| / sqrt 2) by erf's formula above with the 0.5 in its
-    // coefficients, so Phi is q or 1 - q (no 1 + erf cancelling for x < 0);
-    // exp(-x^2 / 2), the density's, serves both. 22 multiplies and
+    // q = 0.5 erfc(|x| / sqrt 2) by Abramowitz & Stegun 7.1.26 (erfc(a) =
+    // t P(t) exp(-a^2), t = 1 / (1 + 0.3275911 a), |error| < 1.5e-7) with
+    // the 0.5 in P's coefficients, so Phi is q or 1 - q (no 1 + erf
+    // cancelling for x < 0); exp(-x^2 / 2), the density's, serves both.
+    // 22 multiplies and
     // multiply-adds a vector against 24 of 0.5 x (1 + erf(x / sqrt 2)) and
     // the same worst errors against the C library (4e-7 for GELU, 3e-7 for
     // its derivative over [-10, 10]): 0.93 -> 0.82 ns a value (AVX2), 2.74
     // -> 2.45 (SSE4.2; benchmarks/vector_math.py)
     static SKP_INLINE void gelu(V x, V& y, V& dy) {
-        const V u = x * 0.707106781f;  // x / sqrt 2
+        const V u = x * float(SQRT1_2);
         const V e = exp_in_range(vmax(splat(-87.0f), -(u * u)));
         const V t = recip(1.0f + 0.3275911f * (u < 0 ? -u : u));
         V p = splat(0.5f * 1.061405429f);
@@ -215,7 +219,7 @@ template <> struct VMath<float> {
         const V q = p * t * e;
         const V cdf = x < 0 ? q : 1.0f - q;
         y = x * cdf;
-        dy = cdf + x * 0.398942280f * e;  // Phi + x phi
+        dy = cdf + x * float(INV_SQRT_2PI) * e;  // Phi + x phi
     }
 };
 
@@ -231,7 +235,7 @@ template <> struct VMath<double> {
     static V exp(V x) { return lanewise(x, [](double v) { return std::exp(v); }); }
     static V tanh(V x) { return lanewise(x, [](double v) { return std::tanh(v); }); }
     static V erf(V x) { return lanewise(x, [](double v) { return std::erf(v); }); }
-    static V erf(V x, V) { return erf(x); }
+    static SKP_INLINE void gelu(V x, V& y, V& dy) { gelu_by_erf<double, VMath<double>>(x, y, dy); }
 };
 
 // double in vector lanes (mode 3 only, for L-BFGS's full-batch
@@ -323,17 +327,12 @@ struct VMathF64 {
         return x < 0 ? -t : (x > 0 ? t : x);  // tanh(+-0) = +-0, NaN stays
     }
     static V erf(V x) { return VMath<double>::erf(x); }
-    static V erf(V x, V) { return erf(x); }
+    static SKP_INLINE void gelu(V x, V& y, V& dy) { gelu_by_erf<double, VMathF64>(x, y, dy); }
 };
 
 // The math of mode 3: vector lanes for double, the usual for float.
 template <class T> struct VectorMath { typedef VMath<T> M; };
 template <> struct VectorMath<double> { typedef VMathF64 M; };
-
-constexpr double SELU_ALPHA = 1.6732632423543772848170429916717;
-constexpr double SELU_SCALE = 1.0507009873554804934193349852946;
-constexpr double SQRT1_2 = 0.70710678118654752440;
-constexpr double INV_SQRT_2PI = 0.39894228040143267794;
 
 // y = f(x) and dy = f'(x) for one vector of lanes.
 template <class T, int act, class M>
@@ -350,18 +349,7 @@ SKP_INLINE void activation_pair(typename M::V x, typename M::V& y, typename M::V
         y = T(SELU_SCALE) * (x > zero ? x : T(SELU_ALPHA) * (M::exp(x) - one));
         dy = x > zero ? M::splat(SELU_SCALE) : y + T(SELU_SCALE * SELU_ALPHA);
         break;
-    case A_GELU: {
-        if constexpr (std::is_same_v<M, VMath<float>>) {
-            M::gelu(x, y, dy);
-            break;
-        }
-        // exp(-x^2 / 2) serves the derivative's density and the erf
-        const V pdf_exp = M::exp(T(-0.5) * x * x);
-        const V cdf = T(0.5) * (one + M::erf(x * T(SQRT1_2), pdf_exp));
-        y = x * cdf;  // equals 0.5 x (1 + erf) exactly: halving is exact
-        dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
-        break;
-    }
+    case A_GELU: M::gelu(x, y, dy); break;
     case A_LEAKY: y = x > zero ? x : T(0.01) * x, dy = x > zero ? one : M::splat(0.01); break;
     case A_HARDSHRINK: {
         const auto keep = (x > M::splat(0.5)) | (x < M::splat(-0.5));
