@@ -212,6 +212,37 @@ SKPMLP_VARIANTS = [
     # second seed of every configuration
     {"label": "no args ls", "params": {}, "grid": False, "classifier_params": {"label_smoothing": 0.1}},
     {"label": "no args rep2", "params": {"n_repeats": 2}, "grid": False},
+    # issue 40: candidates against the gaps to RealMLP-TD over three seeds:
+    # wider and deeper networks, longer patience under dropout, more
+    # dropout, a larger penalty ...
+    {"label": "no args wide", "params": {"hidden_layer_sizes": [(64,), (128,), (256,), (128, 128)]},
+     "grid": False},
+    {"label": "no args deep", "params": {"hidden_layer_sizes": [(32,), (64,), (128,), (64, 64),
+                                                               (128, 128, 128)]}, "grid": False},
+    {"label": "no args nc20", "params": {"n_iter_no_change": 20}, "grid": False},
+    {"label": "no args d25", "params": {"dropout": 0.25}, "grid": False},
+    {"label": "no args a3", "params": {"alpha": 1e-3}, "grid": False},
+    # ... and RealMLP-TD's n_cv: each fold model's best epoch on its fold's
+    # test rows (restore_best_weights="fold"), with the training-loss rule's
+    # patience (n_iter_no_change), all 200 epochs ("full"), coslog4, or
+    # early stopping on those rows' score ("es") or loss ("esl"); "best" picks the epoch on a
+    # validation part of the fold's training rows instead (True)
+    *({"label": f"no args {label}", "params": params, "grid": False} for label, params in [
+        ("fold", {"restore_best_weights": "fold"}),
+        ("fold nc20", {"restore_best_weights": "fold", "n_iter_no_change": 20}),
+        ("fold nc30", {"restore_best_weights": "fold", "n_iter_no_change": 30}),
+        ("fold full", {"restore_best_weights": "fold", "n_iter_no_change": 200}),
+        ("fold full coslog4", {"restore_best_weights": "fold", "n_iter_no_change": 200,
+                               "learning_rate": "coslog4"}),
+        ("fold es30", {"restore_best_weights": "fold", "early_stopping": True, "n_iter_no_change": 30}),
+        ("fold es50", {"restore_best_weights": "fold", "early_stopping": True, "n_iter_no_change": 50}),
+        ("fold es100", {"restore_best_weights": "fold", "early_stopping": True,
+                        "n_iter_no_change": 100}),
+        ("fold esl10", {"restore_best_weights": "fold", "early_stopping": True, "monitor": "loss"}),
+        ("fold esl20", {"restore_best_weights": "fold", "early_stopping": True, "monitor": "loss",
+                        "n_iter_no_change": 20}),
+        ("best nc30", {"restore_best_weights": True, "n_iter_no_change": 30}),
+    ]),
     {"label": "no args tnone", "params": {}, "grid": False,
      "regressor_params": {"target_transform": "none"}},
     own_space("space before", {}),

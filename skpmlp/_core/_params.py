@@ -385,7 +385,8 @@ _ROWS = (
         costing compute.""",
     ),
     Param(
-        "restore_best_weights", False, _BOOLEAN, "bool", role="search", family="search",
+        "restore_best_weights", False, (["boolean", StrOptions({"fold"})], None), 'bool or "fold"',
+        role="search", family="search",
         doc="""\
         Keep each trained model at its own best epoch (Keras's
         ``restore_best_weights``, RealMLP's best-epoch selection): every
@@ -400,9 +401,15 @@ _ROWS = (
         also score the models); with ``cv`` they are a
         ``validation_fraction`` part of each fold's own training rows, as
         for ``early_stopping``, so a fold's test rows stay unseen and
-        ``cv_results_`` stays an honest estimate (RealMLP's ``n_cv``
-        instead picks each fold model's epoch on the fold's held-out rows,
-        the rows that then score it). Stopping does not change: the
+        ``cv_results_`` stays an honest estimate. ``"fold"`` is RealMLP's
+        ``n_cv`` instead: with ``cv``, each fold replica trains on all of
+        its fold's training rows and picks its epoch on the fold's test
+        rows, the rows that then score it (and that ``early_stopping`` and
+        ``pruning`` watch too), so no row is held out of training but
+        ``cv_results_``'s test scores are optimistic (each fold model chose
+        its epoch on them); the fold models, and the greedy ensembles made
+        of them, are what it is for. With ``cv=None`` it is ``True``.
+        Stopping does not change: the
         training-loss rule, or ``early_stopping``'s (whose own best weights
         then give way to each replica's best epoch by the loss); halving
         ranks as without it. ``best_epoch_per_model_`` holds every

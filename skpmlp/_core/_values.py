@@ -42,11 +42,16 @@ def uses_early_stopping(estimator):
     return bool(estimator.early_stopping) and not full_batch(estimator)
 
 
-def restores_best(estimator):
+def restores_best(estimator, on_test_folds=False):
     """Whether ``estimator`` keeps every model at its own best epoch:
-    ``restore_best_weights=True`` (search estimators only) with a minibatch
-    solver (L-BFGS models are never monitored)."""
-    return bool(getattr(estimator, "restore_best_weights", False)) and not full_batch(estimator)
+    ``restore_best_weights`` true or ``"fold"`` (search estimators only)
+    with a minibatch solver (L-BFGS models are never monitored). With
+    ``on_test_folds``, whether it picks the epoch on each fold's test rows
+    (``"fold"``)."""
+    value = getattr(estimator, "restore_best_weights", False)
+    if on_test_folds and not (isinstance(value, str) and value == "fold"):
+        return False
+    return bool(value) and not full_batch(estimator)
 
 
 def full_batch(estimator):

@@ -150,6 +150,10 @@ class SplitSettings:
     restore_best_weights : bool, default=False
         Whether every model keeps its own best epoch by its validation loss
         (minibatch solvers only, see :func:`~skpmlp._core._values.restores_best`).
+    monitors_test_folds : bool, default=False
+        ``restore_best_weights="fold"``: with ``cv``, each fold's test rows
+        are the validation rows (RealMLP's ``n_cv``), not a part of its
+        training rows.
     """
 
     classifier: bool
@@ -158,6 +162,7 @@ class SplitSettings:
     early_stopping: bool = False
     pruning: object = None
     restore_best_weights: bool = False
+    monitors_test_folds: bool = False
 
     @classmethod
     def of(cls, estimator):
@@ -168,6 +173,7 @@ class SplitSettings:
             early_stopping=uses_early_stopping(estimator),
             pruning=getattr(estimator, "pruning", None),
             restore_best_weights=restores_best(estimator),
+            monitors_test_folds=restores_best(estimator, on_test_folds=True),
         )
 
     @property
@@ -334,9 +340,11 @@ def training_folds(settings, folds, y_encoded, seed):
     With ``cv=None`` the held-out validation rows are monitored (and later
     score the models). With ``cv``, a fold's test rows only score: early
     stopping and pruning watch a validation part of the fold's training rows,
-    as scikit-learn's MLP does inside each fold of GridSearchCV.
+    as scikit-learn's MLP does inside each fold of GridSearchCV; with
+    ``restore_best_weights="fold"`` they watch the fold's test rows, and
+    every training row trains, as RealMLP's ``n_cv``.
     """
-    if settings.cv is None:
+    if settings.cv is None or (settings.monitored and settings.monitors_test_folds):
         return folds
     if not settings.monitored:
         return [(train, None) for train, _ in folds]

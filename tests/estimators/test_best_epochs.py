@@ -1,7 +1,8 @@
 """``restore_best_weights`` on the search estimators (issue 40, item 1).
 
 Validated as scikit-learn validates; the rows watched are early stopping's
-(with ``cv``, a validation part of each fold's training rows); the refit
+(with ``cv``, a validation part of each fold's training rows; with
+``"fold"``, each fold's test rows); the refit
 trains for the best epoch (holdout) or the mean of the folds' best epochs
 (cv), and its ``fit`` retrains exactly it; fold ensembles and
 ``export_model`` are the restored fold models; files keep the best epochs;
@@ -72,6 +73,35 @@ def test_it_watches_the_rows_early_stopping_watches(data, cv):
     assert "best_epoch" not in early.cv_results_
 
 
+def test_fold_trains_every_training_row_and_picks_the_epoch_on_the_folds_test_rows(data):
+    """``restore_best_weights="fold"`` (RealMLP's ``n_cv``): a fold replica
+    trains what it trains unmonitored (all its fold's training rows, none
+    held out), and its epoch is picked on the fold's test rows, so the
+    score ``cv_results_`` gives a fold is the validation score of that
+    replica's best epoch."""
+    X, y = data
+    never = dict(BASE, cv=3, n_iter_no_change=np.inf)
+    fold = _fit(ParallelMLPClassifier(**dict(never, restore_best_weights="fold")), X, y)
+    plain = _fit(ParallelMLPClassifier(**dict(never, restore_best_weights=False)), X, y)
+    held_out = _fit(ParallelMLPClassifier(**never), X, y)
+    np.testing.assert_array_equal(fold.loss_curves_, plain.loss_curves_)
+    assert not np.array_equal(held_out.loss_curves_, plain.loss_curves_)
+    best, curves = fold.best_epoch_per_model_, fold.validation_scores_per_model_
+    assert (best >= 1).all() and (best < fold.n_iter_per_model_).any()
+    for k in range(3):
+        at_best = curves[np.arange(len(best)), k, best[:, k] - 1]
+        np.testing.assert_allclose(fold.cv_results_[f"split{k}_test_score"], at_best, rtol=1e-12)
+
+
+def test_fold_without_cv_is_true(data):
+    X, y = data
+    kwargs = dict(BASE, cv=None, n_iter_no_change=np.inf)
+    fold = _fit(ParallelMLPClassifier(**dict(kwargs, restore_best_weights="fold")), X, y)
+    true = _fit(ParallelMLPClassifier(**kwargs), X, y)
+    np.testing.assert_array_equal(fold.best_epoch_per_model_, true.best_epoch_per_model_)
+    np.testing.assert_array_equal(fold.predict_proba(X), true.predict_proba(X))
+
+
 def test_the_cv_refit_trains_the_mean_of_the_folds_best_epochs_and_refits_so(data):
     X, y = data
     search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3, ensemble="best")), X, y)
@@ -109,12 +139,13 @@ def test_a_fold_ensemble_is_the_restored_fold_models(data):
             np.testing.assert_array_equal(ours, theirs)
 
 
-def test_a_saved_search_keeps_its_best_epochs(data, tmp_path):
+@pytest.mark.parametrize("value", [True, "fold"])
+def test_a_saved_search_keeps_its_best_epochs(data, tmp_path, value):
     X, y = data
-    search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3)), X, y)
+    search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3, restore_best_weights=value)), X, y)
     skpmlp.io.save(search, tmp_path / "search.skpmlp")
     loaded = skpmlp.io.load(tmp_path / "search.skpmlp")
-    assert loaded.restore_best_weights
+    assert loaded.restore_best_weights == value
     np.testing.assert_array_equal(loaded.best_epoch_per_model_, search.best_epoch_per_model_)
     np.testing.assert_array_equal(loaded.predict_proba(X), search.predict_proba(X))
 

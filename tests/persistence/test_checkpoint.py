@@ -185,17 +185,19 @@ def test_a_search_with_schedules_and_smoothing_killed_resumes_to_the_same_result
     assert resumed.cv_results_["params"] == reference.cv_results_["params"]
 
 
-@pytest.mark.parametrize("search", ["halving", "refill", "early-stopping"])
+@pytest.mark.parametrize("search", ["halving", "refill", "early-stopping", "halving-fold"])
 @pytest.mark.parametrize("n_writes", [3, 8])
 def test_a_search_restoring_best_epochs_killed_resumes_to_the_same_result(
         iris, tmp_path, kill_after_write, count_epochs, search, n_writes):
     """Every replica's best validation loss and epoch and its best weights
     are in the checkpoint: the resumed fit keeps the same best weights and
-    best epochs (``best_epoch_per_model_``), bit for bit."""
+    best epochs (``best_epoch_per_model_``), bit for bit; with ``"fold"``
+    the checkpoint's folds also say that the fold's test rows are watched."""
     params = dict(HALVING, restore_best_weights=True, learning_rate_init=(0.03, 0.1))
     params = {"halving": params, "refill": dict(params, refill="sample"),
               "early-stopping": dict(params, pruning=None, early_stopping=True,
-                                     n_iter_no_change=2)}[search]
+                                     n_iter_no_change=2),
+              "halving-fold": dict(params, restore_best_weights="fold")}[search]
     reference, _ = _killed_and_resumed(params, iris, tmp_path / "search.ckpt", n_writes,
                                        kill_after_write, count_epochs)
     best = reference.best_epoch_per_model_
