@@ -344,7 +344,7 @@ def training_folds(settings, folds, y_encoded, seed):
     ``restore_best_weights="fold"`` they watch the fold's test rows, and
     every training row trains, as RealMLP's ``n_cv``.
     """
-    if settings.cv is None or (settings.monitored and settings.monitors_test_folds):
+    if settings.cv is None or settings.monitors_test_folds:
         return folds
     if not settings.monitored:
         return [(train, None) for train, _ in folds]
