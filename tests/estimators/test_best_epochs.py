@@ -129,14 +129,18 @@ def test_the_holdout_refit_trains_the_best_epoch(data):
     np.testing.assert_array_equal(exported.predict_proba(X), kept.predict_proba(X))
 
 
-def test_a_fold_ensemble_is_the_restored_fold_models(data):
+@pytest.mark.parametrize("value", [True, "fold"])
+def test_a_fold_ensemble_is_the_restored_fold_models(data, value):
     X, y = data
-    search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3, ensemble="folds")), X, y)
+    search = _fit(ParallelMLPClassifier(**dict(BASE, cv=3, ensemble="folds",
+                                               restore_best_weights=value)), X, y)
     members = search.best_estimator_.estimators_
     assert len(members) == 3
     for k, member in enumerate(members):
         for ours, theirs in zip(member.coefs_, search._coefs[k][search.best_index_]):
             np.testing.assert_array_equal(ours, theirs)
+        exported = search.export_model(search.best_index_, fold=k)
+        np.testing.assert_array_equal(exported.predict_proba(X), member.predict_proba(X))
 
 
 @pytest.mark.parametrize("value", [True, "fold"])
