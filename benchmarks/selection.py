@@ -241,6 +241,8 @@ SKPMLP_VARIANTS = [
         ("fold esl10", {"restore_best_weights": "fold", "early_stopping": True, "monitor": "loss"}),
         ("fold esl20", {"restore_best_weights": "fold", "early_stopping": True, "monitor": "loss",
                         "n_iter_no_change": 20}),
+        ("fold nc30 folds", {"restore_best_weights": "fold", "n_iter_no_change": 30,
+                             "ensemble": "folds"}),
         ("best nc30", {"restore_best_weights": True, "n_iter_no_change": 30}),
     ]),
     {"label": "no args tnone", "params": {}, "grid": False,
