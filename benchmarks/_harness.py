@@ -154,6 +154,20 @@ def executable_flags(target):
     return [f for f in _build._FLAGS if f not in ("-shared", "-fPIC")] + _build.target_flags(target)
 
 
+def compile_harness(text, target, workdir, name):
+    """Write the C++ ``text`` (a harness that includes the kernel's
+    source) to ``workdir/name.cpp`` and compile it for ``target`` with
+    :func:`executable_flags`: the binary's path."""
+    import subprocess
+    from pathlib import Path
+
+    harness = Path(workdir) / f"{name}.cpp"
+    harness.write_text(text)
+    binary = Path(workdir) / name
+    subprocess.run(["g++", *executable_flags(target), str(harness), "-o", str(binary)], check=True)
+    return binary
+
+
 def training_flops(sizes):
     """FLOPs one training row costs an MLP of layer ``sizes`` (inputs,
     hidden widths..., outputs) in one forward and backward pass: every

@@ -28,9 +28,13 @@ Usage::
 
     python benchmarks/lane_packing.py
     python benchmarks/lane_packing.py --targets native,x86-64-v2 --hidden 16 64
+
+Writes ``benchmarks/results/lane_packing.json``.
 """
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import executable_flags  # noqa: E402
+from _harness import compile_harness  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
 
@@ -116,12 +120,8 @@ int main() {{
 
 def build(target, hidden, workdir):
     """The harness for ``hidden`` units, compiled for ``target``: its path."""
-    name = f"lane_packing_{target}_{hidden}"
-    harness = Path(workdir) / f"{name}.cpp"
-    harness.write_text(HARNESS.format(source=KERNEL.resolve(), hidden=hidden))
-    binary = Path(workdir) / name
-    subprocess.run(["g++", *executable_flags(target), str(harness), "-o", str(binary)], check=True)
-    return binary
+    return compile_harness(HARNESS.format(source=KERNEL.resolve(), hidden=hidden), target, workdir,
+                           f"lane_packing_{target}_{hidden}")
 
 
 def main(argv=None):
@@ -129,6 +129,7 @@ def main(argv=None):
     parser.add_argument("--targets", default="native", help="comma-separated -march values")
     parser.add_argument("--hidden", type=int, nargs="+", default=[16, 64], help="hidden units")
     parser.add_argument("--rounds", type=int, default=3, help="runs of every build, interleaved")
+    parser.add_argument("--out", default=str(HERE / "results"))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as workdir:
         builds = [(target, hidden, build(target, hidden, workdir))
@@ -143,9 +144,16 @@ def main(argv=None):
                     best[key] = min(best.get(key, float("inf")), float(ns))
     print("ns a model-row of the first layer's forward (F = 4), packing included; best of the runs")
     print(f"{'target':<12} {'hidden':>6} {'broadcast':>10} {'two folds':>10} {'per-lane copy':>14}")
+    rows = []
     for target, hidden, _ in builds:
-        row = [best[(target, hidden, name)] for name in ("broadcast", "two_folds", "per_lane_copy")]
-        print(f"{target:<12} {hidden:>6} {row[0]:>10.2f} {row[1]:>10.2f} {row[2]:>14.2f}")
+        ns = {name: best[(target, hidden, name)] for name in ("broadcast", "two_folds", "per_lane_copy")}
+        rows.append({"target": target, "hidden": hidden, "ns_per_model_row": ns})
+        print(f"{target:<12} {hidden:>6} {ns['broadcast']:>10.2f} {ns['two_folds']:>10.2f} "
+              f"{ns['per_lane_copy']:>14.2f}")
+    os.makedirs(args.out, exist_ok=True)
+    path = Path(args.out) / "lane_packing.json"
+    path.write_text(json.dumps({"argv": sys.argv[1:], "rows": rows}, indent=2))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import executable_flags  # noqa: E402
+from _harness import compile_harness  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
 
@@ -83,11 +83,7 @@ int main() {{
 
 def build(source, target, workdir, name):
     """The harness around ``source``, compiled for ``target``: its path."""
-    harness = Path(workdir) / f"{name}.cpp"
-    harness.write_text(HARNESS.format(source=Path(source).resolve()))
-    binary = Path(workdir) / name
-    subprocess.run(["g++", *executable_flags(target), str(harness), "-o", str(binary)], check=True)
-    return binary
+    return compile_harness(HARNESS.format(source=Path(source).resolve()), target, workdir, name)
 
 
 def run(binary):

@@ -42,16 +42,18 @@ def uses_early_stopping(estimator):
     return bool(estimator.early_stopping) and not full_batch(estimator)
 
 
-def restores_best(estimator, on_test_folds=False):
+def restores_best(estimator):
     """Whether ``estimator`` keeps every model at its own best epoch:
     ``restore_best_weights`` true or ``"fold"`` (search estimators only)
-    with a minibatch solver (L-BFGS models are never monitored). With
-    ``on_test_folds``, whether it picks the epoch on each fold's test rows
-    (``"fold"``)."""
+    with a minibatch solver (L-BFGS models are never monitored)."""
+    return bool(getattr(estimator, "restore_best_weights", False)) and not full_batch(estimator)
+
+
+def restores_best_on_test_folds(estimator):
+    """Whether :func:`restores_best` picks each epoch on the fold's test
+    rows: ``restore_best_weights="fold"`` (RealMLP's ``n_cv``)."""
     value = getattr(estimator, "restore_best_weights", False)
-    if on_test_folds and not (isinstance(value, str) and value == "fold"):
-        return False
-    return bool(value) and not full_batch(estimator)
+    return isinstance(value, str) and value == "fold" and restores_best(estimator)
 
 
 def full_batch(estimator):

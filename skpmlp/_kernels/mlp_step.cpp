@@ -93,10 +93,11 @@ using namespace skp;  // the target's vectors and tiles (vector_target.h)
 // ----------------------------------------------------------------- math
 // Every activation works on whole vectors of lanes. float: exp by
 // Cody-Waite reduction and a degree-6 polynomial (about 2 ulp), tanh and
-// GELU's erfc from it, and division as the CPU's reciprocal estimate refined by one
-// Newton step (about 1 ulp; a vector division is 10-20x slower where
-// AVX-512 has the estimate); double: the C library lane by lane and true
-// division, so the float64 build agrees with torch to rounding.
+// GELU's erfc from it, and division as the CPU's reciprocal estimate
+// refined by one Newton step (about 1 ulp; a vector division is 10-20x
+// slower where AVX-512 has the estimate); double: the C library lane by
+// lane and true division, so the float64 build agrees with torch to
+// rounding.
 #define SKP_INLINE SKP_FORCE_INLINE  // vector_target.h's always-inline
 template <class T> struct VMath;
 
@@ -202,11 +203,10 @@ template <> struct VMath<float> {
     // t P(t) exp(-a^2), t = 1 / (1 + 0.3275911 a), |error| < 1.5e-7) with
     // the 0.5 in P's coefficients, so Phi is q or 1 - q (no 1 + erf
     // cancelling for x < 0); exp(-x^2 / 2), the density's, serves both.
-    // 22 multiplies and
-    // multiply-adds a vector against 24 of 0.5 x (1 + erf(x / sqrt 2)) and
-    // the same worst errors against the C library (4e-7 for GELU, 3e-7 for
-    // its derivative over [-10, 10]): 0.93 -> 0.82 ns a value (AVX2), 2.74
-    // -> 2.45 (SSE4.2; benchmarks/vector_math.py)
+    // 22 multiplies and multiply-adds a vector against 24 of 0.5 x (1 +
+    // erf(x / sqrt 2)) and the same worst errors against the C library
+    // (4e-7 for GELU, 3e-7 for its derivative over [-10, 10]): 0.93 -> 0.82
+    // ns a value (AVX2), 2.74 -> 2.45 (SSE4.2; benchmarks/vector_math.py)
     static SKP_INLINE void gelu(V x, V& y, V& dy) {
         const V u = x * float(SQRT1_2);
         const V e = exp_in_range(vmax(splat(-87.0f), -(u * u)));

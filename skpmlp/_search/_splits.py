@@ -15,7 +15,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit, check_cv, train_test_split
 from sklearn.utils import check_array
 
-from .._core._values import restores_best, uses_early_stopping
+from .._core._values import restores_best, restores_best_on_test_folds, uses_early_stopping
 
 #: The folds of ``cv="auto"`` where it chooses k-fold.
 AUTO_CV_FOLDS = 5
@@ -173,7 +173,7 @@ class SplitSettings:
             early_stopping=uses_early_stopping(estimator),
             pruning=getattr(estimator, "pruning", None),
             restore_best_weights=restores_best(estimator),
-            monitors_test_folds=restores_best(estimator, on_test_folds=True),
+            monitors_test_folds=restores_best_on_test_folds(estimator),
         )
 
     @property
