@@ -168,6 +168,19 @@ def compile_harness(text, target, workdir, name):
     return binary
 
 
+def write_results(out, name, payload):
+    """``payload`` as JSON to ``out/name.json`` (the folder made if need
+    be), announced; the path."""
+    import json
+    from pathlib import Path
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    path = Path(out) / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2))
+    print(f"wrote {path}")
+    return path
+
+
 def training_flops(sizes):
     """FLOPs one training row costs an MLP of layer ``sizes`` (inputs,
     hidden widths..., outputs) in one forward and backward pass: every

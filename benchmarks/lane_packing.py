@@ -33,8 +33,6 @@ Writes ``benchmarks/results/lane_packing.json``.
 """
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -43,7 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import compile_harness  # noqa: E402
+from _harness import compile_harness, write_results  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
 
@@ -150,10 +148,7 @@ def main(argv=None):
         rows.append({"target": target, "hidden": hidden, "ns_per_model_row": ns})
         print(f"{target:<12} {hidden:>6} {ns['broadcast']:>10.2f} {ns['two_folds']:>10.2f} "
               f"{ns['per_lane_copy']:>14.2f}")
-    os.makedirs(args.out, exist_ok=True)
-    path = Path(args.out) / "lane_packing.json"
-    path.write_text(json.dumps({"argv": sys.argv[1:], "rows": rows}, indent=2))
-    print(f"wrote {path}")
+    write_results(args.out, "lane_packing", {"argv": sys.argv[1:], "rows": rows})
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import executable_flags  # noqa: E402
+from _harness import executable_flags, write_results  # noqa: E402
 from _real_data import machine  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
@@ -195,10 +195,7 @@ def main(argv=None):
                 rows.append(row)
                 print(f"{target:>10} {isa:>9} {network:>14} {row['kernel_ns_per_model_row']:9.1f} "
                       f"{ns:8.1f} {row['ratio']:6.2f} {error:11.2e}", flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    path = Path(args.out) / "models_in_lanes.json"
-    path.write_text(json.dumps({"argv": sys.argv[1:], "machine": {**machine(), "compiler": compiler()}, "rows": rows}, indent=2))
-    print(f"wrote {path}")
+    write_results(args.out, "models_in_lanes", {"argv": sys.argv[1:], "machine": {**machine(), "compiler": compiler()}, "rows": rows})
 
 
 if __name__ == "__main__":

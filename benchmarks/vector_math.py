@@ -30,8 +30,6 @@ Writes ``benchmarks/results/vector_math.json``.
 """
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import compile_harness  # noqa: E402
+from _harness import compile_harness, write_results  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
 
@@ -118,10 +116,7 @@ def main(argv=None):
     for r in rows:
         print(f"{r['target']:>10} {r['source']:>6} {r['function']:>17} {r['ns_per_value']:>9.3f} "
               f"{r['max_abs_error']:>10.2e}")
-    os.makedirs(args.out, exist_ok=True)
-    path = Path(args.out) / "vector_math.json"
-    path.write_text(json.dumps({"argv": sys.argv[1:], "rows": rows}, indent=2))
-    print(f"wrote {path}")
+    write_results(args.out, "vector_math", {"argv": sys.argv[1:], "rows": rows})
 
 
 if __name__ == "__main__":
