@@ -16,7 +16,8 @@ None, numpy scalars and arrays, masked arrays, lists, tuples, sets, dicts,
 RandomState instances and nested skpmlp estimators). This module adds to
 the codec what only model files hold: estimators by class name, splitters,
 distributions, and the fitted ``StandardScaler`` of an
-``input_transform="standard"`` model (scikit-learn's class, stored by name,
+``input_transform="standard"`` model and ``QuantileTransformer`` of an
+``input_transform="quantile"`` one (scikit-learn's classes, stored by name,
 parameters and fitted arrays, as an estimator; no other scikit-learn
 transformer is read).
 A searched parameter given as a distribution is data too when it is one of
@@ -54,7 +55,7 @@ from numbers import Integral
 import scipy.stats
 import sklearn.model_selection
 from sklearn.base import BaseEstimator
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import QuantileTransformer, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from . import _estimators
@@ -264,9 +265,10 @@ def _check_cv_is_data(estimator, splitters):
 _TRANSFORMER_MODULE = "sklearn.preprocessing"
 
 #: The scikit-learn transformers a file may hold, by name: the fitted input
-#: transforms of ``input_transform="standard"``. Their state is their
-#: parameters and fitted attributes (arrays and numbers), as an estimator's.
-_TRANSFORMERS = {"StandardScaler": StandardScaler}
+#: transforms of ``input_transform="standard"`` and ``"quantile"``. Their
+#: state is their parameters and fitted attributes (arrays and numbers), as
+#: an estimator's.
+_TRANSFORMERS = {"StandardScaler": StandardScaler, "QuantileTransformer": QuantileTransformer}
 
 
 # ----------------------------------------------------------- distributions

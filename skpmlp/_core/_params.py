@@ -688,15 +688,21 @@ _ROWS = (
         (:class:`~skpmlp.RobustSmoothClipScaler`: centred on the median,
         scaled by the interquartile range, half the range where that is 0,
         constant features to 0, then smoothly clipped by
-        ``z / sqrt(1 + (z / 3) ** 2)``). ``to_sklearn()`` then returns a
+        ``z / sqrt(1 + (z / 3) ** 2)``). ``"quantile"``: scikit-learn's
+        ``QuantileTransformer(output_distribution="normal")`` (up to 1,000
+        quantiles, one a row on fewer rows; those of 10,000 rows drawn with
+        ``random_state=0`` on more), each feature mapped through its
+        quantiles to a standard normal. ``to_sklearn()`` then returns a
         ``Pipeline`` of the transform and scikit-learn's MLP, ``to_torch()``
         a network whose first module computes the transform.""",
         search_doc="""\
         How every model's inputs are transformed before its first layer:
         ``"none"`` (as given), ``"standard"`` (scikit-learn's
-        ``StandardScaler``) or ``"robust-smooth-clip"`` (RealMLP-TD's
-        robust scaling and smooth clipping,
-        :class:`~skpmlp.RobustSmoothClipScaler`), the searches' default:
+        ``StandardScaler``), ``"quantile"`` (scikit-learn's
+        ``QuantileTransformer`` to a normal distribution, the tabular
+        deep-learning baselines' preprocessing; up to 1,000 quantiles) or
+        ``"robust-smooth-clip"`` (RealMLP-TD's robust scaling and smooth
+        clipping, :class:`~skpmlp.RobustSmoothClipScaler`), the searches' default:
         it scored best on the selection benchmark (user guide, "The default
         space, and why"), and it makes every exported model's
         ``to_sklearn()`` a ``Pipeline``; ``"none"`` trains scikit-learn's

@@ -4,9 +4,13 @@
 :class:`~sklearn.preprocessing.StandardScaler`; ``"robust-smooth-clip"`` is
 :class:`RobustSmoothClipScaler`, RealMLP-TD's preprocessing of numerical
 features (Holzmüller et al., "Better by default: Strong pre-tuned MLPs and
-boosted trees on tabular data", NeurIPS 2024). Both are scikit-learn
-transformers, so they are also Pipeline steps: an exported model's
-``to_sklearn()`` is ``Pipeline([("input_transform", ...), ("mlp", ...)])``.
+boosted trees on tabular data", NeurIPS 2024); ``"quantile"`` is
+scikit-learn's :class:`~sklearn.preprocessing.QuantileTransformer` to a
+normal distribution, the preprocessing of the tabular deep-learning
+baselines (Gorishniy et al., "Revisiting deep learning models for tabular
+data", NeurIPS 2021; TabM, ICLR 2025). All are scikit-learn transformers,
+so they are also Pipeline steps: an exported model's ``to_sklearn()`` is
+``Pipeline([("input_transform", ...), ("mlp", ...)])``.
 
 A model's transform is fitted on the rows its ``fit`` sees (a fold's
 training rows in a search, all the rows in a refit), never on the rows that
@@ -17,13 +21,17 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import QuantileTransformer, StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import Interval, _fit_context, validate_data
 
 #: The values of ``input_transform``.
-INPUT_TRANSFORMS = ("none", "standard", "robust-smooth-clip")
+INPUT_TRANSFORMS = ("none", "standard", "robust-smooth-clip", "quantile")
+
+#: Most quantiles ``"quantile"`` estimates (scikit-learn's default); fewer
+#: where the rows are fewer, one a row.
+MAX_QUANTILES = 1000
 
 #: Added to the quantile range before it divides, as RealMLP's (pytabkit's)
 #: ``1 / (range + 1e-30)``.
@@ -188,13 +196,23 @@ def input_transformer(name):
         return StandardScaler()
     if name == "robust-smooth-clip":
         return RobustSmoothClipScaler()
+    if name == "quantile":
+        # random_state: the quantiles of more than `subsample` rows are those
+        # of a subsample, the same one in every fit of the same rows
+        return QuantileTransformer(output_distribution="normal", n_quantiles=MAX_QUANTILES,
+                                   random_state=0)
     raise ValueError(f"input_transform must be one of {list(INPUT_TRANSFORMS)}; got {name!r}.")
 
 
 def fit_input_transform(name, X):
     """``input_transform=name`` fitted on ``X`` (None for ``"none"``)."""
     transformer = input_transformer(name)
-    return None if transformer is None else transformer.fit(X)
+    if transformer is None:
+        return None
+    if isinstance(transformer, QuantileTransformer):
+        # no more quantiles than rows (scikit-learn would warn and use n_rows)
+        transformer.set_params(n_quantiles=min(MAX_QUANTILES, X.shape[0]))
+    return transformer.fit(X)
 
 
 def transformed(transform, X):

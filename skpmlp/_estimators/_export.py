@@ -20,7 +20,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.ensemble import VotingClassifier, VotingRegressor
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import LabelEncoder, StandardScaler
+from sklearn.preprocessing import LabelEncoder, QuantileTransformer, StandardScaler
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
@@ -210,6 +210,65 @@ class RobustSmoothClip(torch.nn.Module):
         return z / torch.sqrt(1 + (z / self.bound) ** 2)
 
 
+def _interp(x, xp, fp):
+    """``np.interp(x, xp, fp)`` per feature: ``x`` (n, F), ``xp`` and
+    ``fp`` (F, q) with each row of ``xp`` non-decreasing. As numpy, a run
+    of equal ``xp`` takes the last of them, and ``x`` beyond the ends the
+    end values."""
+    q = xp.shape[1]
+    xt = x.T.contiguous()
+    j = (torch.searchsorted(xp, xt, right=True) - 1).clamp(0, max(q - 2, 0))
+    x0, f0 = torch.gather(xp, 1, j), torch.gather(fp, 1, j)
+    if q == 1:
+        return f0.T
+    x1, f1 = torch.gather(xp, 1, j + 1), torch.gather(fp, 1, j + 1)
+    slope = (f1 - f0) / torch.where(x1 > x0, x1 - x0, torch.ones_like(x0))
+    inside = f0 + slope * (xt - x0)
+    value = torch.where(xt >= xp[:, -1:], fp[:, -1:], inside)
+    value = torch.where(xt < xp[:, :1], fp[:, :1], value)
+    return value.T
+
+
+class QuantileNormal(torch.nn.Module):
+    """A fitted ``QuantileTransformer(output_distribution="normal")`` as a
+    module (what ``to_torch()`` of a model with ``input_transform="quantile"``
+    starts with): each feature's value mapped through its quantiles to a
+    probability, linearly between them (the mean of the interpolations up
+    and down its runs of equal quantiles, as scikit-learn), then to the
+    standard normal's quantile, clipped where scikit-learn clips it.
+
+    Parameters
+    ----------
+    quantiles : torch.Tensor of shape (n_quantiles, n_features)
+        The transformer's ``quantiles_``, kept as a buffer.
+    references : torch.Tensor of shape (n_quantiles,)
+        Its ``references_`` (the quantiles' probabilities), a buffer.
+    """
+
+    #: scikit-learn's margin of the probabilities' bounds (``BOUNDS_THRESHOLD``)
+    BOUND = 1e-7
+
+    def __init__(self, quantiles, references):
+        super().__init__()
+        self.register_buffer("quantiles", quantiles.T.contiguous())
+        self.register_buffer("references", references.expand_as(self.quantiles).contiguous())
+
+    def forward(self, x):
+        xp, fp = self.quantiles, self.references
+        up = _interp(x, xp, fp)
+        down = _interp(-x, -xp.flip(1), -fp.flip(1))
+        p = 0.5 * (up - down)
+        # the bounds' tests in float64, as scikit-learn's: in float32 the
+        # margin vanishes beside values of about 1 and more
+        x64, xp64 = x.double(), xp.double()
+        p = torch.where(x64 + self.BOUND > xp64[:, -1], torch.ones_like(p), p)
+        p = torch.where(x64 - self.BOUND < xp64[:, 0], torch.zeros_like(p), p)
+        # scikit-learn's clip: the normal quantiles of BOUND - eps and 1 - (BOUND - eps)
+        edge = torch.tensor(self.BOUND - np.spacing(1), dtype=torch.float64)
+        low, high = float(torch.special.ndtri(edge)), float(torch.special.ndtri(1 - edge))
+        return torch.special.ndtri(p).clamp(low, high)
+
+
 def transform_module(transform, dtype):
     """The torch module computing a fitted input transform (None: none).
 
@@ -228,6 +287,9 @@ def transform_module(transform, dtype):
     if isinstance(transform, RobustSmoothClipScaler):
         return RobustSmoothClip(as_buffer(transform.center_, 0.0),
                                 as_buffer(transform.factor_, 1.0), transform.clip_bound)
+    if isinstance(transform, QuantileTransformer):
+        return QuantileNormal(torch.as_tensor(transform.quantiles_, dtype=dtype),
+                              torch.as_tensor(transform.references_, dtype=dtype))
     raise TypeError(f"to_torch has no module for an input transform of type "
                     f"{type(transform).__name__}.")
 
@@ -236,7 +298,7 @@ def to_torch(model, dtype=torch.float32):
     """``model.to_torch(dtype)`` (see :meth:`SingleMLPClassifier.to_torch`):
     its layers as a ``torch.nn.Sequential``, after its input transform's
     module where it has one (:class:`Standardize`,
-    :class:`RobustSmoothClip`); any activation."""
+    :class:`RobustSmoothClip`, :class:`QuantileNormal`); any activation."""
     check_is_fitted(model)
     activation = TORCH_MODULES[canonical_activation(model.activation)]
     transform = transform_module(getattr(model, "input_transform_", None), dtype)

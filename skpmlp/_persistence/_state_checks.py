@@ -27,13 +27,16 @@ What is checked (each where the attribute is present):
 * fitted input transforms (a model's ``input_transform_``, a search's
   ``_input_transforms`` and ``_refit_input_transforms``): the class of their
   ``input_transform`` value (None for ``"none"``), taking the model's
-  features, with finite statistics of one value per feature.
+  features, with finite statistics of one value per feature (a quantile
+  transform's: non-decreasing quantiles of every feature, references from
+  0 to 1).
 """
 
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.preprocessing import QuantileTransformer
 
 from .._core._compat import validate_params
 from .._core._transforms import INPUT_TRANSFORMS, input_transformer
@@ -308,6 +311,29 @@ def _check_transform(transform, value, n_features, what):
         _require(isinstance(statistic, np.ndarray) and statistic.shape == (n,)
                  and statistic.dtype.kind == "f" and bool(np.isfinite(statistic).all()),
                  f"{what}.{name} is not one finite float per feature.")
+    if isinstance(transform, QuantileTransformer):
+        _check_quantiles(transform, n, what)
+
+
+def _check_quantiles(transform, n_features, what):
+    """A fitted ``QuantileTransformer`` of ``input_transform="quantile"``:
+    to a normal distribution, each feature's quantiles finite and
+    non-decreasing, their references increasing from 0 to 1."""
+    _require(transform.output_distribution == "normal",
+             f"{what}.output_distribution is not 'normal'.")
+    count = getattr(transform, "n_quantiles_", None)
+    quantiles = getattr(transform, "quantiles_", None)
+    references = getattr(transform, "references_", None)
+    _require(_is_int(count, 1), f"{what}.n_quantiles_ is not a positive int.")
+    _require(isinstance(quantiles, np.ndarray) and quantiles.shape == (count, n_features)
+             and quantiles.dtype.kind == "f" and bool(np.isfinite(quantiles).all())
+             and bool((np.diff(quantiles, axis=0) >= 0).all()),
+             f"{what}.quantiles_ is not n_quantiles_ finite non-decreasing floats per feature.")
+    _require(isinstance(references, np.ndarray) and references.shape == (count,)
+             and references.dtype.kind == "f" and bool(np.isfinite(references).all())
+             and bool((np.diff(references) > 0).all())
+             and (count == 1 or (references[0] == 0 and references[-1] == 1)),
+             f"{what}.references_ is not n_quantiles_ increasing floats from 0 to 1.")
 
 
 def _check_search_transforms(state):

@@ -1,11 +1,13 @@
 """The input transforms (issue 40, item 1): scikit-learn transformers that match
 their formulas, computed here by hand in float64."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import QuantileTransformer, StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -107,9 +109,23 @@ def test_it_is_a_scikit_learn_transformer():
 
 def test_the_values_of_input_transform():
     X = np.random.default_rng(3).normal(size=(20, 3)) * 7 + 2
-    assert INPUT_TRANSFORMS == ("none", "standard", "robust-smooth-clip")
+    assert INPUT_TRANSFORMS == ("none", "standard", "robust-smooth-clip", "quantile")
     assert input_transformer("none") is None and fit_input_transform("none", X) is None
     np.testing.assert_array_equal(fit_input_transform("standard", X).transform(X),
                                   StandardScaler().fit_transform(X))
     np.testing.assert_array_equal(fit_input_transform("robust-smooth-clip", X).transform(X),
                                   RobustSmoothClipScaler().fit_transform(X))
+    # to a normal, one quantile a row (no warning that 1,000 exceed the rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quantile = fit_input_transform("quantile", X)
+    assert quantile.n_quantiles_ == 20 and quantile.output_distribution == "normal"
+    np.testing.assert_array_equal(quantile.transform(X), QuantileTransformer(
+        n_quantiles=20, output_distribution="normal").fit_transform(X))
+    # more rows than quantiles: 1,000 of them
+    many = np.random.default_rng(4).exponential(size=(3000, 2))
+    assert fit_input_transform("quantile", many).n_quantiles_ == 1000
+    # more than the subsample's 10,000 rows: the same subsample in every fit
+    large = np.random.default_rng(5).exponential(size=(12000, 1))
+    np.testing.assert_array_equal(fit_input_transform("quantile", large).quantiles_,
+                                  fit_input_transform("quantile", large).quantiles_)

@@ -15,7 +15,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import VotingClassifier
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import QuantileTransformer, StandardScaler
 
 from skpmlp import (
     ParallelMLPClassifier,
@@ -25,7 +25,8 @@ from skpmlp import (
     SingleMLPRegressor,
 )
 
-TRANSFORMS = {"standard": StandardScaler, "robust-smooth-clip": RobustSmoothClipScaler}
+TRANSFORMS = {"standard": StandardScaler, "robust-smooth-clip": RobustSmoothClipScaler,
+              "quantile": QuantileTransformer}
 MODEL = dict(hidden_layer_sizes=(6, 4), activation="tanh", learning_rate_init=0.02, max_iter=15,
              dtype="float64", random_state=0)
 
@@ -49,17 +50,26 @@ def regression():
     return X * [1, 300, 0.01] + 40, y / y.std()
 
 
+def _reference_transform(value, X):
+    """The documented transform of ``input_transform=value`` fitted on X,
+    built here from scikit-learn's and skpmlp's classes."""
+    if value == "quantile":  # to a normal, one quantile a row up to 1,000
+        return QuantileTransformer(n_quantiles=min(1000, len(X)), output_distribution="normal",
+                                   random_state=0).fit(X)
+    return TRANSFORMS[value]().fit(X)
+
+
 def _outputs(model, X):
     return model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
 
 
-@pytest.mark.parametrize("value", ["standard", "robust-smooth-clip"])
+@pytest.mark.parametrize("value", list(TRANSFORMS))
 def test_a_single_model_trains_on_its_transformed_rows(data, value):
     """Fit = the transform fitted on X, then the model trained on its output:
     the same model with input_transform="none" on pre-transformed X."""
     X, y = data
     model = _fit(SingleMLPClassifier(**MODEL, input_transform=value), X, y)
-    transform = TRANSFORMS[value]().fit(X)
+    transform = _reference_transform(value, X)
     assert isinstance(model.input_transform_, TRANSFORMS[value])
     plain = _fit(SingleMLPClassifier(**MODEL), transform.transform(X), y)
     assert plain.input_transform_ is None
@@ -71,7 +81,7 @@ def test_a_single_model_trains_on_its_transformed_rows(data, value):
     assert _fit(model.set_params(input_transform="none"), X, y).input_transform_ is None
 
 
-@pytest.mark.parametrize("value", ["standard", "robust-smooth-clip"])
+@pytest.mark.parametrize("value", list(TRANSFORMS))
 @pytest.mark.parametrize("task", ["classifier", "regressor"])
 def test_to_sklearn_is_a_pipeline_and_to_torch_starts_with_the_transform(data, regression,
                                                                           value, task):
@@ -94,8 +104,8 @@ def test_to_sklearn_is_a_pipeline_and_to_torch_starts_with_the_transform(data, r
         if task == "classifier":
             np.testing.assert_array_equal(pipeline.predict(frame), model.predict(frame))
     net = model.to_torch(dtype=torch.float64)
-    assert type(net[0]).__name__ == {"standard": "Standardize",
-                                     "robust-smooth-clip": "RobustSmoothClip"}[value]
+    assert type(net[0]).__name__ == {"standard": "Standardize", "robust-smooth-clip": "RobustSmoothClip",
+                                     "quantile": "QuantileNormal"}[value]
     with torch.no_grad():
         raw = net(torch.as_tensor(X)).numpy()
     if task == "classifier":
@@ -125,8 +135,8 @@ def test_exported_models_predict_on_raw_x(data):
     X, y = data
     search = _fit(ParallelMLPClassifier([(6,), (4, 4)], "tanh", learning_rate_init=0.02,
                                         max_iter=10, dtype="float64", random_state=0, cv=3,
-                                        input_transform=["none", "standard", "robust-smooth-clip"],
-                                        ensemble="best"), X, y)
+                                        input_transform=["none", *TRANSFORMS], ensemble="best"),
+                  X, y)
     best = search.best_estimator_
     np.testing.assert_allclose(_outputs(best.to_sklearn(), X), search.predict_proba(X), rtol=0,
                                atol=1e-12)
@@ -136,8 +146,9 @@ def test_exported_models_predict_on_raw_x(data):
         members = ensemble.estimators_
         if value != "none":
             # each fold's own statistics
-            centers = [getattr(m.input_transform_, "mean_", getattr(m.input_transform_, "center_",
-                                                                     None)) for m in members]
+            statistic = {"standard": "mean_", "robust-smooth-clip": "center_",
+                         "quantile": "quantiles_"}[value]
+            centers = [getattr(m.input_transform_, statistic) for m in members]
             assert not np.array_equal(centers[0], centers[1])
         voting = ensemble.to_sklearn()
         assert isinstance(voting, VotingClassifier)

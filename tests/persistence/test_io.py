@@ -149,7 +149,7 @@ CASES = {
     "clf_cv_inputs": (
         lambda: ParallelMLPClassifier(
             [(4,), (8,)], "tanh", cv=3, ensemble="best",
-            input_transform=["none", "standard", "robust-smooth-clip"], **FAST,
+            input_transform=["none", "standard", "robust-smooth-clip", "quantile"], **FAST,
         ),
         _raw_iris,
     ),
@@ -741,6 +741,31 @@ def test_inconsistent_input_transform_is_refused(edit, message, tmp_path):
     model = SingleMLPClassifier((4,), input_transform="standard", **FAST).fit(X[:, :2], y)
     edit(model)
     path = tmp_path / "model.skpmlp"
+    skpmlp.io.save(model, path)
+    with pytest.raises(skpmlp.io.InvalidFileError, match=message):
+        skpmlp.io.load(path)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: setattr(t, "output_distribution", "uniform"), "output_distribution is not 'normal'"),
+        (lambda t: setattr(t, "n_quantiles_", 0), "n_quantiles_ is not a positive int"),
+        (lambda t: t.quantiles_.__setitem__((slice(None), 0), t.quantiles_[::-1, 0].copy()),
+         "quantiles_ is not n_quantiles_ finite non-decreasing"),
+        (lambda t: setattr(t, "quantiles_", t.quantiles_[:, :1]), "quantiles_ is not n_quantiles_"),
+        (lambda t: t.references_.__setitem__(-1, 2.0), "references_ is not n_quantiles_ increasing"),
+    ],
+)
+def test_inconsistent_quantile_transform_is_refused(edit, message, tmp_path):
+    """A file's QuantileTransformer must be the normal one of "quantile", with
+    each feature's quantiles in order and their references from 0 to 1."""
+    X, y = _raw_iris()
+    model = SingleMLPClassifier((4,), input_transform="quantile", **FAST).fit(X[:, :2], y)
+    path = tmp_path / "model.skpmlp"
+    skpmlp.io.save(model, path)
+    assert_array_equal(skpmlp.io.load(path).predict_proba(X[:, :2]), model.predict_proba(X[:, :2]))
+    edit(model.input_transform_)
     skpmlp.io.save(model, path)
     with pytest.raises(skpmlp.io.InvalidFileError, match=message):
         skpmlp.io.load(path)
