@@ -379,6 +379,21 @@ def test_early_stopping_is_ignored_with_lbfgs(iris, cv):
     np.testing.assert_array_equal(plain.best_estimator_.coefs_[0], early.best_estimator_.coefs_[0])
 
 
+def test_a_holdout_refit_of_lbfgs_with_early_stopping_trains_its_iterations(iris):
+    """early_stopping=True leaves lbfgs models no validation curve: the
+    holdout's refit retrains the best configuration for its own iterations
+    (it used to read the missing curve and raise a TypeError)."""
+    X, y = iris
+    params = dict(hidden_layer_sizes=[(6,), (4,)], activation="tanh", solver="lbfgs",
+                  max_iter=40, dtype="float64", random_state=0, cv=None, ensemble="best",
+                  input_transform="robust-smooth-clip")
+    plain = ParallelMLPClassifier(**params).fit(X, y)
+    early = ParallelMLPClassifier(early_stopping=True, **params).fit(X, y)
+    assert early.validation_scores_per_model_ is None
+    assert early.best_estimator_.n_iter_ == plain.best_estimator_.n_iter_
+    np.testing.assert_array_equal(plain.best_estimator_.coefs_[0], early.best_estimator_.coefs_[0])
+
+
 def test_lbfgs_regressor_search(diabetes):
     X, y = diabetes
     search = ParallelMLPRegressor([(8,), (16,)], "tanh", solver="lbfgs", alpha=[1e-3, 1.0],
