@@ -41,6 +41,7 @@ space = dict(
     activation=["relu", "tanh"],
     learning_rate_init=[1e-3, 1e-2],
     alpha=[1e-4, 1e-2],
+    input_transform="robust-smooth-clip",  # one: a refilled search is one fused run
     pruning="halving",
     min_iter=4,
     max_iter=40,

@@ -61,8 +61,8 @@ X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 # setting is the same on both sides: scikit-learn's defaults (adam,
 # batch_size="auto", tol, n_iter_no_change, no early stopping), the same
 # max_iter and random_state=0. skpmlp's searches default to a space measured
-# better on small tabular data (robust-scaled inputs, dropout 0.15, Adam's
-# beta_2=0.95); sklearn_mlp_params() sets scikit-learn's values instead, so
+# better on small tabular data (robust-scaled and quantile-transformed inputs,
+# dropout 0.15, Adam's beta_2=0.95); sklearn_mlp_params() sets scikit-learn's values instead, so
 # that both searches train the same models.
 SKLEARN = sklearn_mlp_params()
 if QUICK:

@@ -57,8 +57,8 @@ def fused_cross_validate(
     >>> X, y = load_iris(return_X_y=True)
     >>> search = ParallelMLPClassifier([(8,), (16,)], "tanh", max_iter=20, random_state=0)
     >>> results = fused_cross_validate(search, X, y, cv=3)
-    >>> results["split2_test_score"].shape
-    (6,)
+    >>> results["split2_test_score"].shape  # 2 x 2 default learning rates x 2 input transforms
+    (8,)
     """
     estimator = clone(estimator).set_params(
         cv=cv, scoring=scoring, return_train_score=return_train_score, refit=False

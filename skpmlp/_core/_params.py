@@ -267,7 +267,7 @@ _ROWS = (
         with ``early_stopping`` or ``pruning``).""",
     ),
     Param(
-        "learning_rate_init", (0.001, 0.003, 0.01),
+        "learning_rate_init", (0.003, 0.01),
         ([Interval(Real, 0, None, closed="neither")], _checks.positive(allow_zero=False)),
         "float", role="model", single_default=0.001,
         search_type="float, array-like of float or distribution",
@@ -676,7 +676,7 @@ _ROWS = (
         each).""",
     ),
     Param(
-        "input_transform", "robust-smooth-clip", _options(*INPUT_TRANSFORMS),
+        "input_transform", ("robust-smooth-clip", "quantile"), _options(*INPUT_TRANSFORMS),
         "{" + ", ".join(f'"{name}"' for name in INPUT_TRANSFORMS) + "}",
         role="input", single_default="none",
         doc="""\

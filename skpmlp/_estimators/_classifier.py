@@ -37,8 +37,8 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
     >>> search = ParallelMLPClassifier([(8,), (16,)], ("relu", "tanh"),
     ...                                learning_rate_init=0.01, max_iter=50,
     ...                                random_state=0).fit(X, y)
-    >>> search.n_models_
-    4
+    >>> search.n_models_  # 2 x 2, on each of the 2 default input transforms
+    8
     >>> search.predict(X[:3]).shape
     (3,)""",
     )
@@ -53,7 +53,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         activation=("relu", "tanh"),
         *,
         solver="adam",
-        learning_rate_init=(0.001, 0.003, 0.01),
+        learning_rate_init=(0.003, 0.01),
         alpha=0.0001,
         class_weight=None,
         batch_size="auto",
@@ -82,7 +82,7 @@ class ParallelMLPClassifier(ClassifierTargetsMixin, SearchScoreMixin, Classifier
         label_smoothing=0.0,
         diagonal_scaling=False,
         dropout="auto",
-        input_transform="robust-smooth-clip",
+        input_transform=("robust-smooth-clip", "quantile"),
         pruning=None,
         halving_factor=3,
         min_iter=5,

@@ -240,7 +240,9 @@ class QuantileNormal(torch.nn.Module):
     Parameters
     ----------
     quantiles : torch.Tensor of shape (n_quantiles, n_features)
-        The transformer's ``quantiles_``, kept as a buffer.
+        The transformer's ``quantiles_``, kept as a buffer. The transform
+        runs in its dtype (float64 from ``to_torch`` whatever the network's
+        dtype) and returns the input's.
     references : torch.Tensor of shape (n_quantiles,)
         Its ``references_`` (the quantiles' probabilities), a buffer.
     """
@@ -254,19 +256,22 @@ class QuantileNormal(torch.nn.Module):
         self.register_buffer("references", references.expand_as(self.quantiles).contiguous())
 
     def forward(self, x):
-        xp, fp = self.quantiles, self.references
-        up = _interp(x, xp, fp)
-        down = _interp(-x, -xp.flip(1), -fp.flip(1))
+        # in the buffers' precision (float64 from transform_module), as
+        # scikit-learn computes it: in float32 a feature's steep tails would
+        # move the output by up to 1e-2; the result in x's dtype. The
+        # quantiles are first rounded to x's precision, so that an input
+        # equal to one of them (a run of tied values) is equal in x's dtype too
+        xp, fp = self.quantiles.to(x.dtype).to(self.quantiles.dtype), self.references
+        xq = x.to(xp.dtype)
+        up = _interp(xq, xp, fp)
+        down = _interp(-xq, -xp.flip(1), -fp.flip(1))
         p = 0.5 * (up - down)
-        # the bounds' tests in float64, as scikit-learn's: in float32 the
-        # margin vanishes beside values of about 1 and more
-        x64, xp64 = x.double(), xp.double()
-        p = torch.where(x64 + self.BOUND > xp64[:, -1], torch.ones_like(p), p)
-        p = torch.where(x64 - self.BOUND < xp64[:, 0], torch.zeros_like(p), p)
+        p = torch.where(xq + self.BOUND > xp[:, -1], torch.ones_like(p), p)
+        p = torch.where(xq - self.BOUND < xp[:, 0], torch.zeros_like(p), p)
         # scikit-learn's clip: the normal quantiles of BOUND - eps and 1 - (BOUND - eps)
         edge = torch.tensor(self.BOUND - np.spacing(1), dtype=torch.float64)
         low, high = float(torch.special.ndtri(edge)), float(torch.special.ndtri(1 - edge))
-        return torch.special.ndtri(p).clamp(low, high)
+        return torch.special.ndtri(p).clamp(low, high).to(x.dtype)
 
 
 def transform_module(transform, dtype):
@@ -287,9 +292,9 @@ def transform_module(transform, dtype):
     if isinstance(transform, RobustSmoothClipScaler):
         return RobustSmoothClip(as_buffer(transform.center_, 0.0),
                                 as_buffer(transform.factor_, 1.0), transform.clip_bound)
-    if isinstance(transform, QuantileTransformer):
-        return QuantileNormal(torch.as_tensor(transform.quantiles_, dtype=dtype),
-                              torch.as_tensor(transform.references_, dtype=dtype))
+    if isinstance(transform, QuantileTransformer):  # float64 whatever dtype (see forward)
+        return QuantileNormal(torch.as_tensor(transform.quantiles_, dtype=torch.float64),
+                              torch.as_tensor(transform.references_, dtype=torch.float64))
     raise TypeError(f"to_torch has no module for an input transform of type "
                     f"{type(transform).__name__}.")
 

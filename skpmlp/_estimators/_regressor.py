@@ -35,8 +35,8 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
     >>> y = X[:, 0] ** 2 + X[:, 1]
     >>> search = ParallelMLPRegressor([(16,), (32,)], "tanh", max_iter=50,
     ...                               random_state=0).fit(X, y)
-    >>> search.n_models_
-    6""",
+    >>> search.n_models_  # 2 learning rates x 2 input transforms (the defaults)
+    8""",
     )
 
     _single_class = SingleMLPRegressor
@@ -51,7 +51,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         loss="squared_error",
         target_transform="standard",
         solver="adam",
-        learning_rate_init=(0.001, 0.003, 0.01),
+        learning_rate_init=(0.003, 0.01),
         alpha=0.0001,
         batch_size="auto",
         shuffle=True,
@@ -78,7 +78,7 @@ class ParallelMLPRegressor(RegressorTargetsMixin, SearchScoreMixin, RegressorMix
         warmup_fraction=0.0,
         diagonal_scaling=False,
         dropout="auto",
-        input_transform="robust-smooth-clip",
+        input_transform=("robust-smooth-clip", "quantile"),
         pruning=None,
         halving_factor=3,
         min_iter=5,

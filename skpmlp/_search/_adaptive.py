@@ -13,6 +13,7 @@ layer's side of it:
   hyperparameter schedules.
 """
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,10 +273,15 @@ def check_refill(estimator, n_models, space):
         )
     inputs = [subspace["input_transform"] for subspace in space.subspaces]
     if any(is_distribution(v) for v in inputs) or len({v for vs in inputs for v in vs}) > 1:
+        value = estimator.input_transform
+        default = inspect.signature(type(estimator)).parameters["input_transform"].default
+        hint = (f" (the default searches {', '.join(default)}: pass "
+                f"input_transform={default[0]!r})" if type(value) is tuple and value == default
+                else "")
         raise ValueError(
             f"refill={refill!r} trains the whole search as one fused run; a searched "
-            f"input_transform trains one run per value. Give input_transform one value, or set "
-            f"refill=None."
+            f"input_transform trains one run per value. Give input_transform one value{hint}, or "
+            f"set refill=None."
         )
     scaling = [subspace.get("diagonal_scaling", [False]) for subspace in space.subspaces]
     if any(is_distribution(v) for v in scaling) or len({bool(v) for vs in scaling

@@ -57,6 +57,7 @@ class LineageDisplay:
     >>> search = ParallelMLPClassifier([(8,), (16,)], ("relu", "tanh"),
     ...                                learning_rate_init=[0.003, 0.03], pruning="halving",
     ...                                refill="perturb", min_iter=3, max_iter=15,
+    ...                                input_transform="robust-smooth-clip",  # one fused run
     ...                                random_state=0).fit(X, y)
     >>> display = LineageDisplay.from_estimator(search)
     >>> len(display.bars_) == len(search.cv_results_["params"])

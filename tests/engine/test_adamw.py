@@ -109,7 +109,7 @@ def test_a_search_varies_and_exports_adamw():
         warnings.simplefilter("ignore", ConvergenceWarning)
         search = ParallelMLPClassifier(
             [(8,)], "tanh", learning_rate_init=0.01, solver=["adam", "adamw"], alpha=0.01,
-            max_iter=10, dtype="float64", random_state=0, cv=None,
+            max_iter=10, dtype="float64", random_state=0, cv=None, input_transform="robust-smooth-clip",
         ).fit(X, y)
     assert list(search.cv_results_["param_solver"]) == ["adam", "adamw"]
     model = search.export_model(1)

@@ -98,7 +98,7 @@ def test_a_search_varies_shows_and_exports_amsgrad():
         warnings.simplefilter("ignore", ConvergenceWarning)
         search = ParallelMLPClassifier(
             [(8,)], "tanh", learning_rate_init=0.01, amsgrad=[False, True], max_iter=15, dtype="float64",
-            random_state=0, cv=None,
+            random_state=0, cv=None, input_transform="robust-smooth-clip",
         ).fit(X, y)
     assert list(search.cv_results_["param_amsgrad"]) == [False, True]
     assert [params["amsgrad"] for params in search.cv_results_["params"]] == [False, True]

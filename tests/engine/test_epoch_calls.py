@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="needs t
 # models stopping at many different epochs: a loose tol, little patience,
 # several batches an epoch
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh", "logistic"),
     learning_rate_init=(0.003, 0.03, 0.3), alpha=(1e-4, 1e-2), tol=1e-3, n_iter_no_change=3,
     max_iter=40, batch_size=32, cv=3, ensemble="best", random_state=0,
@@ -155,7 +156,7 @@ def test_a_diverging_model_stops_in_the_call_as_alone(monkeypatch):
     search = ParallelMLPRegressor(
         hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "identity"), solver="sgd",
         learning_rate_init=(1e6, 0.01), max_iter=15, cv=2, ensemble="best", dtype="float64",
-        random_state=0,
+        random_state=0, input_transform="robust-smooth-clip",
     )
     y = y / y.std()
     reference = _one_epoch_a_call(monkeypatch, search, X, y)
@@ -224,7 +225,8 @@ def test_ctrl_c_before_a_call_of_several_epochs_keeps_the_epochs_before(iris, mo
 
     monkeypatch.setattr(NativeTrainer, "run_epochs", interrupted)
     params = dict(hidden_layer_sizes=[(4,), (8,)], max_iter=30, n_iter_no_change=1000, cv=2,
-                  ensemble="best", refit=False, dtype="float64", random_state=0)
+                  ensemble="best", refit=False, dtype="float64", random_state=0,
+                  input_transform="robust-smooth-clip")  # one fused run
     with pytest.warns(UserWarning, match="interrupted after 6 epochs"):
         halted = ParallelMLPClassifier(**params).fit(X, y)
     assert (halted.n_iter_per_model_ == 6).all()
@@ -246,7 +248,8 @@ def test_max_time_is_seen_between_calls_of_several_epochs(iris, monkeypatch):
     for module in (_fused_run, _train):
         monkeypatch.setattr(module, "past", lambda deadline, dp=None: len(sizes) >= 2)
     params = dict(hidden_layer_sizes=[(4,), (8,)], max_iter=30, n_iter_no_change=1000, cv=2,
-                  ensemble="best", refit=False, dtype="float64", random_state=0)
+                  ensemble="best", refit=False, dtype="float64", random_state=0,
+                  input_transform="robust-smooth-clip")  # one fused run
     with pytest.warns(UserWarning, match="reached max_time after 6 epochs"):
         halted = ParallelMLPClassifier(**params, max_time=1e6).fit(X, y)
     assert sizes == [1, 5] and (halted.n_iter_per_model_ == 6).all()
@@ -304,7 +307,8 @@ def test_a_state_saved_after_the_last_epoch_resumes_finished():
 
 # early stopping on the folds' mean validation score: models stopping at
 # many epochs, their best epochs before the last
-EARLY_STOPPING = dict(SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
+EARLY_STOPPING = dict(
+    SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
 
 
 def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(monkeypatch):

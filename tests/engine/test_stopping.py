@@ -17,6 +17,7 @@ from skpmlp._engine._halving import halve
 from skpmlp._selection._choice import select_members
 
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,), (8, 4)], activation=("relu", "tanh", "logistic"),
     learning_rate_init=(0.003, 0.03), max_iter=40, dtype="float64", random_state=0,
 )
@@ -143,6 +144,7 @@ def test_top_k_ensemble(iris, cv):
 
 
 HALVING = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
     pruning="halving", min_iter=2, halving_factor=2, n_iter_no_change=1000, random_state=0,
     ensemble="best",  # the top ensemble_size models (a greedy ensemble's size counts steps)
@@ -190,7 +192,7 @@ def test_no_pruned_model_is_an_ensemble_member_of_a_large_search(iris):
         hidden_layer_sizes=[(3,), (6,), (4, 4)], activation=("relu", "tanh"),
         learning_rate_init=(0.003, 0.01, 0.03), alpha=(1e-4, 1e-2), pruning="halving",
         min_iter=2, halving_factor=3, max_iter=20, n_iter_no_change=1000, ensemble_size=5,
-        random_state=0, cv=None,
+        random_state=0, cv=None, input_transform="robust-smooth-clip",
     ).fit(X, y)
     pruned = search.cv_results_["pruned"]
     assert len(pruned) == 36 and pruned.sum() == 31

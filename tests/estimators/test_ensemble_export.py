@@ -35,8 +35,9 @@ from skpmlp._core._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBU
 #: scikit-learn's MLPs (no input transform, no dropout): the exports are
 #: plain MLPs; the case "default space" exports a Pipeline of the searches'
 #: own defaults.
-GRID = dict(hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
-            learning_rate_init=0.02, dtype="float64", random_state=0, **sklearn_mlp_params())
+GRID = dict(
+    hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
+    learning_rate_init=0.02, dtype="float64", random_state=0, **sklearn_mlp_params())
 
 #: Conversions of the same float64 weights agree to rounding.
 TOL = dict(rtol=0, atol=1e-12)
@@ -385,7 +386,8 @@ def test_the_changed_defaults_warn_where_they_give_fold_ensembles():
     dict(cv=5), dict(cv=None), dict(ensemble="greedy"), dict(ensemble="best"),
     dict(refit=False),
     # one configuration: cv="auto" is the holdout (scikit-learn's MLP)
-    dict(hidden_layer_sizes=(4,), activation="relu", learning_rate_init=0.01),
+    dict(hidden_layer_sizes=(4,), activation="relu", learning_rate_init=0.01,
+         input_transform="robust-smooth-clip"),
 ])
 def test_pinned_parameters_do_not_warn(params):
     X, y = _classification("multiclass")

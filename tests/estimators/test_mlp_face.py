@@ -26,8 +26,10 @@ from skpmlp._engine._losses import half_poisson_deviance
 from skpmlp._engine._minibatch._batches import BatchPlanner
 from skpmlp._search._space import build_population
 
-SEARCH = dict(hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
-              max_iter=8, random_state=0)
+SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
+    hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.05),
+    max_iter=8, random_state=0)
 
 
 def _fit(estimator, X, y):
@@ -136,7 +138,7 @@ def test_one_configuration_trains_on_every_row_as_sklearns_mlp(iris, estimator_c
     X, y = iris
     y = y if estimator_class is ParallelMLPClassifier else X[:, 0]
     params = dict(hidden_layer_sizes=(6,), activation="tanh", learning_rate_init=0.01, max_iter=8,
-                  dtype="float64", random_state=0)
+                  input_transform="robust-smooth-clip", dtype="float64", random_state=0)
     search = _fit(estimator_class(**params), X, y)
     assert search.n_models_ == 1
     assert search.t_ == search.n_iter_ * len(X)

@@ -38,6 +38,7 @@ def searches(draw):
         learning_rate_init=draw(st.sampled_from([0.001, 0.01, 0.05])),
         alpha=draw(st.sampled_from([0.0, 1e-4, 0.1])),
         n_repeats=n_repeats,
+        input_transform=draw(st.sampled_from(["none", "robust-smooth-clip", "quantile"])),
         solver=draw(st.sampled_from(["adam", "sgd"])),
         batch_size=draw(st.sampled_from(["auto", 7, n_samples])),
         max_iter=draw(st.integers(1, 5)),

@@ -13,6 +13,7 @@ from skpmlp._engine import split_models
 from skpmlp._search._space import build_population
 
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (16,), (8, 8)], activation=("relu", "tanh"),
     learning_rate_init=(0.01, 0.03), max_iter=10, dtype="float64", random_state=0,
 )
@@ -171,8 +172,9 @@ def test_cuda_shards_match_one_cpu_run_in_float64(iris, in_process):
 
 
 # ------------------------------------------------------------- halving
-HALVING = dict(SEARCH, batch_size=(16, 32), pruning="halving", min_iter=2, halving_factor=3,
-               n_iter_no_change=1000, cv=2)
+HALVING = dict(
+    SEARCH, batch_size=(16, 32), pruning="halving", min_iter=2, halving_factor=3,
+    n_iter_no_change=1000, cv=2)
 
 
 def _assert_same_halving(a, b):

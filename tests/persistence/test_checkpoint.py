@@ -21,11 +21,13 @@ from skpmlp._persistence._archive import InvalidFileError
 from skpmlp._persistence._checkpoint_file import read_file
 
 HALVING = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,), (3, 3)], learning_rate_init=(0.01, 0.03), alpha=(1e-4, 1e-2),
     pruning="halving", min_iter=2, halving_factor=2, max_iter=9, n_iter_no_change=1000,
     batch_size=32, dtype="float64", random_state=0, checkpoint_every=1e-6,
 )
 LBFGS = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,)], alpha=(1e-4, 1e-2), solver="lbfgs", max_iter=25,
     dtype="float64", random_state=0, checkpoint_every=1e-6,
 )
@@ -162,6 +164,7 @@ INGREDIENTS = dict(
 #: SGD's adaptive rates divided while they warm up (every epoch past the
 #: patience of one, whatever the loss)
 ADAPTIVE_WARMUP = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (6,)], learning_rate_init=(0.01, 0.05), solver="sgd",
     learning_rate="adaptive", warmup_fraction=[0.0, 0.5], max_iter=9, tol=1e9, n_iter_no_change=1,
     batch_size=32, dtype="float64", random_state=0, checkpoint_every=1e-6, cv=None,
@@ -205,8 +208,9 @@ def test_a_search_restoring_best_epochs_killed_resumes_to_the_same_result(
 
 
 #: a halving search of per-model dropout rates (and models of rate 0)
-DROPOUT = dict(HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
-               dropout=[0.0, 0.2, 0.4])
+DROPOUT = dict(
+    HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
+    dropout=[0.0, 0.2, 0.4])
 
 
 @pytest.mark.parametrize("refill", [None, "sample"])

@@ -21,6 +21,7 @@ from skpmlp._persistence._checkpoint_file import DELAY_VARIABLE
 CHILD = os.path.join(os.path.dirname(__file__), "checkpoint_child.py")
 DATA = dict(n_samples=300, n_features=10, n_informative=6, n_classes=3, random_state=0)
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[[8], [16], [6, 6]], learning_rate_init=[0.003, 0.01, 0.03],
     alpha=[1e-4, 1e-2], pruning="halving", min_iter=2, halving_factor=2, max_iter=24,
     n_iter_no_change=1000, batch_size=16, cv=2, dtype="float64", random_state=0,
@@ -66,7 +67,8 @@ def _wait_for(condition, child, timeout=120):
 
 
 #: The same search, adaptive: the slots halving frees take perturbed survivors.
-ADAPTIVE = dict(SEARCH, refill="perturb")
+ADAPTIVE = dict(
+    SEARCH, refill="perturb")
 
 
 @pytest.mark.parametrize("search", [SEARCH, ADAPTIVE], ids=["halving", "refill"])

@@ -23,6 +23,7 @@ from skpmlp.plotting import (  # noqa: E402
 
 ACTIVATIONS = ("relu", "tanh", "logistic")
 SPACE = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,), (16,), (4, 4)], activation=ACTIVATIONS,
     learning_rate_init=(0.01, 0.03), max_iter=15, random_state=0,
 )

@@ -28,6 +28,7 @@ from skpmlp._search._space import SearchSpace
 BACKENDS = [*NATIVE_BACKENDS, "torch"]
 N_TRAIN = 90
 SPACE = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(5,), (8,)], activation=["relu", "tanh"], learning_rate_init=[1e-2, 3e-2],
     alpha=[1e-4, 1e-3],
 )
@@ -198,6 +199,7 @@ def test_the_network_stays_full_and_max_models_caps(data):
 
 # ---------------------------------------------------------------- estimators
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,)], activation=["relu", "tanh"], learning_rate_init=[3e-3, 3e-2],
     alpha=[1e-4, 1e-2], pruning="halving", min_iter=3, max_iter=15, dtype="float64", random_state=0,
 )
@@ -241,7 +243,7 @@ def test_early_stopping_refill_and_max_models(iris):
     search = ParallelMLPRegressor(
         hidden_layer_sizes=[(4,), (8,)], learning_rate_init=[1e-2, 3e-2], activation="tanh",
         early_stopping=True, n_iter_no_change=2, max_iter=30, refill="sample", max_models=5,
-        dtype="float64", random_state=0, cv=None,
+        dtype="float64", random_state=0, cv=None, input_transform="robust-smooth-clip",
     ).fit(X[:, :3], X[:, 3])
     results = search.cv_results_
     # early stopping freed seats; one refill, then the cap
@@ -262,7 +264,8 @@ def test_early_stopping_refill_and_max_models(iris):
 ])
 def test_bad_refill_settings_are_refused(iris, params, match):
     X, y = iris
-    search = ParallelMLPClassifier(hidden_layer_sizes=[(4,), (8,)], max_iter=5, **params)
+    search = ParallelMLPClassifier(hidden_layer_sizes=[(4,), (8,)], max_iter=5,
+                                   input_transform="robust-smooth-clip", **params)
     with pytest.raises((ValueError, InvalidParameterError), match=match):
         search.fit(X, y)
 
@@ -304,7 +307,7 @@ def test_param_grid_subspaces_keep_their_masks(iris, refill):
             {"hidden_layer_sizes": [(4,), (8,)], "alpha": [1e-4, 1e-2]}]
     search = ParallelMLPClassifier(
         activation="relu", learning_rate_init=0.01, alpha=1e-4, param_grid=grid, pruning="halving",
-        refill=refill, min_iter=3, max_iter=12,
+        refill=refill, min_iter=3, max_iter=12, input_transform="robust-smooth-clip",
         random_state=0,
     ).fit(X, y)
     results = search.cv_results_

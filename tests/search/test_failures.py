@@ -50,6 +50,7 @@ def _rows_by_params(search):
 # NaN, within a few epochs. (Softmax cross-entropy stays finite even at such
 # rates: an absurd classifier just scores badly, it does not diverge.)
 DIVERGING = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(6,), (4, 3)], activation=("relu", "identity"), solver="sgd",
     max_iter=15, dtype="float64", random_state=0, cv=None,
 )
@@ -131,7 +132,7 @@ def test_a_diverged_model_is_never_selected_even_with_a_finite_error_score(regre
     with pytest.warns(FitFailedWarning, match="1 fits failed out of a total of 2"):
         search = ParallelMLPRegressor(
             (6,), "relu", solver="sgd", learning_rate_init=(1e-5, ABSURD), error_score=0,
-            max_iter=6, dtype="float64", random_state=0, cv=None,
+            max_iter=6, dtype="float64", random_state=0, cv=None, input_transform="robust-smooth-clip",
         ).fit(X, y + 5)  # the healthy model's R^2 after 6 tiny steps is < 0
     assert search.cv_results_["mean_test_score"][0] < 0
     assert search.best_index_ == 0
@@ -185,6 +186,7 @@ def test_divergence_with_cv_is_isolated_too(regression):
 
 # ------------------------------------------------------------ interruption
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8, 8)], activation=("relu", "tanh"), learning_rate_init=(0.01, 0.03),
     max_iter=20, random_state=0, cv=None,
 )
@@ -260,7 +262,8 @@ def test_interrupt_outside_the_search_warns(where, iris, interrupt_epoch):
     if where == "cv refit":
         interrupt_epoch(20 + 3)  # the search's 20 epochs run, then the refit's 3rd is interrupted
         estimator = ParallelMLPClassifier((4,), "relu", max_iter=20, tol=0, n_iter_no_change=100, cv=2,
-                                          ensemble="best", random_state=0)
+                                          ensemble="best", random_state=0,
+                                          input_transform="robust-smooth-clip")  # one fused run
     else:
         interrupt_epoch(3)
         estimator = SingleMLPClassifier((4,), "relu", max_iter=20, random_state=0)

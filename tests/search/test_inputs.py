@@ -263,10 +263,12 @@ def test_a_distribution_and_param_grid(classification):
     grid = _fit(ParallelMLPClassifier(**one, param_grid=[
         {"input_transform": ["standard"], "alpha": [1e-3]}, {"activation": ["relu"]}]), X, y)
     column = grid.cv_results_["param_input_transform"]
-    # the second dict leaves it to the estimator's default
-    assert list(column.data) == ["standard", "robust-smooth-clip"]
-    assert list(column.mask) == [False, True]
+    # the second dict leaves it to the estimator's default, whose two values
+    # it then searches (a searched value is never masked)
+    assert list(column.data) == ["standard", "robust-smooth-clip", "quantile"]
+    assert not column.mask.any()
     assert grid.export_model(1).input_transform == "robust-smooth-clip"
+    assert grid.export_model(2).input_transform == "quantile"
     assert grid.export_model(0).input_transform == "standard"
 
 
@@ -289,6 +291,10 @@ def test_refill_needs_one_value(classification):
     params = dict(SEARCH, pruning="halving", refill="sample", cv=None)
     with pytest.raises(ValueError, match="searched input_transform"):
         ParallelMLPClassifier(**params, input_transform=VALUES).fit(X, y)
+    # the default searches two values: the message says which one to pass
+    with pytest.raises(ValueError, match="the default searches robust-smooth-clip, quantile: "
+                                         "pass input_transform='robust-smooth-clip'"):
+        ParallelMLPClassifier(**params).fit(X, y)
     search = _fit(ParallelMLPClassifier(**params, input_transform="standard", min_iter=2), X, y)
     assert (search.cv_results_["start_iter"] > 0).any()  # it refilled
     train, val = holdout_split(y, 0.1, 2, stratify=True)

@@ -46,13 +46,14 @@ def test_search_takes_array_likes_and_a_list_of_ints_as_one_network(iris):
     X, y = iris
     search = ParallelMLPClassifier(
         [8, 4], "relu", learning_rate_init=np.logspace(-3, -2, 2), alpha=np.array([1e-4]),
-        max_iter=3, random_state=0, cv=None
+        max_iter=3, random_state=0, cv=None, input_transform="robust-smooth-clip",
     ).fit(X, y)
     assert search.n_models_ == 2
     assert [p["hidden_layer_sizes"] for p in search.cv_results_["params"]] == [(8, 4)] * 2
     assert [c.shape for c in search.export_model(0).coefs_] == [(4, 8), (8, 4), (4, 3)]
     # best_params_ pass back unchanged
-    again = ParallelMLPClassifier(max_iter=3, random_state=0, cv=None).set_params(**search.best_params_).fit(X, y)
+    again = ParallelMLPClassifier(max_iter=3, random_state=0, cv=None, input_transform="robust-smooth-clip")
+    again = again.set_params(**search.best_params_).fit(X, y)
     assert again.n_models_ == 1
 
 

@@ -45,7 +45,7 @@ def test_a_value_listed_twice_is_two_identical_candidates():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         search = ParallelMLPClassifier((4,), "relu", learning_rate_init=0.01, alpha=[1e-3, 1e-3], max_iter=5, cv=2,
-                                       dtype="float64",
+                                       dtype="float64", input_transform="robust-smooth-clip",
                                        random_state=0).fit(X, y)
     for fold in range(2):
         first, second = search.export_model(0, fold=fold), search.export_model(1, fold=fold)
@@ -218,6 +218,7 @@ def test_layer_sizes_refuses_bad_draws(params, message):
 
 # ---------------------------------------------------- sampled searches
 SAMPLED = dict(
+    input_transform="robust-smooth-clip",  # one value (the default searches two, drawn per model)
     hidden_layer_sizes=LayerSizesDistribution(depths=[1, 2], widths=randint(3, 12)),
     activation=["relu", "tanh"], learning_rate_init=loguniform(3e-3, 3e-2),
     alpha=loguniform(1e-5, 1e-2), n_models=12, max_iter=8, random_state=0,
@@ -256,7 +257,8 @@ def test_sampled_model_equals_the_model_trained_alone(iris):
         # two repeats: a lone configuration would train on every row, as MLPClassifier
         alone = _fit(ParallelMLPClassifier(
             **{name: [value] if name == "hidden_layer_sizes" else value for name, value in params.items()},
-            n_repeats=2, max_iter=8, dtype="float64", random_state=0, cv=None
+            n_repeats=2, max_iter=8, dtype="float64", random_state=0, cv=None,
+            input_transform=SAMPLED["input_transform"],
         ), X, y)
         assert alone.cv_results_["params"][0] == params and alone.cv_results_["param_repeat"][0] == 0
         assert_allclose(search.export_model(index).predict_proba(X), alone.export_model(0).predict_proba(X),
@@ -300,7 +302,8 @@ def test_conditional_search(iris):
     param_grid = [{"activation": ["relu"], "learning_rate_init": [0.01, 0.03]},
                   {"activation": ["tanh"], "hidden_layer_sizes": [(3,)]}]
     search = _fit(ParallelMLPClassifier((6,), "relu", learning_rate_init=0.003, param_grid=param_grid,
-                                       max_iter=5, random_state=0, cv=None),
+                                       max_iter=5, random_state=0, cv=None,
+                                       input_transform="robust-smooth-clip"),
                   X, y)
     assert [(p["activation"], p["hidden_layer_sizes"], p["learning_rate_init"])
             for p in search.cv_results_["params"]] == [

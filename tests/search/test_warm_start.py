@@ -109,6 +109,7 @@ def test_warm_start_with_early_stopping_extends_the_validation_curve(iris, estim
 # a search of 4 models (2 activations x 2 learning rates), full-batch Adam in
 # row order: a fresh optimizer on the second fit matters (Adam's moments)
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=(5,), activation=("tanh", "relu"), solver="adam", learning_rate_init=(0.01, 0.03),
     alpha=1e-3, batch_size=200, shuffle=False, tol=0.0, n_iter_no_change=1000, dtype="float64",
     random_state=0, max_iter=5,

@@ -26,6 +26,7 @@ from skpmlp._search._splits import AUTO_CV_FOLDS, holdout_split
 from skpmlp._selection._greedy import GREEDY_STEPS, greedy_counts
 
 SEARCH = dict(
+    input_transform="robust-smooth-clip",  # one value, one fused run (the default searches two)
     hidden_layer_sizes=[(4,), (8,)], activation=("tanh", "relu"), learning_rate_init=(0.01, 0.03),
     max_iter=20, dtype="float64", random_state=0,
 )
@@ -413,7 +414,7 @@ def test_folds_with_a_holdout_is_refused_before_training(classification, monkeyp
     # cv="auto" choosing the holdout (one configuration) says so
     with pytest.raises(ValueError, match=r"cv='auto' chose the holdout"):
         ParallelMLPClassifier((4,), "relu", learning_rate_init=0.01, cv="auto",
-                              ensemble="folds").fit(X, y)
+                              input_transform="robust-smooth-clip", ensemble="folds").fit(X, y)
     # refit=False builds no ensemble: nothing to refuse
     with pytest.raises(AssertionError, match="trained"):
         ParallelMLPClassifier(**SEARCH, cv=None, ensemble="folds", refit=False).fit(X, y)
