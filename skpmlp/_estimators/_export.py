@@ -211,21 +211,21 @@ class RobustSmoothClip(torch.nn.Module):
 
 
 def _interp(x, xp, fp):
-    """``np.interp(x, xp, fp)`` per feature: ``x`` (n, F), ``xp`` and
-    ``fp`` (F, q) with each row of ``xp`` non-decreasing. As numpy, a run
-    of equal ``xp`` takes the last of them, and ``x`` beyond the ends the
-    end values."""
+    """``np.interp(x, xp, fp)`` per feature: ``x`` (n, F), ``xp`` (F, q)
+    with each row non-decreasing, ``fp`` (q,) shared by the features. As
+    numpy, a run of equal ``xp`` takes the last of them, and ``x`` beyond
+    the ends the end values."""
     q = xp.shape[1]
     xt = x.T.contiguous()
     j = (torch.searchsorted(xp, xt, right=True) - 1).clamp(0, max(q - 2, 0))
-    x0, f0 = torch.gather(xp, 1, j), torch.gather(fp, 1, j)
+    x0, f0 = torch.gather(xp, 1, j), fp[j]
     if q == 1:
         return f0.T
-    x1, f1 = torch.gather(xp, 1, j + 1), torch.gather(fp, 1, j + 1)
+    x1, f1 = torch.gather(xp, 1, j + 1), fp[j + 1]
     slope = (f1 - f0) / torch.where(x1 > x0, x1 - x0, torch.ones_like(x0))
     inside = f0 + slope * (xt - x0)
-    value = torch.where(xt >= xp[:, -1:], fp[:, -1:], inside)
-    value = torch.where(xt < xp[:, :1], fp[:, :1], value)
+    value = torch.where(xt >= xp[:, -1:], fp[-1], inside)
+    value = torch.where(xt < xp[:, :1], fp[0], value)
     return value.T
 
 
@@ -249,11 +249,15 @@ class QuantileNormal(torch.nn.Module):
 
     #: scikit-learn's margin of the probabilities' bounds (``BOUNDS_THRESHOLD``)
     BOUND = 1e-7
+    #: scikit-learn's clip of the output: the normal quantiles of BOUND - eps
+    #: and 1 - (BOUND - eps)
+    LOW, HIGH = (float(torch.special.ndtri(torch.tensor(p, dtype=torch.float64)))
+                 for p in (BOUND - np.spacing(1), 1 - (BOUND - np.spacing(1))))
 
     def __init__(self, quantiles, references):
         super().__init__()
         self.register_buffer("quantiles", quantiles.T.contiguous())
-        self.register_buffer("references", references.expand_as(self.quantiles).contiguous())
+        self.register_buffer("references", references)
 
     def forward(self, x):
         # in the buffers' precision (float64 from transform_module), as
@@ -264,14 +268,11 @@ class QuantileNormal(torch.nn.Module):
         xp, fp = self.quantiles.to(x.dtype).to(self.quantiles.dtype), self.references
         xq = x.to(xp.dtype)
         up = _interp(xq, xp, fp)
-        down = _interp(-xq, -xp.flip(1), -fp.flip(1))
+        down = _interp(-xq, -xp.flip(1), -fp.flip(0))
         p = 0.5 * (up - down)
         p = torch.where(xq + self.BOUND > xp[:, -1], torch.ones_like(p), p)
         p = torch.where(xq - self.BOUND < xp[:, 0], torch.zeros_like(p), p)
-        # scikit-learn's clip: the normal quantiles of BOUND - eps and 1 - (BOUND - eps)
-        edge = torch.tensor(self.BOUND - np.spacing(1), dtype=torch.float64)
-        low, high = float(torch.special.ndtri(edge)), float(torch.special.ndtri(1 - edge))
-        return torch.special.ndtri(p).clamp(low, high).to(x.dtype)
+        return torch.special.ndtri(p).clamp(self.LOW, self.HIGH).to(x.dtype)
 
 
 def transform_module(transform, dtype):

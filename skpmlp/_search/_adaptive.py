@@ -13,12 +13,12 @@ layer's side of it:
   hyperparameter schedules.
 """
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._core._params import PARAMS
 from .._core._values import uses_early_stopping
 from .._engine import PopulationSpec
 from ._population import Population, model_seed
@@ -274,7 +274,7 @@ def check_refill(estimator, n_models, space):
     inputs = [subspace["input_transform"] for subspace in space.subspaces]
     if any(is_distribution(v) for v in inputs) or len({v for vs in inputs for v in vs}) > 1:
         value = estimator.input_transform
-        default = inspect.signature(type(estimator)).parameters["input_transform"].default
+        default = PARAMS["input_transform"].default_in("search")
         hint = (f" (the default searches {', '.join(default)}: pass "
                 f"input_transform={default[0]!r})" if type(value) is tuple and value == default
                 else "")

@@ -214,8 +214,7 @@ def _holdout_refit(estimator, run, fitted, members, transforms):
         best = fitted.get("best_epoch_per_model_")
         if best is not None and best[row] > 0:
             n = int(best[row])
-        elif estimator.early_stopping and fitted.get("validation_scores_per_model_") is not None:
-            # (lbfgs ignores early_stopping, as scikit-learn's MLP: no curve)
+        elif uses_early_stopping(estimator):  # (lbfgs ignores it, as scikit-learn's MLP)
             curve = fitted["validation_scores_per_model_"][row, :n]
             if np.isfinite(curve).any():
                 # the first best epoch, as the stopping rule keeps it

@@ -307,8 +307,7 @@ def test_a_state_saved_after_the_last_epoch_resumes_finished():
 
 # early stopping on the folds' mean validation score: models stopping at
 # many epochs, their best epochs before the last
-EARLY_STOPPING = dict(
-    SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
+EARLY_STOPPING = dict(SEARCH, early_stopping=True, n_iter_no_change=2, tol=1e-4, max_iter=60)
 
 
 def test_an_early_stopping_regression_with_halving_and_a_holdout_is_the_same(monkeypatch):

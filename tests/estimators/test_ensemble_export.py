@@ -35,9 +35,8 @@ from skpmlp._core._attributes import CONFIGURATION_ATTRIBUTES, PER_MODEL_ATTRIBU
 #: scikit-learn's MLPs (no input transform, no dropout): the exports are
 #: plain MLPs; the case "default space" exports a Pipeline of the searches'
 #: own defaults.
-GRID = dict(
-    hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
-    learning_rate_init=0.02, dtype="float64", random_state=0, **sklearn_mlp_params())
+GRID = dict(hidden_layer_sizes=[(8,), (6, 4)], activation=("tanh", "relu"), max_iter=15,
+            learning_rate_init=0.02, dtype="float64", random_state=0, **sklearn_mlp_params())
 
 #: Conversions of the same float64 weights agree to rounding.
 TOL = dict(rtol=0, atol=1e-12)

@@ -172,9 +172,8 @@ def test_cuda_shards_match_one_cpu_run_in_float64(iris, in_process):
 
 
 # ------------------------------------------------------------- halving
-HALVING = dict(
-    SEARCH, batch_size=(16, 32), pruning="halving", min_iter=2, halving_factor=3,
-    n_iter_no_change=1000, cv=2)
+HALVING = dict(SEARCH, batch_size=(16, 32), pruning="halving", min_iter=2, halving_factor=3,
+               n_iter_no_change=1000, cv=2)
 
 
 def _assert_same_halving(a, b):

@@ -208,9 +208,8 @@ def test_a_search_restoring_best_epochs_killed_resumes_to_the_same_result(
 
 
 #: a halving search of per-model dropout rates (and models of rate 0)
-DROPOUT = dict(
-    HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
-    dropout=[0.0, 0.2, 0.4])
+DROPOUT = dict(HALVING, hidden_layer_sizes=[(4,), (3, 3)], learning_rate_init=0.03, alpha=1e-4,
+               dropout=[0.0, 0.2, 0.4])
 
 
 @pytest.mark.parametrize("refill", [None, "sample"])

@@ -67,8 +67,7 @@ def _wait_for(condition, child, timeout=120):
 
 
 #: The same search, adaptive: the slots halving frees take perturbed survivors.
-ADAPTIVE = dict(
-    SEARCH, refill="perturb")
+ADAPTIVE = dict(SEARCH, refill="perturb")
 
 
 @pytest.mark.parametrize("search", [SEARCH, ADAPTIVE], ids=["halving", "refill"])
