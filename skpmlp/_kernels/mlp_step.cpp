@@ -120,7 +120,7 @@ template <class T, class M> SKP_INLINE void gelu_by_erf(typename M::V x, typenam
 template <> struct VMath<float> {
     typedef VT<float>::V V;
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
-    static SKP_INLINE V splat(float x) { return V{} + x; }
+    static SKP_INLINE V splat(float x) { return vsplat<float>(x); }
     static SKP_INLINE V recip(V d) {
         // AVX-512's 14-bit estimate refined by one Newton step (about
         // 1 ulp); elsewhere true division (correctly rounded): AVX's and
@@ -225,7 +225,7 @@ template <> struct VMath<float> {
 
 template <> struct VMath<double> {
     typedef VT<double>::V V;
-    static SKP_INLINE V splat(double x) { return V{} + x; }
+    static SKP_INLINE V splat(double x) { return vsplat<double>(x); }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
     template <class F> static V lanewise(V x, F f) {
@@ -246,7 +246,7 @@ template <> struct VMath<double> {
 struct VMathF64 {
     typedef VT<double>::V V;
     typedef int64_t vlong __attribute__((vector_size(VBYTES)));
-    static SKP_INLINE V splat(double x) { return V{} + x; }
+    static SKP_INLINE V splat(double x) { return vsplat<double>(x); }
     static SKP_INLINE V recip(V d) { return 1.0 / d; }
     static SKP_INLINE V div(V a, V b) { return a / b; }
     // sum of r^(n - low) / n! for n from low to high (the Taylor series of
@@ -489,6 +489,11 @@ inline void tile_narrow(const T* __restrict coef, long rs, long ts, const T* __r
     for (int v = 0; v < nv; ++v) {
         V x[NT];
         for (int t = 0; t < NT; ++t) x[t] = vload(in + t * ld + v * L);
+        // unrolled, or GCC keeps the loop (its body holds the store's
+        // switch) and moves c and b to the stack, to load them again for
+        // every vector: 1.04-1.08x a narrow population's step on AVX-512
+        // (1.02x on AVX2)
+#pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
             V acc = b[r];
             for (int t = 0; t < NT; ++t) acc += c[r][t] * x[t];
