@@ -1595,6 +1595,44 @@ bool depths_valid(int n_models, const int64_t* meta) {
     return true;
 }
 
+// While it lives, the thread's float arithmetic flushes subnormal values
+// to zero, inputs and results (x86's MXCSR FTZ and DAZ, aarch64's FPCR
+// FZ); it restores the thread's mode when it goes. Training holds one per
+// model (run): a long float32 fit decays the weights of units that an L2
+// penalty silences, and their Adam moments, through the subnormal range
+// (below 1.2e-38), where x86 takes a microcode assist of about a hundred
+// cycles for each operation: a population's step ran 2.6x slower after
+// 1,500 epochs than in its first (docs/user_guide/performance.rst,
+// "Subnormal numbers"). Flushed, such a value is 0, which it differs from
+// by less than any float32 tolerance. The forward of predictions
+// (forward_models) keeps IEEE results, as double does everywhere, as
+// torch: the float64 runs are the reference the invariants are tested in,
+// and a double needs ten times the decay to reach its subnormals (below
+// 2.2e-308). -DSKP_KEEP_SUBNORMALS keeps IEEE subnormals in float too
+// (benchmarks/tiles.py --variants "" SKP_KEEP_SUBNORMALS times both).
+template <class T> struct SubnormalsFlushed {};
+#if !defined(SKP_KEEP_SUBNORMALS)
+template <> struct SubnormalsFlushed<float> {
+#if defined(__SSE2__)
+    unsigned saved = _mm_getcsr();
+    SubnormalsFlushed() { _mm_setcsr(saved | 0x8040); }  // FTZ (bit 15) and DAZ (bit 6)
+    ~SubnormalsFlushed() { _mm_setcsr(saved); }
+#elif defined(__aarch64__)
+    uint64_t saved = read_fpcr();
+    SubnormalsFlushed() { write_fpcr(saved | (uint64_t(1) << 24)); }  // FZ
+    ~SubnormalsFlushed() { write_fpcr(saved); }
+    static uint64_t read_fpcr() {
+        uint64_t fpcr;
+        __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+        return fpcr;
+    }
+    static void write_fpcr(uint64_t fpcr) { __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr)); }
+#endif
+    SubnormalsFlushed(const SubnormalsFlushed&) = delete;
+    SubnormalsFlushed& operator=(const SubnormalsFlushed&) = delete;
+};
+#endif
+
 // fn(i, scratch) for every item i (a model, or an early-stopping group of
 // models) on n_threads threads. Items are independent: threads take the
 // next as they finish one (no barrier inside an epoch, so a stalled thread
@@ -1617,11 +1655,14 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
     if (!depths_valid(n_models, meta)) return 1;
     if (P.bp % VT<T>::L != 0) return 2;
     if (P.epochs != nullptr && P.epochs->n_groups > 0) {
-        for_each_item<T>(int(P.epochs->n_groups), n_threads,
-                         [&](int g, Scratch<T>& s) { run_group<T>(g, meta, hyper, P, s); });
+        for_each_item<T>(int(P.epochs->n_groups), n_threads, [&](int g, Scratch<T>& s) {
+            const SubnormalsFlushed<T> flushed;
+            run_group<T>(g, meta, hyper, P, s);
+        });
         return 0;
     }
     for_each_item<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
+        const SubnormalsFlushed<T> flushed;
         run_model<T>(mode, Model(meta + long(i) * META, hyper + long(i) * HYPER), P, s);
     });
     return 0;

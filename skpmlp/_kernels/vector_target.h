@@ -129,7 +129,7 @@ template <class T> inline void vstore(T* p, typename VT<T>::V v) { std::memcpy(p
 // shuffle). 0 + x is not x for x = -0, so that form kept a scalar add
 // before each broadcast, and broadcast from a register, which x86 runs on
 // the shuffle port that AVX-512's second FMA unit shares: every
-// coefficient of a matmul tile paid both (a step 1.05-1.19x faster
+// coefficient of a matmul tile paid both (a step 1.02-1.19x faster
 // without, at every width; docs/user_guide/performance.rst).
 template <class T> inline typename VT<T>::V vsplat(T x) { return x - typename VT<T>::V{}; }
 

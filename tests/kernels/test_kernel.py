@@ -261,6 +261,37 @@ def test_gradient_and_update_modes_equal_autograd_and_one_step():
     np.testing.assert_allclose(native.net.flat.detach().numpy(), stepped.net.flat.detach().numpy(), atol=1e-15)
 
 
+@pytest.mark.parametrize("dtype, tiny", [("float32", 1e-39), ("float64", 1e-310)])
+def test_float32_runs_flush_subnormals_and_give_the_caller_its_mode_back(dtype, tiny):
+    """float32 training flushes subnormal values to zero (a long fit decays
+    silenced weights through them, where x86 is a hundred times slower): a
+    model with learning rate 0, whose step leaves every parameter as it is,
+    gives back 0 for each subnormal one. float64 keeps IEEE subnormals, and
+    so do predictions (test_float32_activations_stay_within_a_few_ulp). The
+    calling thread, which trains models too, gets its own mode back."""
+    X, y, sw = data("classification", n=64)
+    spec = PopulationSpec(hidden_layer_sizes=[(6,), (4, 3)], activations=["relu", "tanh"],
+                          learning_rates=np.zeros(2), alphas=np.zeros(2), init_seeds=[(0, 0), (0, 1)])
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=64, dtype=dtype, solver="sgd")
+    trainer = _native.NativeTrainer(spec, cfg, X.shape[1], 1)
+    as_dtype = getattr(torch, dtype)
+    plan = BatchPlanner([np.arange(len(X))], 64, 0, sw, dtype=as_dtype, device="cpu").next_epoch()
+    with torch.no_grad():
+        trainer.net.flat[::2] = tiny  # every other parameter subnormal
+    before = trainer.net.flat.detach().clone()
+    trainer.run_epoch(torch.from_numpy(X).to(as_dtype), torch.from_numpy(y), plan)
+    after = trainer.net.flat.detach()
+    subnormal = before == tiny
+    if dtype == "float32":
+        assert (after[subnormal] == 0).all()
+    else:
+        assert (after[subnormal] == tiny).all()
+    assert torch.equal(after[~subnormal], before[~subnormal])
+    # the caller's arithmetic makes subnormals again (numpy and torch run on this thread)
+    assert np.float32(1e-38) / np.float32(16) != 0
+    assert (torch.tensor([1e-38], dtype=torch.float32) / 16).item() != 0
+
+
 @pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("multilabel", 3)])
 def test_forward_equals_the_torch_networks_outputs(task, n_outputs):
     """The kernel's forward (validation scoring's) gives every slot's
