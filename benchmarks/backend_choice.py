@@ -20,7 +20,6 @@ Writes ``benchmarks/results/backend_choice.json``.
 
 import argparse
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import write_results  # noqa: E402
+from _harness import seconds_per_call, write_results  # noqa: E402
 
 from skpmlp._engine import PopulationSpec, TrainConfig  # noqa: E402
 from skpmlp._engine._backends._choice import torch_is_faster  # noqa: E402
@@ -50,8 +49,9 @@ def population(width, depth):
     )
 
 
-def ms_per_step(trainer_class, spec, n_features, batch, epochs):
-    """Median CPU ms a step over ``epochs`` epochs of N_BATCHES steps."""
+def ms_per_step(trainer_class, spec, n_features, batch, repeats):
+    """Median CPU ms a step of epochs of N_BATCHES steps (``repeats``
+    samples, _harness.seconds_per_call)."""
     rng = np.random.default_rng(0)
     n_rows = batch * N_BATCHES
     X = torch.tensor(rng.normal(size=(n_rows, n_features)), dtype=torch.float32)
@@ -59,13 +59,9 @@ def ms_per_step(trainer_class, spec, n_features, batch, epochs):
     plan = BatchPlanner([np.arange(n_rows)], batch, 0, None, dtype=torch.float32, device="cpu").next_epoch()
     config = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=batch)
     trainer = trainer_class(spec, config, n_features, 1)
-    trainer.run_epoch(X, y, plan)
-    samples = []
-    for _ in range(epochs):
-        start = time.process_time()
-        trainer.run_epoch(X, y, plan)
-        samples.append((time.process_time() - start) / plan.n_steps)
-    return 1e3 * statistics.median(samples)
+    epoch = seconds_per_call(lambda: trainer.run_epoch(X, y, plan), warmup=1, repeats=repeats,
+                             clock=time.process_time)
+    return 1e3 * epoch / plan.n_steps
 
 
 def main():
@@ -74,7 +70,7 @@ def main():
     parser.add_argument("--depth", type=int, default=2, help="hidden layers of each network")
     parser.add_argument("--features", type=int, nargs="+", default=[10, 100])
     parser.add_argument("--batches", type=int, nargs="+", default=[200, 1000])
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="timed samples of each case (median)")
     args = parser.parse_args()
     if not kernel_available():
         raise SystemExit(f"the native kernel is unavailable: {build_info()['error']}")
@@ -89,8 +85,8 @@ def main():
         auto = "torch" if torch_is_faster(spec) else "kernel"
         for n_features in args.features:
             for batch in args.batches:
-                torch_ms = ms_per_step(PopulationTrainer, spec, n_features, batch, args.epochs)
-                kernel_ms = ms_per_step(NativeTrainer, spec, n_features, batch, args.epochs)
+                torch_ms = ms_per_step(PopulationTrainer, spec, n_features, batch, args.repeats)
+                kernel_ms = ms_per_step(NativeTrainer, spec, n_features, batch, args.repeats)
                 rows.append({"width": width, "depth": args.depth, "features": n_features, "batch": batch,
                              "torch_ms": torch_ms, "kernel_ms": kernel_ms, "auto": auto})
                 network = str((width,) * args.depth)
