@@ -67,6 +67,17 @@
 
 #include "vector_target.h"
 
+// GCC turns the zeroing of a tile's accumulator array into a memset
+// (loop distribution), which then keeps the array in memory: a `rep stos`
+// of up to a kilobyte at every tile's start (7 % of a weight-gradient
+// tile's time). Without that pattern the accumulators start in registers
+// (the zeroing loops are also unrolled, for compilers that ignore this),
+// and the build takes 43-46 s instead of 60 (docs/user_guide/performance.rst,
+// "One hidden layer in one pass"). -DSKP_KEEP_LOOP_PATTERNS keeps it.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(SKP_KEEP_LOOP_PATTERNS)
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
+#endif
+
 namespace {
 
 constexpr int MAX_DEPTH = 8;  // hidden layers
@@ -571,20 +582,26 @@ template <class T, int act, class M> struct StoreActivation {
     }
 };
 
+// A cheap activation's value (ReLU, leaky ReLU, hardshrink, identity),
+// chosen at run time (the branch is the same for a whole layer, so it is
+// predicted)
+template <class T> SKP_INLINE typename VT<T>::V cheap_activation_of(int act, typename VT<T>::V z) {
+    typename VMath<T>::V y = z, dy;
+    switch (act) {
+    case A_RELU: activation_pair<T, A_RELU, VMath<T>>(z, y, dy); break;
+    case A_LEAKY: activation_pair<T, A_LEAKY, VMath<T>>(z, y, dy); break;
+    case A_HARDSHRINK: activation_pair<T, A_HARDSHRINK, VMath<T>>(z, y, dy); break;
+    default: break;  // identity
+    }
+    return y;
+}
+
 // StoreActivation of the cheap activations, chosen per store (one
-// instantiation of the matmul's tiles for all of them; the branch is the
-// same for a whole layer, so it is predicted)
+// instantiation of the matmul's tiles for all of them)
 template <class T> struct StoreCheapActivation {
     T* a;
     int act;
-    SKP_INLINE void operator()(long o, typename VT<T>::V z) const {
-        switch (act) {
-        case A_RELU: StoreActivation<T, A_RELU, VMath<T>>{a, nullptr}(o, z); break;
-        case A_LEAKY: StoreActivation<T, A_LEAKY, VMath<T>>{a, nullptr}(o, z); break;
-        case A_HARDSHRINK: StoreActivation<T, A_HARDSHRINK, VMath<T>>{a, nullptr}(o, z); break;
-        default: vstore(a + o, z);  // identity
-        }
-    }
+    SKP_INLINE void operator()(long o, typename VT<T>::V z) const { vstore(a + o, cheap_activation_of<T>(act, z)); }
 };
 
 // f'(z) from y = f(z) and from dz, the same values activation_pair gives.
@@ -607,27 +624,41 @@ SKP_INLINE typename VT<T>::V derivative_at(const T* a, const T* dz, long o) {
     }
 }
 
-// A hidden layer's backward: delta = (W . delta_next) * f'(z). ReLU and
+// A hidden layer's delta at offset o: g (W . delta_next) * f'(z). ReLU and
 // hardshrink select, as torch's backward does, so that a non-finite
 // gradient stays masked where the unit is off (f(z) = 0 exactly there).
+template <class T, int act>
+SKP_INLINE typename VT<T>::V delta_at(typename VT<T>::V g, const T* a, const T* dz, long o) {
+    typedef typename VT<T>::V V;
+    const V zero{};
+    if constexpr (act == A_IDENTITY) {
+        return g;
+    } else if constexpr (act == A_RELU) {
+        return vload(a + o) > zero ? g : zero;
+    } else if constexpr (act == A_HARDSHRINK) {
+        return vload(a + o) != zero ? g : zero;
+    } else {
+        return g * derivative_at<T, act>(a, dz, o);
+    }
+}
+
+// A hidden layer's backward: delta = (W . delta_next) * f'(z), stored.
 template <class T, int act> struct StoreDelta {
     T* out;
     const T* a;
     const T* dz;
-    SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
-        typedef typename VT<T>::V V;
-        const V zero{};
-        if constexpr (act == A_IDENTITY) {
-            vstore(out + o, g);
-        } else if constexpr (act == A_RELU) {
-            vstore(out + o, vload(a + o) > zero ? g : zero);
-        } else if constexpr (act == A_HARDSHRINK) {
-            vstore(out + o, vload(a + o) != zero ? g : zero);
-        } else {
-            vstore(out + o, g * derivative_at<T, act>(a, dz, o));
-        }
-    }
+    SKP_INLINE void operator()(long o, typename VT<T>::V g) const { vstore(out + o, delta_at<T, act>(g, a, dz, o)); }
 };
+
+// delta_at with the activation chosen at run time (the branch is the same
+// for a whole layer, so it is predicted)
+template <class T>
+SKP_INLINE typename VT<T>::V delta_of(int act, typename VT<T>::V g, const T* a, const T* dz, long o) {
+#define SKP_CALL(CODE) return delta_at<T, CODE>(g, a, dz, o)
+    SKP_ACTIVATION_CASES(SKP_CALL)
+#undef SKP_CALL
+    return g;
+}
 
 // StoreDelta with the activation chosen per store (one instantiation of
 // the matmul's tiles for all activations; the branch is the same for a
@@ -749,6 +780,7 @@ SKP_INLINE void tile_outer(int nv, const T* __restrict a, const T* __restrict d,
     typedef typename VT<T>::V V;
     constexpr int L = VT<T>::L, NB = BIAS ? NC : 0;
     V acc[MR * NC + NB];
+#pragma GCC unroll 64  // no memset: see the top of the file
     for (int i = 0; i < MR * NC + NB; ++i) acc[i] = V{};
     for (int v = 0; v < nv; ++v) {
         V x[MR];
@@ -784,6 +816,135 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
         } else {
             outer_row_block<T, decltype(n)::value, false>(n_c, nv, a + r * ld, d, ld, g + r * gld, gld, gb);
         }
+    });
+}
+
+// The forward of a network of one hidden layer with a cheap activation
+// whose inputs (NF) and outputs (NC) are few, in one pass: NVB vectors of
+// lanes at a time, the inputs in registers, each hidden unit's activation
+// is stored for the backward and multiplied at once into the outputs'
+// accumulators, where a second matmul loaded it again. Both sums run in
+// tile_mm's order (the bias, then the inner index up): the activations and
+// outputs are bit for bit the two matmuls'.
+template <class T, int NF, int NC, int NVB>
+inline void tile_forward_one_hidden(int H, const T* __restrict x, long ld, const T* __restrict w_in, long ld_in,
+                                    const T* __restrict b_in, const T* __restrict w_out, long ld_out,
+                                    const T* __restrict b_out, int act, T* __restrict a, T* __restrict out) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    V xs[NF][NVB], acc[NC][NVB];
+    for (int i = 0; i < NF; ++i)
+        for (int u = 0; u < NVB; ++u) xs[i][u] = vload(x + i * ld + u * L);
+    for (int c = 0; c < NC; ++c)
+        for (int u = 0; u < NVB; ++u) acc[c][u] = vsplat<T>(b_out[c]);
+    for (int r = 0; r < H; ++r) {
+        const V bias = vsplat<T>(b_in[r]);
+        for (int u = 0; u < NVB; ++u) {
+            V z = bias;
+            for (int i = 0; i < NF; ++i) z += vsplat<T>(w_in[i * ld_in + r]) * xs[i][u];
+            const V y = cheap_activation_of<T>(act, z);
+            vstore(a + r * ld + u * L, y);
+            for (int c = 0; c < NC; ++c) acc[c][u] += vsplat<T>(w_out[r * ld_out + c]) * y;
+        }
+    }
+    for (int c = 0; c < NC; ++c)
+        for (int u = 0; u < NVB; ++u) vstore(out + c * ld + u * L, acc[c][u]);
+}
+
+// Vectors of lanes per tile_forward_one_hidden: two where the registers
+// hold both vectors' inputs and accumulators (32 of them), else one.
+constexpr int FORWARD_ONE_HIDDEN_VECS = VREGS >= 32 ? 2 : 1;
+
+// The backward of a network of one hidden layer whose inputs (NF) and
+// outputs (NC) are few, in one pass over the hidden units' lanes. For MR
+// hidden units at a time the delta (W_out . delta_out) * f'(z) stays in
+// registers, never stored, and goes straight into the gradients it feeds:
+// the hidden layer's weights (x . delta) and bias, beside the output
+// layer's weights (h . delta_out) on the same loads of h. Three passes
+// (outer_lanes, matmul_lanes, outer_lanes) each loaded and stored the
+// hidden units' lanes for a few multiply-adds a vector. Every product is
+// the one those passes take, summed per lane in their order and across
+// lanes by the same LaneSums: the gradients are bit for bit theirs.
+template <class T, int NF, int NC, int MR>
+inline void tile_one_hidden(int nv, const T* __restrict x, const T* __restrict h, const T* __restrict dz,
+                            const T* __restrict d, long ld, const T* __restrict w_out, long wld, int act,
+                            T* __restrict g_hidden, long ghld, T* __restrict gb_hidden, T* __restrict g_out) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L, PER_ROW = NF + NC + 1;
+    V c[MR][NC], acc[MR * PER_ROW];
+    for (int r = 0; r < MR; ++r)
+        for (int t = 0; t < NC; ++t) c[r][t] = vsplat<T>(w_out[r * wld + t]);
+#pragma GCC unroll 64  // no memset: see the top of the file
+    for (int i = 0; i < MR * PER_ROW; ++i) acc[i] = V{};
+    for (int v = 0; v < nv; ++v) {
+        V xs[NF], ds[NC];
+        for (int i = 0; i < NF; ++i) xs[i] = vload(x + i * ld + v * L);
+        for (int t = 0; t < NC; ++t) ds[t] = vload(d + t * ld + v * L);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+            const long o = r * ld + v * L;
+            const V hr = vload(h + o);
+            V* a = acc + r * PER_ROW;
+            V g = vsplat<T>(T(0));  // tile_narrow's sum, from its zero bias
+            for (int t = 0; t < NC; ++t) g += c[r][t] * ds[t];
+            for (int t = 0; t < NC; ++t) a[NF + t] += hr * ds[t];
+            const V delta = delta_of<T>(act, g, h, dz, o);
+            for (int i = 0; i < NF; ++i) a[i] += xs[i] * delta;
+            a[NF + NC] += delta;
+        }
+    }
+    T sums[MR * PER_ROW];
+    LaneSums<T>::template sums<MR * PER_ROW>(acc, sums);
+    for (int r = 0; r < MR; ++r) {
+        const T* s = sums + r * PER_ROW;
+        for (int i = 0; i < NF; ++i) g_hidden[i * ghld + r] = s[i];
+        for (int t = 0; t < NC; ++t) g_out[r * NC + t] = s[NF + t];
+        gb_hidden[r] = s[NF + NC];
+    }
+}
+
+// Hidden units per tile_one_hidden: its accumulators (NF + NC + 1 a unit)
+// and coefficients (NC a unit) in registers beside the NF + NC shared
+// loads, with SKP_FUSED_SPARE left for the delta's derivative (at least
+// one unit).
+#ifndef SKP_FUSED_SPARE
+#define SKP_FUSED_SPARE 3
+#endif
+template <int NF, int NC> constexpr int one_hidden_rows() {
+    const int rows = (VREGS - (SKP_FUSED_SPARE) - NF - NC) / (NF + 2 * NC + 1);
+    return rows < 1 ? 1 : (rows > 4 ? 4 : rows);
+}
+
+// Inputs and outputs up to these take backward_one_hidden (0: never).
+#ifndef SKP_FUSED_MAX_INPUTS
+#define SKP_FUSED_MAX_INPUTS 8
+#endif
+constexpr int FUSED_MAX_INPUTS = SKP_FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS = NARROW_MAX;
+
+// The whole backward of a one-hidden-layer network (see tile_one_hidden):
+// x (F, ld) its inputs, h / dz (H, ld) its hidden layer's activation and
+// stored f'(z), d (C, ld) the loss's gradient on its outputs, w_out its
+// output weights (H, C; row stride wld); the dense gradients g (as
+// Scratch::grads: W_hidden (F, H), b_hidden, W_out (H, C), b_out).
+template <class T>
+void backward_one_hidden(int F, int H, int C, int nv, const T* x, const T* h, const T* dz, const T* d, long ld,
+                         const T* w_out, long wld, int act, T* g_hidden, T* gb_hidden, T* g_out, T* gb_out) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    for (int t = 0; t < C; ++t) {  // the output bias: outer_lanes' lane sums of d
+        V acc{};
+        for (int v = 0; v < nv; ++v) acc += vload(d + t * ld + v * L);
+        LaneSums<T>::template sums<1>(&acc, gb_out + t);
+    }
+    with_count<FUSED_MAX_INPUTS>(F, [&](auto nf) {
+        with_count<FUSED_MAX_OUTPUTS>(C, [&](auto nc) {
+            constexpr int NF = decltype(nf)::value, NC = decltype(nc)::value;
+            balanced_tiles<one_hidden_rows<NF, NC>()>(H, [&](int r, auto n) {
+                tile_one_hidden<T, NF, NC, decltype(n)::value>(nv, x, h + r * ld, dz + r * ld, d, ld,
+                                                               w_out + r * wld, wld, act, g_hidden + r, H,
+                                                               gb_hidden + r, g_out + r * NC);
+            });
+        });
     });
 }
 
@@ -990,10 +1151,40 @@ template <class T> struct Problem {
 // `dropout` (a training step of a model that drops units: its
 // dropout_step_key), each activation is multiplied by its mask (s.mask[l])
 // after the layer, and s.z[l] holds f'(z) (dropout_layer).
+// Whether a model trains by forward_one_hidden and backward_one_hidden:
+// one hidden layer, few inputs and outputs, no dropout (the forward's
+// fused pass also needs a cheap activation).
+inline bool one_hidden_fused(const Model& m) {
+    return m.depth == 1 && !m.drops() && m.layers[0].n_in <= FUSED_MAX_INPUTS &&
+           m.layers[1].n_out <= FUSED_MAX_OUTPUTS;
+}
+
+// The forward of a one-hidden-layer network (see tile_forward_one_hidden):
+// x (F, ld) its inputs, a (H, ld) its hidden activation, out (C, ld) its
+// outputs, nv vectors of lanes.
+template <class T>
+void forward_one_hidden(const Model& m, const T* x, long ld, int nv, const T* params, T* a, T* out) {
+    const Layer &hidden = m.layers[0], &last = m.layers[1];
+    constexpr int L = VT<T>::L;
+    with_count<FUSED_MAX_INPUTS>(hidden.n_in, [&](auto nf) {
+        with_count<FUSED_MAX_OUTPUTS>(last.n_out, [&](auto nc) {
+            balanced_tiles<FORWARD_ONE_HIDDEN_VECS>(nv, [&](int v, auto n) {
+                tile_forward_one_hidden<T, decltype(nf)::value, decltype(nc)::value, decltype(n)::value>(
+                    hidden.n_out, x + v * L, ld, params + hidden.w_off, hidden.ld, params + hidden.b_off,
+                    params + last.w_off, last.ld, params + last.b_off, m.act, a + v * L, out + v * L);
+            });
+        });
+    });
+}
+
 template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
     const int nv = int(lanes / VT<T>::L);
+    if (!dropout && cheap_activation(m.act) && one_hidden_fused(m)) {
+        forward_one_hidden<T>(m, x, bp, nv, params, s.a[0], s.logits);
+        return;
+    }
     const T* input = x;
     for (int l = 0; l <= m.depth; ++l) {
         const Layer& L = m.layers[l];
@@ -1163,6 +1354,13 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
     }
 
     // backward: every weight and bias gradient is written once
+    if (one_hidden_fused(m)) {
+        const Layer &hidden = m.layers[0], &out = m.layers[1];
+        T* g = s.grads;
+        backward_one_hidden<T>(hidden.n_in, hidden.n_out, C, nv, x, s.a[0], s.z[0], d, bp, params + out.w_off,
+                               out.ld, m.act, g + s.g_off[0], g + s.g_off[1], g + s.g_off[2], g + s.g_off[3]);
+        return loss;
+    }
     for (int l = m.depth; l >= 0; --l) {
         const Layer& L = m.layers[l];
         const T* a_in = l > 0 ? s.a[l - 1] : x;
