@@ -915,11 +915,12 @@ template <int NF, int NC> constexpr int one_hidden_rows() {
     return rows < 1 ? 1 : (rows > 4 ? 4 : rows);
 }
 
-// Inputs and outputs up to these take backward_one_hidden (0: never).
+// Inputs and outputs up to these take the fused one-hidden-layer tiles
+// (SKP_FUSED_MAX_INPUTS=0: never).
 #ifndef SKP_FUSED_MAX_INPUTS
 #define SKP_FUSED_MAX_INPUTS 8
 #endif
-constexpr int FUSED_MAX_INPUTS = SKP_FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS = NARROW_MAX;
+constexpr int FUSED_MAX_INPUTS = SKP_FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS = 4;
 
 // The whole backward of a one-hidden-layer network (see tile_one_hidden):
 // x (F, ld) its inputs, h / dz (H, ld) its hidden layer's activation and
@@ -1181,7 +1182,7 @@ template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
     const int nv = int(lanes / VT<T>::L);
-    if (!dropout && cheap_activation(m.act) && one_hidden_fused(m)) {
+    if (cheap_activation(m.act) && one_hidden_fused(m)) {  // never a dropout model's
         forward_one_hidden<T>(m, x, bp, nv, params, s.a[0], s.logits);
         return;
     }
@@ -1793,19 +1794,19 @@ bool depths_valid(int n_models, const int64_t* meta) {
     return true;
 }
 
-// While it lives, the thread's float arithmetic flushes subnormal values
-// to zero, inputs and results (x86's MXCSR FTZ and DAZ, aarch64's FPCR
-// FZ); it restores the thread's mode when it goes. Training holds one per
-// model (run): a long float32 fit decays the weights of units that an L2
-// penalty silences, and their Adam moments, through the subnormal range
-// (below 1.2e-38), where x86 takes a microcode assist of about a hundred
-// cycles for each operation: a population's step ran 2.6x slower after
-// 1,500 epochs than in its first (docs/user_guide/performance.rst,
+// While it lives, the thread's float arithmetic flushes subnormal values to
+// zero, inputs and results (x86's MXCSR FTZ and DAZ, aarch64's FPCR FZ); it
+// restores the thread's mode when it goes. Each training thread holds one
+// (run, for_each_item): a long float32 fit decays the weights of units that
+// an L2 penalty silences, and their Adam moments, through the subnormal
+// range (below 1.2e-38), where x86 takes a microcode assist of about a
+// hundred cycles for each operation: a population's step ran 2.6x slower
+// after 1,500 epochs than in its first (docs/user_guide/performance.rst,
 // "Subnormal numbers"). Flushed, such a value is 0, which it differs from
 // by less than any float32 tolerance. The forward of predictions
-// (forward_models) keeps IEEE results, as double does everywhere, as
-// torch: the float64 runs are the reference the invariants are tested in,
-// and a double needs ten times the decay to reach its subnormals (below
+// (forward_models) keeps IEEE results, as double does everywhere, as torch:
+// the float64 runs are the reference the invariants are tested in, and a
+// double needs ten times the decay to reach its subnormals (below
 // 2.2e-308). -DSKP_KEEP_SUBNORMALS keeps IEEE subnormals in float too
 // (benchmarks/tiles.py --variants "" SKP_KEEP_SUBNORMALS times both).
 template <class T> struct SubnormalsFlushed {};
@@ -1834,10 +1835,14 @@ template <> struct SubnormalsFlushed<float> {
 // fn(i, scratch) for every item i (a model, or an early-stopping group of
 // models) on n_threads threads. Items are independent: threads take the
 // next as they finish one (no barrier inside an epoch, so a stalled thread
-// delays only the item it holds).
-template <class T, class F> void for_each_item(int n_items, int n_threads, F fn) {
+// delays only the item it holds). Each thread holds a Guard (a thread
+// mode such as SubnormalsFlushed) while it works, and restores its mode
+// after its last item.
+struct NoGuard {};
+template <class T, class Guard = NoGuard, class F> void for_each_item(int n_items, int n_threads, F fn) {
     std::atomic<int> next{0};
     auto worker = [&]() {
+        [[maybe_unused]] const Guard guard{};
         Scratch<T> s;
         for (int i = next++; i < n_items; i = next++) fn(i, s);
     };
@@ -1853,14 +1858,12 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
     if (!depths_valid(n_models, meta)) return 1;
     if (P.bp % VT<T>::L != 0) return 2;
     if (P.epochs != nullptr && P.epochs->n_groups > 0) {
-        for_each_item<T>(int(P.epochs->n_groups), n_threads, [&](int g, Scratch<T>& s) {
-            const SubnormalsFlushed<T> flushed;
+        for_each_item<T, SubnormalsFlushed<T>>(int(P.epochs->n_groups), n_threads, [&](int g, Scratch<T>& s) {
             run_group<T>(g, meta, hyper, P, s);
         });
         return 0;
     }
-    for_each_item<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
-        const SubnormalsFlushed<T> flushed;
+    for_each_item<T, SubnormalsFlushed<T>>(n_models, n_threads, [&](int i, Scratch<T>& s) {
         run_model<T>(mode, Model(meta + long(i) * META, hyper + long(i) * HYPER), P, s);
     });
     return 0;
