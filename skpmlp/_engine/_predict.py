@@ -5,8 +5,11 @@ import contextlib
 import numpy as np
 import torch
 
-from ._activations import ACTIVATIONS
-from ._build import as_tensor, build_network
+from .. import _kernels
+from ._activations import ACTIVATION_CODES, ACTIVATIONS
+from ._backends._choice import torch_is_faster
+from ._backends._native import native_supported
+from ._build import DTYPES, as_tensor, build_network
 from ._losses import predictions
 from ._spec import PopulationSpec
 from ._threads import torch_threads
@@ -82,8 +85,53 @@ def population_outputs(coefs, intercepts, activations, config, X):
     archs = [tuple(c.shape[1] for c in model[:-1]) for model in coefs]
     n = len(coefs)
     spec = PopulationSpec(archs, list(activations), np.zeros(n), np.zeros(n), [()] * n)
+    if _kernel_forward_runs(spec, config):
+        outputs = _kernel_outputs(coefs, intercepts, activations, config, X)
+        return predictions(outputs, config).numpy().astype(np.float64, copy=False)
     net = build_network(spec, config, X.shape[1], coefs, intercepts)
     X_t = as_tensor(X, dtype=net.dtype, device=net.device)
     out = np.empty((n, X.shape[0], config.n_outputs))
     out[net.slot_models] = predictions(net.outputs(X_t), config).cpu().numpy()
+    return out
+
+
+def _kernel_forward_runs(spec, config):
+    """Whether :func:`population_outputs` runs on the native kernel's
+    forward: where a run of these models would train on it (the CPU, not
+    ``backend="torch"``, no population that torch's GEMMs train faster)."""
+    if config.backend == "torch" or native_supported(config, spec) is not None:
+        return False
+    return torch_is_faster(spec) is None and _kernels.kernel_available()
+
+
+def _kernel_outputs(coefs, intercepts, activations, config, X):
+    """:func:`population_outputs`' raw outputs by the native kernel's
+    forward, as a tensor.
+
+    The models' weights are packed one after another, each layer's matrix
+    at its real widths (its row stride its fan-out): no fused network is
+    built. Building one took 0.6 of the 0.85 ms that scoring 16 models on
+    a fold of iris took, and a search scores every fold of every input
+    transform apart.
+    """
+    dtype = DTYPES[config.dtype]
+    fields = _kernels.META_FIELDS
+    meta = np.zeros((len(coefs), _kernels.META_WIDTH), dtype=np.int64)
+    parts, offset = [], 0
+    for i, (weights, biases) in enumerate(zip(coefs, intercepts)):
+        depth = len(weights) - 1
+        meta[i, fields["slot"]], meta[i, fields["depth"]] = i, depth
+        meta[i, fields["activation"]] = ACTIVATION_CODES[activations[i]]
+        meta[i, fields["sizes"]] = X.shape[1]
+        for layer, (W, b) in enumerate(zip(weights, biases)):
+            meta[i, fields["sizes"] + layer + 1] = W.shape[1]
+            meta[i, fields["w_off"] + layer] = offset
+            meta[i, fields["b_off"] + layer] = offset + W.size
+            meta[i, fields["ld"] + layer] = W.shape[1]
+            parts += [np.ravel(W), np.ravel(b)]
+            offset += W.size + b.size
+    params = torch.as_tensor(np.concatenate(parts), dtype=dtype)
+    out = torch.empty((len(coefs), X.shape[0], config.n_outputs), dtype=dtype)
+    _kernels.forward_models(meta, torch.as_tensor(X, dtype=dtype), params, out,
+                            n_threads=torch.get_num_threads())
     return out

@@ -124,8 +124,9 @@ class _BaseSingleMLP(SparseInputMixin, BaseEstimator):
         weight = self._training_weight(y, sample_weight)
         targets = self._target_scaling(y_encoded, weight)
         result, _ = train_by_input(
-            spec, [self.input_transform], lambda value: [transform], config, X, y_encoded,
-            folds, _ALONE, sample_weight=weight, targets=None if targets is None else [targets],
+            spec, [self.input_transform], lambda value: [transformed(transform, X)], config, X,
+            y_encoded, folds, _ALONE, sample_weight=weight,
+            targets=None if targets is None else [targets],
         )
         warn_halted(result, "the model")
         lone_model_divergence(result)  # as scikit-learn's MLP: non-finite weights raise

@@ -30,9 +30,19 @@ class InputTransforms:
     fitted : dict of str to list
         ``{value: [fold 0's fitted transformer, ...]}`` of every value but
         ``"none"`` the population has (none: empty).
+    X : ndarray of shape (n_samples, n_features) or None
+        The search's rows the folds' rows index (None: no transform fitted).
     """
 
     fitted: dict
+    X: np.ndarray = None
+    #: {(value, fold): X through that fold's transform of value}, each made
+    #: once: a fold's training copy and its scored rows are the same array
+    #: (every transform maps each row on its own, so rows of the transformed
+    #: X are the transformed rows). Scoring transformed its rows again: with
+    #: the quantile transform (scipy's ppf, three calls a column), 7 % of an
+    #: early-stopping fit of iris.
+    _copies: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def fit(cls, values, X, fit_rows):
@@ -40,15 +50,24 @@ class InputTransforms:
         fold's ``fit_rows`` of ``X``."""
         names = [value for value in INPUT_TRANSFORMS if value != "none" and value in set(values)]
         return cls({name: [fit_input_transform(name, X[rows]) for rows in fit_rows]
-                    for name in names})
+                    for name in names}, X)
 
     def of(self, value, fold):
         """Fold ``fold``'s fitted transform of ``value`` (None for ``"none"``)."""
         return None if value == "none" else self.fitted[value][fold]
 
-    def folds(self, value, n_folds):
-        """Every fold's fitted transform of ``value``."""
-        return [self.of(value, k) for k in range(n_folds)]
+    def inputs(self, value, fold):
+        """The search's ``X`` through fold ``fold``'s transform of
+        ``value`` (``X`` itself for ``"none"``), computed once."""
+        if value == "none":
+            return self.X
+        if (value, fold) not in self._copies:
+            self._copies[value, fold] = transformed(self.of(value, fold), self.X)
+        return self._copies[value, fold]
+
+    def fold_inputs(self, value, n_folds):
+        """Every fold's :meth:`inputs` of ``value``."""
+        return [self.inputs(value, k) for k in range(n_folds)]
 
     def per_fold(self, n_folds):
         """``[{value: fold k's fitted transform}]``: what a search keeps
@@ -73,29 +92,29 @@ def input_groups(values):
             if (values == name).any()]
 
 
-def stacked(X, y, sample_weight, folds, transforms, targets=None):
-    """``(X, y, sample_weight, folds)`` that train models whose inputs go
-    through ``transforms`` (one fitted transform per fold, None for
-    none) and whose targets through ``targets`` (one
-    :class:`~skpmlp._core._target_scaling.TargetScaling` per fold, or None).
+def stacked(X, y, sample_weight, folds, inputs, targets=None):
+    """``(X, y, sample_weight, folds)`` that train models whose inputs are
+    ``inputs`` (one array per fold: ``X`` through the fold's fitted
+    transform, or ``X`` itself) and whose targets go through ``targets``
+    (one :class:`~skpmlp._core._target_scaling.TargetScaling` per fold, or
+    None).
 
-    Without either, the data as given. With one fold, the fold's
-    transform of ``X`` and scaling of ``y``. With k folds, k copies of
-    ``X`` (and ``y``) one after another, each its fold's transform
-    (scaling), fold k's rows (training and evaluation) shifted into its own
-    copy: a fold's rows keep their order, so its batches are the
-    untransformed search's.
+    Without either, the data as given. With one fold, the fold's inputs
+    and scaling of ``y``. With k folds, k copies of ``X`` (and ``y``) one
+    after another, each its fold's inputs (scaling), fold k's rows
+    (training and evaluation) shifted into its own copy: a fold's rows keep
+    their order, so its batches are the untransformed search's.
     """
-    if all(transform is None for transform in transforms) and targets is None:
+    if all(copy is X for copy in inputs) and targets is None:
         return X, y, sample_weight, folds
 
     def y_of(k):
         return y if targets is None else targets[k].encode(y)
 
     if len(folds) == 1:
-        return transformed(transforms[0], X), y_of(0), sample_weight, folds
+        return inputs[0], y_of(0), sample_weight, folds
     n, K = X.shape[0], len(folds)
-    copies = np.concatenate([transformed(transform, X) for transform in transforms])
+    copies = np.concatenate(inputs)
     shifted = [(np.asarray(train) + k * n, None if rows is None else np.asarray(rows) + k * n)
                for k, (train, rows) in enumerate(folds)]
     weight = None if sample_weight is None else np.tile(sample_weight, K)
@@ -109,7 +128,7 @@ def _name(execution, value):
     return dataclasses.replace(execution, name=f"{execution.name} ({value} inputs)")
 
 
-def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
+def train_by_input(spec, values, inputs, config, X, y, folds, execution, *,
                    sample_weight=None, refill_source=None, targets=None):
     """Train the models of ``spec`` (their ``input_transform`` ``values``)
     on ``folds``: the models of each value as one training call, on its
@@ -124,8 +143,9 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
     spec : PopulationSpec
     values : sequence of str
         Every model's ``input_transform``.
-    transforms : callable
-        ``transforms(value)``: every fold's fitted transform of ``value``.
+    inputs : callable
+        ``inputs(value)``: ``X`` through every fold's fitted transform of
+        ``value`` (one array per fold; ``X`` itself where none).
     config, X, y, folds, execution, sample_weight, refill_source :
         As :func:`~skpmlp._execution._training.train_models`'s.
     targets : list of TargetScaling, optional
@@ -142,7 +162,7 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
     spec = unfolded_spec(spec, targets)
     parts, shards = [], []
     for i, (value, models) in enumerate(groups):
-        data = stacked(X, y, sample_weight, folds, transforms(value), targets)
+        data = stacked(X, y, sample_weight, folds, inputs(value), targets)
         every = len(models) == spec.n_models
         called = _name(execution, value)
         if parts and parts[-1][1].halted == "interrupted":
@@ -158,20 +178,22 @@ def train_by_input(spec, values, transforms, config, X, y, folds, execution, *,
     return folded_result(result, targets), shards
 
 
-def population_outputs_by_input(result, k, spec, values, transforms, config, X):
-    """Every model's outputs on ``X`` (raw rows) with its fold ``k``
-    weights, each model's input through its fold ``k`` transform
-    (``transforms(value, k)``); as :func:`~skpmlp._engine.population_outputs`."""
+def population_outputs_by_input(result, k, spec, values, inputs, config):
+    """Every model's outputs with its fold ``k`` weights on ``inputs(value)``
+    (the rows through its value's fold ``k`` transform); as
+    :func:`~skpmlp._engine.population_outputs`."""
     coefs, intercepts = result.coefs[k], result.intercepts[k]
     groups = input_groups(values)
     if len(groups) == 1:
         value, _ = groups[0]
-        return population_outputs(coefs, intercepts, spec.activations, config,
-                                  transformed(transforms(value, k), X))
-    outputs = np.empty((spec.n_models, X.shape[0], config.n_outputs))
+        return population_outputs(coefs, intercepts, spec.activations, config, inputs(value))
+    outputs = None
     for value, models in groups:
+        rows = inputs(value)
+        if outputs is None:
+            outputs = np.empty((spec.n_models, rows.shape[0], config.n_outputs))
         outputs[models] = population_outputs(
             [coefs[i] for i in models], [intercepts[i] for i in models],
-            [spec.activations[i] for i in models], config, transformed(transforms(value, k), X),
+            [spec.activations[i] for i in models], config, rows,
         )
     return outputs

@@ -153,7 +153,7 @@ class SearchPlan:
     warm_started: bool = False
     cv: Union[int, BaseCrossValidator, Iterable, None] = None
     keep_predictions: bool = False
-    inputs: InputTransforms = InputTransforms({})
+    inputs: InputTransforms = None
     targets: list = None
     refit_targets: TargetScaling = None
 

@@ -97,7 +97,7 @@ def run_search(plan):
     if plan.resumed is not None:  # the rows a resumed search trains again
         values = [values[row] for row in plan.resumed]
     result, shards = train_by_input(
-        plan.train_spec, values, lambda value: plan.inputs.folds(value, len(plan.folds)),
+        plan.train_spec, values, lambda value: plan.inputs.fold_inputs(value, len(plan.folds)),
         plan.config, data.X, data.y_encoded, plan.engine_folds, plan.execution,
         sample_weight=data.train_weight, refill_source=source, targets=plan.targets,
     )

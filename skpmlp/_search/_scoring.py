@@ -298,7 +298,8 @@ def score_folds(plan, result, spec, failed, input_transforms=None):
             if part not in scores or rows is None:
                 continue
             outputs = population_outputs_by_input(
-                result, k, spec, values, plan.inputs.of, scoring_config, data.X[rows])
+                result, k, spec, values, lambda value: plan.inputs.inputs(value, k)[rows],
+                scoring_config)
             if part == "test":
                 if held_out is not None:
                     held_out.append((np.asarray(rows), outputs))

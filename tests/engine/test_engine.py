@@ -5,6 +5,8 @@ and a plain ``torch.nn.Sequential`` trained from the same initial weights on
 the same batches with torch's own optimizer.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +17,7 @@ from skpmlp._engine import (
     ACTIVATIONS,
     PopulationSpec,
     TrainConfig,
+    _predict,
     mlp_forward,
     population_outputs,
     train_population,
@@ -270,14 +273,40 @@ def test_early_stopping_keeps_best_weights():
         assert score == pytest.approx(np.nanmax(result.validation_scores[i]))
 
 
-def test_population_outputs_match_single_forward():
+@pytest.mark.parametrize("backend", ["native", "torch"])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_population_outputs_match_single_forward(backend, task):
+    """Scoring's fused forward, on the native kernel (the models' weights
+    packed at their real widths) and on torch's fused network, equals each
+    model's own forward: every activation, one to three hidden layers."""
+    X, y, n_outputs = make_data(task)
+    result = train(make_spec(POPULATION), config(task, n_outputs, max_iter=2), X, y)
+    acts = [m[1] for m in POPULATION]
+    cfg = config(task, n_outputs, backend=backend)
+    assert _predict._kernel_forward_runs(make_spec(POPULATION), cfg) == (backend == "native")
+    fused = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
+    assert fused.shape == (len(POPULATION), len(X), n_outputs)
+    for i, act in enumerate(acts):
+        np.testing.assert_allclose(fused[i], mlp_forward(result.coefs[i], result.intercepts[i], act, X),
+                                   rtol=0, atol=1e-12)
+
+
+def test_population_outputs_of_a_subset_and_float32():
+    """The kernel's forward of models in any order and float32 data: each
+    model's outputs at its own row, as its own forward's (float32's
+    rounding)."""
     X, y, n_outputs = make_data("classification")
     result = train(make_spec(POPULATION), config("classification", n_outputs, max_iter=2), X, y)
-    acts = [m[1] for m in POPULATION]
-    cfg = config("classification", n_outputs)
-    fused = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
-    for i, act in enumerate(acts):
-        np.testing.assert_allclose(fused[i], mlp_forward(result.coefs[i], result.intercepts[i], act, X), atol=1e-10)
+    order = [8, 0, 5, 7]
+    coefs = [[W.astype(np.float32) for W in result.coefs[i]] for i in order]
+    intercepts = [[b.astype(np.float32) for b in result.intercepts[i]] for i in order]
+    cfg = dataclasses.replace(config("classification", n_outputs, backend="native"),
+                              dtype="float32")
+    fused = population_outputs(coefs, intercepts, [POPULATION[i][1] for i in order], cfg,
+                               X.astype(np.float32))
+    for j, i in enumerate(order):
+        alone = mlp_forward(coefs[j], intercepts[j], POPULATION[i][1], X.astype(np.float32))
+        np.testing.assert_allclose(fused[j], alone, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
