@@ -68,3 +68,25 @@ def test_epochs_draw_new_orders_and_unweighted_plans_share_their_tables():
     weighted = _planner([np.arange(50)], 10, np.linspace(1, 2, 50))
     a, b = weighted.next_epoch(0), weighted.next_epoch(1)
     assert not torch.equal(a.weights, b.weights)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_epochs_drawn_together_are_those_drawn_one_by_one(weighted, shuffle):
+    """A kernel call's epochs, planned in one pass, are the plans of as many
+    calls of ``next_epoch``: the same rows, weights and tables, and the
+    planners go on drawing the same next epoch."""
+    rng = np.random.default_rng(2)
+    folds = _folds(rng, 80, 3)
+    sample_weight = rng.uniform(0.5, 2.0, 80) if weighted else None
+    one, many = (_planner(folds, 12, sample_weight, shuffle=shuffle) for _ in range(2))
+    singles = [one.next_epoch(epoch) for epoch in range(2, 7)]
+    together = many.next_epochs(2, 5)
+    assert len(together) == 5
+    for single, plan in zip(singles, together):
+        assert plan.epoch == single.epoch and plan.rows.is_contiguous()
+        for name in ("rows", "weights", "counts"):
+            assert torch.equal(getattr(plan, name), getattr(single, name))
+        assert np.array_equal(plan.weight_sums, single.weight_sums)
+        assert np.array_equal(plan.stepping, single.stepping)
+    assert torch.equal(one.next_epoch(7).rows, many.next_epoch(7).rows)

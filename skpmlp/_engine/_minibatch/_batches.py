@@ -116,24 +116,35 @@ class BatchPlanner:
 
     def next_epoch(self, epoch=0):
         """The plan of the next epoch, the run's ``epoch`` (0-based)."""
-        K, B = len(self.fold_rows), self.batch_size
-        orders = self.fold_rows
-        if self.shuffle:
-            orders = [
-                rows[torch.randperm(len(rows), generator=g).numpy()]
-                for rows, g in zip(self.fold_rows, self.generators)
-            ]
-        padded = np.zeros((K, self.n_steps * B), dtype=np.int64)  # padding rows point at row 0
-        for k, order in enumerate(orders):
-            padded[k, : len(order)] = order
-        rows = np.ascontiguousarray(padded.reshape(K, self.n_steps, B).transpose(1, 0, 2))
-        if self.sample_weight is not None:
-            tables = self._weight_tables(rows)
-        else:
-            if self._shared_tables is None:
-                self._shared_tables = self._weight_tables(rows)
-            tables = self._shared_tables
-        return EpochPlan(
-            rows=self._to(rows, torch.int64), **tables, epoch=int(epoch),
-            fold_sizes=self._fold_sizes, fold_batches=self._fold_batches,
-        )
+        return self.next_epochs(epoch, 1)[0]
+
+    def next_epochs(self, first, n):
+        """The plans of the next ``n`` epochs, the run's ``first`` on: those
+        of ``n`` calls of :meth:`next_epoch` (each fold's generator draws
+        its permutations in the same order), laid out in one pass. Built
+        an epoch at a time they took 8 % of a halving search of iris, whose
+        kernel calls train a few epochs each."""
+        K, B, S = len(self.fold_rows), self.batch_size, self.n_steps
+        padded = np.zeros((n, K, S * B), dtype=np.int64)  # padding rows point at row 0
+        for k, (rows, generator) in enumerate(zip(self.fold_rows, self.generators)):
+            if self.shuffle:
+                orders = torch.stack([torch.randperm(len(rows), generator=generator)
+                                      for _ in range(n)])
+                padded[:, k, : len(rows)] = rows[orders.numpy()]
+            else:
+                padded[:, k, : len(rows)] = rows
+        rows = np.ascontiguousarray(padded.reshape(n, K, S, B).transpose(0, 2, 1, 3))
+        rows_t = self._to(rows, torch.int64)
+        plans = []
+        for e in range(n):
+            if self.sample_weight is not None:
+                tables = self._weight_tables(rows[e])
+            else:
+                if self._shared_tables is None:
+                    self._shared_tables = self._weight_tables(rows[e])
+                tables = self._shared_tables
+            plans.append(EpochPlan(
+                rows=rows_t[e], **tables, epoch=int(first + e),
+                fold_sizes=self._fold_sizes, fold_batches=self._fold_batches,
+            ))
+        return plans

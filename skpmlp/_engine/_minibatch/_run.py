@@ -324,7 +324,7 @@ class FusedRun:
         with_loss = status.best is not None  # chains_epochs: scored then
         order = planner_state(data.planner)
         try:
-            plans = [data.planner.next_epoch(self.epoch + e) for e in range(n)]
+            plans = data.planner.next_epochs(self.epoch, n)
             start = time.perf_counter()
             losses, epochs_done, evaluated, kept = trainer.run_epochs(
                 data.X, data.y, plans, stopping_state(status, trainer),
