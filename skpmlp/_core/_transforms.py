@@ -20,6 +20,7 @@ score it.
 from numbers import Real
 
 import numpy as np
+from scipy.special import ndtri
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.preprocessing import QuantileTransformer, StandardScaler
 from sklearn.utils.validation import check_is_fitted
@@ -218,3 +219,48 @@ def fit_input_transform(name, X):
 def transformed(transform, X):
     """``X`` through a fitted transform (``X`` itself for None)."""
     return X if transform is None else transform.transform(X)
+
+
+def transformed_rows(transform, X):
+    """:func:`transformed` of rows already validated (a search's): a
+    fitted ``"quantile"`` transform of float64 rows computed over every
+    column at once (:func:`quantile_normal`), other transforms as
+    :func:`transformed`."""
+    if (isinstance(transform, QuantileTransformer) and transform.output_distribution == "normal"
+            and isinstance(X, np.ndarray) and X.dtype == np.float64):
+        return quantile_normal(transform, X)
+    return transformed(transform, X)
+
+
+#: scikit-learn's QuantileTransformer's margin at the ends of the quantiles
+#: (``BOUNDS_THRESHOLD``, a private constant of ``sklearn.preprocessing``)
+_QUANTILE_BOUNDS = 1e-7
+
+
+def quantile_normal(transform, X):
+    """``transform.transform(X)`` of a fitted
+    ``QuantileTransformer(output_distribution="normal")`` on finite
+    float64 rows, bit for bit (tests hold it to scikit-learn's), every
+    column at once.
+
+    scikit-learn's transform maps a column at a time and calls
+    ``scipy.stats.norm.ppf`` three times a column: its checks and dispatch
+    took 70 % of the transform of iris's 4 columns, and a search of the
+    default space transforms its rows once per fold (11 % of a 5-fold
+    early-stopping search of diabetes with the fits). Here the same steps
+    run on the whole array: each column's two interpolations (up and down
+    the quantiles, averaged: repeated quantiles map to the middle of their
+    references), the rows beyond the ends set to 0 or 1, one
+    ``scipy.special.ndtri`` (what ``norm.ppf`` computes inside) and its
+    clip.
+    """
+    quantiles, references = transform.quantiles_, transform.references_
+    uniform = np.empty_like(X)
+    for j in range(X.shape[1]):
+        q, x = quantiles[:, j], X[:, j]
+        uniform[:, j] = 0.5 * (np.interp(x, q, references)
+                               - np.interp(-x, -q[::-1], -references[::-1]))
+    uniform[X + _QUANTILE_BOUNDS > quantiles[-1]] = 1
+    uniform[X - _QUANTILE_BOUNDS < quantiles[0]] = 0
+    edge = _QUANTILE_BOUNDS - np.spacing(1)
+    return np.clip(ndtri(uniform), ndtri(edge), ndtri(1 - edge))

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .._core._target_scaling import folded_result, unfolded_spec
-from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed
+from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed_rows
 from .._engine import merge_results, population_outputs
 from .._execution._training import train_models
 
@@ -62,7 +62,7 @@ class InputTransforms:
         if value == "none":
             return self.X
         if (value, fold) not in self._copies:
-            self._copies[value, fold] = transformed(self.of(value, fold), self.X)
+            self._copies[value, fold] = transformed_rows(self.of(value, fold), self.X)
         return self._copies[value, fold]
 
     def fold_inputs(self, value, n_folds):

@@ -12,7 +12,13 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_estimator
 
 from skpmlp import RobustSmoothClipScaler
-from skpmlp._core._transforms import INPUT_TRANSFORMS, fit_input_transform, input_transformer
+from skpmlp._core._transforms import (
+    INPUT_TRANSFORMS,
+    fit_input_transform,
+    input_transformer,
+    quantile_normal,
+    transformed_rows,
+)
 
 
 def _quantile(values, q):
@@ -129,3 +135,26 @@ def test_the_values_of_input_transform():
     large = np.random.default_rng(5).exponential(size=(12000, 1))
     np.testing.assert_array_equal(fit_input_transform("quantile", large).quantiles_,
                                   fit_input_transform("quantile", large).quantiles_)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_quantile_normal_is_scikit_learns_transform_bit_for_bit(seed):
+    """A search's quantile transform of its rows (every column at once) is
+    scikit-learn's ``QuantileTransformer.transform``, to the last bit: tied
+    values, rows beyond either end of the fitted quantiles, rows within
+    its margin of an end, fewer quantiles than rows."""
+    rng = np.random.default_rng(seed)
+    n_fit, n_features = int(rng.integers(8, 300)), int(rng.integers(1, 11))
+    X = rng.normal(size=(n_fit, n_features)) * rng.uniform(0.1, 100, n_features)
+    X[:, 0] = np.round(X[:, 0])  # repeated quantiles
+    if n_features > 1:
+        X[:, 1] = rng.integers(0, 3, n_fit)  # three values only
+    fitted = QuantileTransformer(output_distribution="normal", random_state=0,
+                                 n_quantiles=int(rng.integers(2, n_fit + 1))).fit(X)
+    rows = np.concatenate([X, 3 * X - 1, X + 1e-8, X - 1e-8, X[:3] * 1e6])
+    expected = fitted.transform(rows)
+    assert np.array_equal(quantile_normal(fitted, rows), expected)
+    assert np.array_equal(transformed_rows(fitted, rows), expected)
+    # float32 rows (and every other transform) go through scikit-learn's own
+    assert np.array_equal(transformed_rows(fitted, rows.astype(np.float32)),
+                          fitted.transform(rows.astype(np.float32)))
