@@ -20,6 +20,12 @@ from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transform
 from .._engine import merge_results, population_outputs
 from .._execution._training import train_models
 
+#: Largest ``X`` (bytes) whose transformed copies a search keeps from its
+#: training to its scoring: on small data transforming again is what costs;
+#: on large data the copies of every fold and value would hold memory
+#: (one ``X`` each) for the whole fit.
+KEPT_COPY_BYTES = 4 * 2**20
+
 
 @dataclasses.dataclass(frozen=True)
 class InputTransforms:
@@ -36,11 +42,12 @@ class InputTransforms:
 
     fitted: dict
     X: np.ndarray = None
-    #: {(value, fold): X through that fold's transform of value}, each made
-    #: once: a fold's training copy and its scored rows are the same array
-    #: (every transform maps each row on its own, so rows of the transformed
-    #: X are the transformed rows). Scoring transformed its rows again: with
-    #: the quantile transform (scipy's ppf, three calls a column), 7 % of an
+    #: {(value, fold): X through that fold's transform of value}, made once
+    #: where X is small (:data:`KEPT_COPY_BYTES`): a fold's training copy
+    #: and its scored rows are the same array (every transform maps each
+    #: row on its own, so rows of the transformed X are the transformed
+    #: rows). Scoring transformed its rows again: with the quantile
+    #: transform (scipy's ppf, three calls a column), 7 % of an
     #: early-stopping fit of iris.
     _copies: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
@@ -61,9 +68,12 @@ class InputTransforms:
         ``value`` (``X`` itself for ``"none"``), computed once."""
         if value == "none":
             return self.X
-        if (value, fold) not in self._copies:
-            self._copies[value, fold] = transformed_rows(self.of(value, fold), self.X)
-        return self._copies[value, fold]
+        copy = self._copies.get((value, fold))
+        if copy is None:
+            copy = transformed_rows(self.of(value, fold), self.X)
+            if self.X.nbytes <= KEPT_COPY_BYTES:
+                self._copies[value, fold] = copy
+        return copy
 
     def fold_inputs(self, value, n_folds):
         """Every fold's :meth:`inputs` of ``value``."""

@@ -19,6 +19,7 @@ from skpmlp import (
     SingleMLPClassifier,
     SingleMLPRegressor,
 )
+from skpmlp._search import _inputs
 from skpmlp._search._splits import holdout_split
 
 VALUES = ["none", "standard", "robust-smooth-clip"]
@@ -338,3 +339,24 @@ def test_shards_give_the_in_process_result(classification):
                 np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(sharded.cv_results_["mean_test_score"],
                                   alone.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("kept_bytes", [None, 0])
+def test_scores_on_the_rows_training_transformed(classification, monkeypatch, kept_bytes):
+    """Scoring reads each fold's transformed rows from the copy its training
+    made (``KEPT_COPY_BYTES``; 0: transformed again, as on large data):
+    every split's test and train score, quantile transform included, is the
+    exported model's score on those rows through scikit-learn's own
+    transformer."""
+    if kept_bytes is not None:
+        monkeypatch.setattr(_inputs, "KEPT_COPY_BYTES", kept_bytes)
+    X, y = classification
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    search = _fit(ParallelMLPClassifier(**SEARCH, input_transform=["quantile", "standard"], cv=cv,
+                                        ensemble="best", return_train_score=True), X, y)
+    for i in range(search.n_models_):
+        for k, (train, test) in enumerate(cv.split(X, y)):
+            model = search.export_model(i, fold=k)
+            for part, rows in (("test", test), ("train", train)):
+                assert model.score(X[rows], y[rows]) == pytest.approx(
+                    search.cv_results_[f"split{k}_{part}_score"][i], abs=1e-12)
