@@ -604,23 +604,28 @@ template <class T> struct StoreCheapActivation {
     SKP_INLINE void operator()(long o, typename VT<T>::V z) const { vstore(a + o, cheap_activation_of<T>(act, z)); }
 };
 
+// f'(z) from y = f(z) where the output gives it, the same values
+// activation_pair gives.
+template <class T, int act> SKP_INLINE typename VT<T>::V derivative_of_output(typename VT<T>::V y) {
+    typedef typename VT<T>::V V;
+    const V zero{}, one = vsplat<T>(1);
+    switch (act) {
+    case A_LOGISTIC: return y * (one - y);
+    case A_TANH: return one - y * y;
+    case A_ELU: return y > zero ? one : y + one;
+    case A_SELU: return y > zero ? vsplat<T>(T(SELU_SCALE)) : y + T(SELU_SCALE * SELU_ALPHA);
+    case A_LEAKY: return y > zero ? one : vsplat<T>(T(0.01));
+    default: return one;  // identity; ReLU and hardshrink select instead
+    }
+}
+
 // f'(z) from y = f(z) and from dz, the same values activation_pair gives.
 template <class T, int act>
 SKP_INLINE typename VT<T>::V derivative_at(const T* a, const T* dz, long o) {
-    typedef typename VT<T>::V V;
-    const V zero{}, one = vsplat<T>(1);
     if constexpr (!derivative_from_output(act)) {
         return vload(dz + o);
     } else {
-        const V y = vload(a + o);
-        switch (act) {
-        case A_LOGISTIC: return y * (one - y);
-        case A_TANH: return one - y * y;
-        case A_ELU: return y > zero ? one : y + one;
-        case A_SELU: return y > zero ? vsplat<T>(T(SELU_SCALE)) : y + T(SELU_SCALE * SELU_ALPHA);
-        case A_LEAKY: return y > zero ? one : vsplat<T>(T(0.01));
-        default: return one;  // identity; ReLU and hardshrink select instead
-        }
+        return derivative_of_output<T, act>(vload(a + o));
     }
 }
 
@@ -681,12 +686,12 @@ template <class T> struct StoreDeltaOf {
 // to 32 bits h, the unit kept where h >= threshold = ceil(p 2^32) and then
 // scaled by 1 / (1 - p). The Python side computes it exactly in int64;
 // uint32_t arithmetic wraps to the same bits.
+// (SKP_MIX32 hashes x in place: a uint32_t, or a vector of them, each lane
+// alike; a template would lose the vector type in GCC's deduction)
+#define SKP_MIX32(x) (x ^= x >> 16, x *= 0x7FEB352Du, x ^= x >> 15, x *= 0x2C1B3C6Du, x ^= x >> 16)
 SKP_INLINE uint32_t mix32(uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= x >> 15;
-    x *= 0x2C1B3C6Du;
-    return x ^ (x >> 16);
+    SKP_MIX32(x);
+    return x;
 }
 
 // A model's key after absorbing the epoch and the step within it
@@ -705,14 +710,64 @@ SKP_INLINE bool dropout_keep(uint32_t step_key, int layer, long row, int unit, u
     return mix32(dropout_row_state(step_key, layer, row) ^ uint32_t(unit)) >= threshold;
 }
 
+// A dropout model's masking: a unit is kept (and scaled by `keep`) where
+// its hash reaches t; a threshold of 2^32 keeps nothing (t 0, keep 0).
+template <class T> struct DropoutMasking {
+    uint32_t t;
+    T keep;
+    DropoutMasking(uint64_t threshold, T scale)
+        : t(threshold > 0xFFFFFFFFull ? 0 : uint32_t(threshold)), keep(threshold > 0xFFFFFFFFull ? T(0) : scale) {}
+};
+
+// The masks of a unit for L rows at once (row_state: the rows'
+// dropout_row_state, a row a lane): keep where mix32(state ^ unit) reaches
+// t, else 0, in T's lanes.
+template <class T>
+SKP_INLINE typename VT<T>::V dropout_mask_lanes(const uint32_t* row_state, uint32_t unit,
+                                                const DropoutMasking<T>& masking) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    typedef uint32_t U __attribute__((vector_size(L * 4)));
+    typedef typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type I;
+    typedef I Mask __attribute__((vector_size(L * sizeof(T))));
+    U x;
+    std::memcpy(&x, row_state, sizeof(U));
+    x ^= unit;
+    SKP_MIX32(x);
+    const Mask kept = __builtin_convertvector(x >= masking.t, Mask);
+    return kept ? vsplat<T>(masking.keep) : V{};
+}
+
+// f'(z) from y = f(z) of a cheap activation (chosen at run time) for the
+// dropout pass: derivative_of_output's, and ReLU's and hardshrink's 0 or 1
+// (their backward selects on it).
+template <class T> SKP_INLINE typename VT<T>::V cheap_dropout_derivative(int act, typename VT<T>::V y) {
+    typedef typename VT<T>::V V;
+    const V zero{}, one = vsplat<T>(1);
+    switch (act) {
+    case A_RELU: return y > zero ? one : zero;
+    case A_HARDSHRINK: return y != zero ? one : zero;
+    case A_LEAKY: return derivative_of_output<T, A_LEAKY>(y);
+    default: return one;  // identity
+    }
+}
+
 // f'(z) from y = f(z) for the dropout pass: derivative_at's, and ReLU's and
 // hardshrink's 0 or 1 (their backward selects on it).
 template <class T, int act> SKP_INLINE typename VT<T>::V dropout_derivative(const T* a, long o) {
-    typedef typename VT<T>::V V;
-    const V zero{}, one = vsplat<T>(1);
-    if constexpr (act == A_RELU) return vload(a + o) > zero ? one : zero;
-    else if constexpr (act == A_HARDSHRINK) return vload(a + o) != zero ? one : zero;
+    if constexpr (act == A_RELU || act == A_HARDSHRINK) return cheap_dropout_derivative<T>(act, vload(a + o));
     else return derivative_at<T, act>(a, nullptr, o);
+}
+
+// A dropout model's hidden delta at offset o: (g * mask) * f'(z), in torch
+// autograd's order for h = f(z) * mask; ReLU and hardshrink select, as
+// StoreDelta.
+template <class T>
+SKP_INLINE typename VT<T>::V dropout_delta(int act, typename VT<T>::V g, const T* mask, const T* dz, long o) {
+    typedef typename VT<T>::V V;
+    const V zero{}, gm = g * vload(mask + o);
+    if (act == A_RELU || act == A_HARDSHRINK) return vload(dz + o) != zero ? gm : zero;
+    return gm * vload(dz + o);
 }
 
 // A dropout model's hidden layer after its forward stored a = f(z) (n_out,
@@ -726,18 +781,16 @@ template <class T, int act>
 void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
                       uint64_t threshold, T scale) {
     constexpr int L = VT<T>::L;
-    // a 32-bit compare (vectorised); threshold 2^32 keeps nothing
-    const bool none = threshold > 0xFFFFFFFFull;
-    const uint32_t t = uint32_t(none ? 0 : threshold);
-    const T keep = none ? T(0) : scale;
+    const DropoutMasking<T> masking(threshold, scale);
     for (int j = 0; j < n_out; ++j) {
         T* aj = a + j * bp;
         T* dj = dz + j * bp;
         T* mj = mask + j * bp;
-        for (long r = 0; r < lanes; ++r) mj[r] = mix32(row_state[r] ^ uint32_t(j)) >= t ? keep : T(0);
         for (long i = 0; i < lanes; i += L) {
+            const auto mk = dropout_mask_lanes<T>(row_state + i, uint32_t(j), masking);
+            vstore(mj + i, mk);
             if constexpr (derivative_from_output(act)) vstore(dj + i, dropout_derivative<T, act>(aj, i));
-            vstore(aj + i, vload(aj + i) * vload(mj + i));
+            vstore(aj + i, vload(aj + i) * mk);
         }
     }
 }
@@ -759,13 +812,7 @@ template <class T> struct StoreDropoutDelta {
     const T* dz;  // f'(z), unmasked (dropout_layer)
     int act;
     SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
-        typedef typename VT<T>::V V;
-        const V zero{}, gm = g * vload(mask + o);
-        if (act == A_RELU || act == A_HARDSHRINK) {
-            vstore(out + o, vload(dz + o) != zero ? gm : zero);
-        } else {
-            vstore(out + o, gm * vload(dz + o));
-        }
+        vstore(out + o, dropout_delta<T>(act, g, mask, dz, o));
     }
 };
 
@@ -819,17 +866,29 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
     });
 }
 
+// A dropout training step's hidden layer in the fused one-hidden-layer
+// tiles: the rows' dropout_row_state (a row a lane), the masking, and where
+// the forward leaves f'(z) and the mask (as dropout_layer does).
+template <class T> struct FusedDropout {
+    const uint32_t* row_state;
+    DropoutMasking<T> masking;
+    T *dz, *mask;
+};
+
 // The forward of a network of one hidden layer with a cheap activation
 // whose inputs (NF) and outputs (NC) are few, in one pass: NVB vectors of
 // lanes at a time, the inputs in registers, each hidden unit's activation
 // is stored for the backward and multiplied at once into the outputs'
 // accumulators, where a second matmul loaded it again. Both sums run in
 // tile_mm's order (the bias, then the inner index up): the activations and
-// outputs are bit for bit the two matmuls'.
-template <class T, int NF, int NC, int NVB>
+// outputs are bit for bit the two matmuls'. DROP: a dropout step's, each
+// activation masked as dropout_layer masks it (its f'(z) and mask stored
+// beside it) before it enters the outputs, bit for bit that pass's.
+template <class T, int NF, int NC, int NVB, bool DROP>
 inline void tile_forward_one_hidden(int H, const T* __restrict x, long ld, const T* __restrict w_in, long ld_in,
                                     const T* __restrict b_in, const T* __restrict w_out, long ld_out,
-                                    const T* __restrict b_out, int act, T* __restrict a, T* __restrict out) {
+                                    const T* __restrict b_out, int act, T* __restrict a, T* __restrict out,
+                                    const FusedDropout<T>& drop) {
     typedef typename VT<T>::V V;
     constexpr int L = VT<T>::L;
     V xs[NF][NVB], acc[NC][NVB];
@@ -842,8 +901,15 @@ inline void tile_forward_one_hidden(int H, const T* __restrict x, long ld, const
         for (int u = 0; u < NVB; ++u) {
             V z = bias;
             for (int i = 0; i < NF; ++i) z += vsplat<T>(w_in[i * ld_in + r]) * xs[i][u];
-            const V y = cheap_activation_of<T>(act, z);
-            vstore(a + r * ld + u * L, y);
+            V y = cheap_activation_of<T>(act, z);
+            const long o = r * ld + u * L;
+            if constexpr (DROP) {
+                const V mk = dropout_mask_lanes<T>(drop.row_state + u * L, uint32_t(r), drop.masking);
+                vstore(drop.mask + o, mk);
+                vstore(drop.dz + o, cheap_dropout_derivative<T>(act, y));
+                y = y * mk;
+            }
+            vstore(a + o, y);
             for (int c = 0; c < NC; ++c) acc[c][u] += vsplat<T>(w_out[r * ld_out + c]) * y;
         }
     }
@@ -865,10 +931,14 @@ constexpr int FORWARD_ONE_HIDDEN_VECS = VREGS >= 32 ? 2 : 1;
 // hidden units' lanes for a few multiply-adds a vector. Every product is
 // the one those passes take, summed per lane in their order and across
 // lanes by the same LaneSums: the gradients are bit for bit theirs.
-template <class T, int NF, int NC, int MR>
+//
+// With a dropout model's mask (DROP), h is the masked activation and the
+// delta dropout_delta's, as StoreDropoutDelta forms it.
+template <class T, int NF, int NC, int MR, bool DROP>
 inline void tile_one_hidden(int nv, const T* __restrict x, const T* __restrict h, const T* __restrict dz,
-                            const T* __restrict d, long ld, const T* __restrict w_out, long wld, int act,
-                            T* __restrict g_hidden, long ghld, T* __restrict gb_hidden, T* __restrict g_out) {
+                            const T* __restrict mask, const T* __restrict d, long ld, const T* __restrict w_out,
+                            long wld, int act, T* __restrict g_hidden, long ghld, T* __restrict gb_hidden,
+                            T* __restrict g_out) {
     typedef typename VT<T>::V V;
     constexpr int L = VT<T>::L, PER_ROW = NF + NC + 1;
     V c[MR][NC], acc[MR * PER_ROW];
@@ -888,7 +958,7 @@ inline void tile_one_hidden(int nv, const T* __restrict x, const T* __restrict h
             V g = vsplat<T>(T(0));  // tile_narrow's sum, from its zero bias
             for (int t = 0; t < NC; ++t) g += c[r][t] * ds[t];
             for (int t = 0; t < NC; ++t) a[NF + t] += hr * ds[t];
-            const V delta = delta_of<T>(act, g, h, dz, o);
+            const V delta = DROP ? dropout_delta<T>(act, g, mask, dz, o) : delta_of<T>(act, g, h, dz, o);
             for (int i = 0; i < NF; ++i) a[i] += xs[i] * delta;
             a[NF + NC] += delta;
         }
@@ -924,12 +994,14 @@ constexpr int FUSED_MAX_INPUTS = SKP_FUSED_MAX_INPUTS, FUSED_MAX_OUTPUTS = 4;
 
 // The whole backward of a one-hidden-layer network (see tile_one_hidden):
 // x (F, ld) its inputs, h / dz (H, ld) its hidden layer's activation and
-// stored f'(z), d (C, ld) the loss's gradient on its outputs, w_out its
-// output weights (H, C; row stride wld); the dense gradients g (as
-// Scratch::grads: W_hidden (F, H), b_hidden, W_out (H, C), b_out).
+// stored f'(z), mask (H, ld) a dropout step's mask (else null), d (C, ld)
+// the loss's gradient on its outputs, w_out its output weights (H, C; row
+// stride wld); the dense gradients g (as Scratch::grads: W_hidden (F, H),
+// b_hidden, W_out (H, C), b_out).
 template <class T>
-void backward_one_hidden(int F, int H, int C, int nv, const T* x, const T* h, const T* dz, const T* d, long ld,
-                         const T* w_out, long wld, int act, T* g_hidden, T* gb_hidden, T* g_out, T* gb_out) {
+void backward_one_hidden(int F, int H, int C, int nv, const T* x, const T* h, const T* dz, const T* mask,
+                         const T* d, long ld, const T* w_out, long wld, int act, T* g_hidden, T* gb_hidden,
+                         T* g_out, T* gb_out) {
     typedef typename VT<T>::V V;
     constexpr int L = VT<T>::L;
     for (int t = 0; t < C; ++t) {  // the output bias: outer_lanes' lane sums of d
@@ -941,9 +1013,16 @@ void backward_one_hidden(int F, int H, int C, int nv, const T* x, const T* h, co
         with_count<FUSED_MAX_OUTPUTS>(C, [&](auto nc) {
             constexpr int NF = decltype(nf)::value, NC = decltype(nc)::value;
             balanced_tiles<one_hidden_rows<NF, NC>()>(H, [&](int r, auto n) {
-                tile_one_hidden<T, NF, NC, decltype(n)::value>(nv, x, h + r * ld, dz + r * ld, d, ld,
-                                                               w_out + r * wld, wld, act, g_hidden + r, H,
-                                                               gb_hidden + r, g_out + r * NC);
+                constexpr int MR = decltype(n)::value;
+                if (mask) {
+                    tile_one_hidden<T, NF, NC, MR, true>(nv, x, h + r * ld, dz + r * ld, mask + r * ld, d, ld,
+                                                         w_out + r * wld, wld, act, g_hidden + r, H,
+                                                         gb_hidden + r, g_out + r * NC);
+                } else {
+                    tile_one_hidden<T, NF, NC, MR, false>(nv, x, h + r * ld, dz + r * ld, nullptr, d, ld,
+                                                          w_out + r * wld, wld, act, g_hidden + r, H,
+                                                          gb_hidden + r, g_out + r * NC);
+                }
             });
         });
     });
@@ -1153,26 +1232,28 @@ template <class T> struct Problem {
 // dropout_step_key), each activation is multiplied by its mask (s.mask[l])
 // after the layer, and s.z[l] holds f'(z) (dropout_layer).
 // Whether a model trains by forward_one_hidden and backward_one_hidden:
-// one hidden layer, few inputs and outputs, no dropout (the forward's
-// fused pass also needs a cheap activation).
+// one hidden layer, few inputs and outputs (the forward's fused pass also
+// needs a cheap activation; dropout models' steps mask in both).
 inline bool one_hidden_fused(const Model& m) {
-    return m.depth == 1 && !m.drops() && m.layers[0].n_in <= FUSED_MAX_INPUTS &&
-           m.layers[1].n_out <= FUSED_MAX_OUTPUTS;
+    return m.depth == 1 && m.layers[0].n_in <= FUSED_MAX_INPUTS && m.layers[1].n_out <= FUSED_MAX_OUTPUTS;
 }
 
 // The forward of a one-hidden-layer network (see tile_forward_one_hidden):
 // x (F, ld) its inputs, a (H, ld) its hidden activation, out (C, ld) its
 // outputs, nv vectors of lanes.
-template <class T>
-void forward_one_hidden(const Model& m, const T* x, long ld, int nv, const T* params, T* a, T* out) {
+template <class T, bool DROP>
+void forward_one_hidden(const Model& m, const T* x, long ld, int nv, const T* params, T* a, T* out,
+                        const FusedDropout<T>& drop) {
     const Layer &hidden = m.layers[0], &last = m.layers[1];
     constexpr int L = VT<T>::L;
     with_count<FUSED_MAX_INPUTS>(hidden.n_in, [&](auto nf) {
         with_count<FUSED_MAX_OUTPUTS>(last.n_out, [&](auto nc) {
             balanced_tiles<FORWARD_ONE_HIDDEN_VECS>(nv, [&](int v, auto n) {
-                tile_forward_one_hidden<T, decltype(nf)::value, decltype(nc)::value, decltype(n)::value>(
+                const FusedDropout<T> rows{DROP ? drop.row_state + v * L : nullptr, drop.masking,
+                                           DROP ? drop.dz + v * L : nullptr, DROP ? drop.mask + v * L : nullptr};
+                tile_forward_one_hidden<T, decltype(nf)::value, decltype(nc)::value, decltype(n)::value, DROP>(
                     hidden.n_out, x + v * L, ld, params + hidden.w_off, hidden.ld, params + hidden.b_off,
-                    params + last.w_off, last.ld, params + last.b_off, m.act, a + v * L, out + v * L);
+                    params + last.w_off, last.ld, params + last.b_off, m.act, a + v * L, out + v * L, rows);
             });
         });
     });
@@ -1182,8 +1263,16 @@ template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
     const int nv = int(lanes / VT<T>::L);
-    if (cheap_activation(m.act) && one_hidden_fused(m)) {  // never a dropout model's
-        forward_one_hidden<T>(m, x, bp, nv, params, s.a[0], s.logits);
+    if (cheap_activation(m.act) && one_hidden_fused(m)) {
+        if (dropout) {  // masked in the pass (as dropout_layer masks)
+            for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(*dropout, 0, r);
+            const FusedDropout<T> drop{s.row_state.data(), DropoutMasking<T>(m.drop_threshold, T(m.drop_scale)),
+                                       s.z[0], s.mask[0]};
+            forward_one_hidden<T, true>(m, x, bp, nv, params, s.a[0], s.logits, drop);
+        } else {
+            forward_one_hidden<T, false>(m, x, bp, nv, params, s.a[0], s.logits,
+                                         FusedDropout<T>{nullptr, DropoutMasking<T>(0, T(0)), nullptr, nullptr});
+        }
         return;
     }
     const T* input = x;
@@ -1358,8 +1447,9 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
     if (one_hidden_fused(m)) {
         const Layer &hidden = m.layers[0], &out = m.layers[1];
         T* g = s.grads;
-        backward_one_hidden<T>(hidden.n_in, hidden.n_out, C, nv, x, s.a[0], s.z[0], d, bp, params + out.w_off,
-                               out.ld, m.act, g + s.g_off[0], g + s.g_off[1], g + s.g_off[2], g + s.g_off[3]);
+        backward_one_hidden<T>(hidden.n_in, hidden.n_out, C, nv, x, s.a[0], s.z[0], m.drops() ? s.mask[0] : nullptr,
+                               d, bp, params + out.w_off, out.ld, m.act, g + s.g_off[0], g + s.g_off[1],
+                               g + s.g_off[2], g + s.g_off[3]);
         return loss;
     }
     for (int l = m.depth; l >= 0; --l) {

@@ -41,14 +41,17 @@ from skpmlp._engine._minibatch._batches import BatchPlanner
 
 #: (hidden_layer_sizes, activation, learning rate, alpha, repeat), each with
 #: its optimizer and dropout below
+#: (one hidden layer of few inputs and outputs: the kernel's fused tiles,
+#: whose forward masks in its pass where the activation is ReLU's)
 MODELS = [((5,), "tanh", 3e-2, 0.0, 0), ((4, 3), "relu", 1e-2, 0.0, 1), ((6,), "logistic", 5e-2, 0.0, 2),
-          ((5,), "tanh", 3e-2, 0.0, 3), ((5, 4), "tanh", 2e-2, 0.0, 4)]
+          ((5,), "tanh", 3e-2, 0.0, 3), ((5, 4), "tanh", 2e-2, 0.0, 4), ((7,), "relu", 2e-2, 0.0, 5)]
 SETTINGS = [
     OptimizerSettings("adam", dropout=0.2),
     OptimizerSettings("adam"),
     OptimizerSettings("sgd", momentum=0.8, dropout=0.3),
     OptimizerSettings("adam", beta_2=0.99, dropout=0.1),
     OptimizerSettings("sgd", momentum=0.5, nesterovs_momentum=False, dropout=0.25),
+    OptimizerSettings("adam", dropout=0.35),
 ]
 TORCH_ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "logistic": torch.sigmoid}
 
