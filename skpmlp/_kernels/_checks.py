@@ -129,7 +129,8 @@ def check_tables(meta, hyper, bounds):
         (w_off < 0) | (b_off < 0) | (w_off + (n_in - 1) * ld + n_out > n_params)
         | (b_off + n_out > n_params)
     )).any(axis=0)
-    for layer in np.flatnonzero(bad_sizes | outside)[:1]:
+    if bad_sizes.any() or outside.any():
+        layer = int(np.argmax(bad_sizes | outside))
         if bad_sizes[layer]:
             raise ValueError(
                 f"layer {layer}: sizes must be positive and row strides at least the width"

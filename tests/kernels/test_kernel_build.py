@@ -214,6 +214,11 @@ def _run(meta, hyper, batches, buffers):
     (lambda m, h, b, f: b.update(X=b["X"].transpose(2, 3)), ValueError, "contiguous"),
     (lambda m, h, b, f: b.update(W=b["W"][..., :-1].contiguous()), ValueError, "W must have shape"),
     (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["w_off"]), 10**9), ValueError, "outside"),
+    # the first bad layer named
+    (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["ld"] + 1), 0), ValueError,
+     "layer 1: sizes must be positive"),
+    (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["b_off"] + 1), 10**9), ValueError,
+     "layer 1: a weight or bias range lies outside"),
     (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["depth"]), 99), ValueError, "depth"),
     (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["fold"]), 3), ValueError, "fold"),
     (lambda m, h, b, f: m.__setitem__((0, _kernels.META_FIELDS["slot"]), -1), ValueError, "slot"),
