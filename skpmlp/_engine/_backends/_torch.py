@@ -85,9 +85,10 @@ class PopulationTrainer:
         self._replica_sgd = _velocity(self._replica_optimizer)
         # the fold's optimizer steps a replica did not take (refills, see _refill)
         self._replica_step_offset = np.zeros(len(self._replica_lr))
-        # every replica's dropout key, from its model's seed (fold replicas share it)
-        self._replica_key = np.array([model_key(seed) for seed in replicas.init_seeds],
-                                     dtype=np.int64)
+        # every replica's dropout key, from its model's seed (fold replicas
+        # share it: hashed once a model, in Python)
+        self._replica_key = np.tile(np.array([model_key(seed) for seed in spec.init_seeds],
+                                             dtype=np.int64), n_folds)
         self.initial_learning_rates = self._replica_lr.copy()
         if state is None:
             net = build_network(replicas, config, n_features, folds=self._replica_fold)
