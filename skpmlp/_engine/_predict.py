@@ -7,8 +7,8 @@ import torch
 
 from .. import _kernels
 from ._activations import ACTIVATION_CODES, ACTIVATIONS
-from ._backends._choice import torch_is_faster
-from ._backends._native import native_supported
+from ._backends._choice import choose_trainer
+from ._backends._native import NativeTrainer
 from ._build import DTYPES, as_tensor, build_network
 from ._losses import predictions
 from ._spec import PopulationSpec
@@ -97,11 +97,9 @@ def population_outputs(coefs, intercepts, activations, config, X):
 
 def _kernel_forward_runs(spec, config):
     """Whether :func:`population_outputs` runs on the native kernel's
-    forward: where a run of these models would train on it (the CPU, not
-    ``backend="torch"``, no population that torch's GEMMs train faster)."""
-    if config.backend == "torch" or native_supported(config, spec) is not None:
-        return False
-    return torch_is_faster(spec) is None and _kernels.kernel_available()
+    forward: where a run of these models would train on it
+    (:func:`~._backends._choice.choose_trainer`'s choice)."""
+    return choose_trainer(spec, config) is NativeTrainer
 
 
 def _kernel_outputs(coefs, intercepts, activations, config, X):

@@ -715,7 +715,7 @@ SKP_INLINE bool dropout_keep(uint32_t step_key, int layer, long row, int unit, u
 template <class T> struct DropoutMasking {
     uint32_t t;
     T keep;
-    DropoutMasking(uint64_t threshold, T scale)
+    DropoutMasking(uint64_t threshold = 0, T scale = T(0))
         : t(threshold > 0xFFFFFFFFull ? 0 : uint32_t(threshold)), keep(threshold > 0xFFFFFFFFull ? T(0) : scale) {}
 };
 
@@ -870,9 +870,9 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
 // tiles: the rows' dropout_row_state (a row a lane), the masking, and where
 // the forward leaves f'(z) and the mask (as dropout_layer does).
 template <class T> struct FusedDropout {
-    const uint32_t* row_state;
+    const uint32_t* row_state = nullptr;
     DropoutMasking<T> masking;
-    T *dz, *mask;
+    T *dz = nullptr, *mask = nullptr;
 };
 
 // The forward of a network of one hidden layer with a cheap activation
@@ -1259,19 +1259,24 @@ void forward_one_hidden(const Model& m, const T* x, long ld, int nv, const T* pa
     });
 }
 
+// Every row's dropout_row_state of hidden layer `layer` in the step of
+// dropout_step_key step_key, into s.row_state (a row a lane).
+template <class T> void dropout_row_states(Scratch<T>& s, uint32_t step_key, int layer, long lanes) {
+    for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(step_key, layer, r);
+}
+
 template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
     const int nv = int(lanes / VT<T>::L);
     if (cheap_activation(m.act) && one_hidden_fused(m)) {
         if (dropout) {  // masked in the pass (as dropout_layer masks)
-            for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(*dropout, 0, r);
+            dropout_row_states(s, *dropout, 0, lanes);
             const FusedDropout<T> drop{s.row_state.data(), DropoutMasking<T>(m.drop_threshold, T(m.drop_scale)),
                                        s.z[0], s.mask[0]};
             forward_one_hidden<T, true>(m, x, bp, nv, params, s.a[0], s.logits, drop);
         } else {
-            forward_one_hidden<T, false>(m, x, bp, nv, params, s.a[0], s.logits,
-                                         FusedDropout<T>{nullptr, DropoutMasking<T>(0, T(0)), nullptr, nullptr});
+            forward_one_hidden<T, false>(m, x, bp, nv, params, s.a[0], s.logits, FusedDropout<T>{});
         }
         return;
     }
@@ -1299,7 +1304,7 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
             });
         }
         if (dropout) {  // a slower pass of its own: models without dropout never branch per element
-            for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(*dropout, l, r);
+            dropout_row_states(s, *dropout, l, lanes);
             dropout_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, m.drop_threshold,
                              T(m.drop_scale));
         }

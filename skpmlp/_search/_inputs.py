@@ -41,7 +41,7 @@ class InputTransforms:
     """
 
     fitted: dict
-    X: np.ndarray = None
+    X: np.ndarray = dataclasses.field(default=None, compare=False)
     #: {(value, fold): X through that fold's transform of value}, made once
     #: where X is small (:data:`KEPT_COPY_BYTES`): a fold's training copy
     #: and its scored rows are the same array (every transform maps each
