@@ -1,8 +1,7 @@
 """Cost of ``dropout`` (issue 40, item 1).
 
 Dropout trains on the native kernel (which hashes every hidden unit's mask
-in a pass of its own after each hidden layer, and masks the backward's
-delta), on the Triton kernels (the same hash, folded into the stored
+where the layer's activation is formed, and masks the backward's delta), on the Triton kernels (the same hash, folded into the stored
 activations and derivatives) and on torch. This measures its cost on
 one search of 36 models (widths 32, 64 and 32-32, relu and tanh, two
 learning rates, three alphas) on a 500 x 8 classification set, 30 epochs,

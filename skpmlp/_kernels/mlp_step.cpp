@@ -738,78 +738,122 @@ SKP_INLINE typename VT<T>::V dropout_mask_lanes(const uint32_t* row_state, uint3
     return kept ? vsplat<T>(masking.keep) : V{};
 }
 
-// f'(z) from y = f(z) of a cheap activation (chosen at run time) for the
-// dropout pass: derivative_of_output's, and ReLU's and hardshrink's 0 or 1
-// (their backward selects on it).
-template <class T> SKP_INLINE typename VT<T>::V cheap_dropout_derivative(int act, typename VT<T>::V y) {
+// Whether a dropout step's backward of the activation selects (ReLU and
+// hardshrink, as delta_at): then the forward stores one gate a unit and
+// row, not its mask and f'(z) (dropout_gate).
+constexpr bool dropout_selects(int act) { return act == A_RELU || act == A_HARDSHRINK; }
+
+// The gate of a selecting activation's unit (dropout_selects) from y = f(z)
+// and the unit's mask mk: mk where the unit is on (f'(z) = 1), -1 where it
+// is off. dropout_delta's (gate >= 0 ? g * gate : 0) is then torch's
+// backward of h = f(z) * mask bit for bit, a non-finite g included: g * mask
+// where the unit is on (dropped or not), 0 where it is off.
+template <class T> SKP_INLINE typename VT<T>::V dropout_gate(int act, typename VT<T>::V y, typename VT<T>::V mk) {
     typedef typename VT<T>::V V;
-    const V zero{}, one = vsplat<T>(1);
-    switch (act) {
-    case A_RELU: return y > zero ? one : zero;
-    case A_HARDSHRINK: return y != zero ? one : zero;
-    case A_LEAKY: return derivative_of_output<T, A_LEAKY>(y);
-    default: return one;  // identity
-    }
+    const V zero{};
+    const auto on = act == A_RELU ? y > zero : y != zero;
+    return on ? mk : vsplat<T>(T(-1));
 }
 
-// f'(z) from y = f(z) for the dropout pass: derivative_at's, and ReLU's and
-// hardshrink's 0 or 1 (their backward selects on it).
-template <class T, int act> SKP_INLINE typename VT<T>::V dropout_derivative(const T* a, long o) {
-    if constexpr (act == A_RELU || act == A_HARDSHRINK) return cheap_dropout_derivative<T>(act, vload(a + o));
-    else return derivative_at<T, act>(a, nullptr, o);
+// A dropout step's hidden unit at offset o after y = f(z) of a cheap
+// activation (chosen at run time) and its mask mk: the masked activation h
+// = y * mk returned for the caller to store, and what the backward needs
+// stored beside it: the gate of a selecting activation (into dz), else the
+// mask and f'(z) (derivative_of_output's; identity's 1).
+template <class T>
+SKP_INLINE typename VT<T>::V drop_cheap_activation(int act, typename VT<T>::V y, typename VT<T>::V mk, T* dz,
+                                                   T* mask, long o) {
+    if (dropout_selects(act)) {
+        vstore(dz + o, dropout_gate<T>(act, y, mk));
+    } else {
+        vstore(mask + o, mk);
+        vstore(dz + o, act == A_LEAKY ? derivative_of_output<T, A_LEAKY>(y) : vsplat<T>(T(1)));
+    }
+    return y * mk;
 }
 
 // A dropout model's hidden delta at offset o: (g * mask) * f'(z), in torch
-// autograd's order for h = f(z) * mask; ReLU and hardshrink select, as
-// StoreDelta.
+// autograd's order for h = f(z) * mask; for a selecting activation, its
+// gate's select (dropout_gate).
 template <class T>
 SKP_INLINE typename VT<T>::V dropout_delta(int act, typename VT<T>::V g, const T* mask, const T* dz, long o) {
     typedef typename VT<T>::V V;
-    const V zero{}, gm = g * vload(mask + o);
-    if (act == A_RELU || act == A_HARDSHRINK) return vload(dz + o) != zero ? gm : zero;
-    return gm * vload(dz + o);
+    const V zero{};
+    if (dropout_selects(act)) {
+        const V gate = vload(dz + o);
+        return gate >= zero ? g * gate : zero;
+    }
+    return (g * vload(mask + o)) * vload(dz + o);
 }
 
-// A dropout model's hidden layer after its forward stored a = f(z) (n_out,
-// bp): the mask into mask, f'(z) into dz (GELU's and Mish's are there
-// already; the others are taken from a before it is masked), then a *= mask
-// (h = f(z) * mask, as the torch path). row_state (bp) holds the rows'
-// dropout_row_state of this layer; a row is its lane. Only the first
-// `lanes` columns (the batch's real rows, rounded up to whole vectors) are
-// masked.
-template <class T, int act>
-void dropout_layer_as(T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
-                      uint64_t threshold, T scale) {
-    constexpr int L = VT<T>::L;
-    const DropoutMasking<T> masking(threshold, scale);
-    for (int j = 0; j < n_out; ++j) {
-        T* aj = a + j * bp;
-        T* dj = dz + j * bp;
-        T* mj = mask + j * bp;
-        for (long i = 0; i < lanes; i += L) {
-            const auto mk = dropout_mask_lanes<T>(row_state + i, uint32_t(j), masking);
+// A dropout step's hidden layer with a cheap activation, in the matmul's
+// registers: h = f(z) * mask into a, and the gate or the mask and f'(z)
+// (drop_cheap_activation). The store's offset o = unit * ld + lane gives
+// the unit and the lanes' dropout_row_state by a multiplication by 1 / ld,
+// not a division: o + L / 2 lies at least L / 2 from a multiple of ld,
+// far beyond the product's rounding for any layer that fits in memory.
+template <class T> struct StoreDroppedCheapActivation {
+    T *a, *dz, *mask;
+    const uint32_t* row_state;
+    DropoutMasking<T> masking;
+    int act;
+    long ld;
+    double inv_ld;
+    SKP_INLINE void operator()(long o, typename VT<T>::V z) const {
+        const long unit = long((double(o) + 0.5 * VT<T>::L) * inv_ld), lane = o - unit * ld;
+        const auto mk = dropout_mask_lanes<T>(row_state + lane, uint32_t(unit), masking);
+        vstore(a + o, drop_cheap_activation<T>(act, cheap_activation_of<T>(act, z), mk, dz, mask, o));
+    }
+};
+
+// A dropout step's hidden units [unit0, unit0 + n) of a costly activation
+// after the matmul stored their products z (n, bp): h = f(z) * mask into a,
+// f'(z) into z and the mask into mask, in one pass over the block while it
+// is in L1 (activate_as's U vectors at a time). Only the first `lanes`
+// columns are used.
+template <class T, int act, class M>
+void activate_dropped_as(T* z, T* a, T* mask, int unit0, int n, long bp, long lanes, const uint32_t* row_state,
+                         const DropoutMasking<T>& masking) {
+    typedef typename M::V V;
+    constexpr int L = VT<T>::L, U = sizeof(T) == 4 ? 4 : 2;
+    for (int j = 0; j < n; ++j) {
+        T *zj = z + j * bp, *aj = a + j * bp, *mj = mask + j * bp;
+        const auto unit = uint32_t(unit0 + j);
+        auto finish = [&](long i, V y, V dy) {
+            const V mk = dropout_mask_lanes<T>(row_state + i, unit, masking);
             vstore(mj + i, mk);
-            if constexpr (derivative_from_output(act)) vstore(dj + i, dropout_derivative<T, act>(aj, i));
-            vstore(aj + i, vload(aj + i) * mk);
+            vstore(zj + i, dy);
+            vstore(aj + i, y * mk);
+        };
+        long i = 0;
+        for (; i + U * L <= lanes; i += U * L) {
+            V y[U], dy[U];
+            for (int u = 0; u < U; ++u) activation_pair<T, act, M>(vload(zj + i + u * L), y[u], dy[u]);
+            for (int u = 0; u < U; ++u) finish(i + u * L, y[u], dy[u]);
+        }
+        for (; i < lanes; i += L) {
+            V y, dy;
+            activation_pair<T, act, M>(vload(zj + i), y, dy);
+            finish(i, y, dy);
         }
     }
 }
 
-template <class T>
-void dropout_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
-                   uint64_t threshold, T scale) {
-#define SKP_CALL(CODE) dropout_layer_as<T, CODE>(a, dz, mask, row_state, n_out, bp, lanes, threshold, scale)
+template <class T, class M = VMath<T>>
+void activate_dropped(int act, T* z, T* a, T* mask, int unit0, int n, long bp, long lanes, const uint32_t* row_state,
+                      const DropoutMasking<T>& masking) {
+#define SKP_CALL(CODE) activate_dropped_as<T, CODE, M>(z, a, mask, unit0, n, bp, lanes, row_state, masking)
     SKP_ACTIVATION_CASES(SKP_CALL)
 #undef SKP_CALL
 }
 
 // A dropout model's hidden layer's backward: delta = (W . delta_next) *
 // mask * f'(z), in torch autograd's order for h = f(z) * mask ((g * mask)
-// then f's backward); ReLU and hardshrink select, as StoreDelta.
+// then f's backward); ReLU and hardshrink by their gate (dropout_delta).
 template <class T> struct StoreDropoutDelta {
     T* out;
     const T* mask;
-    const T* dz;  // f'(z), unmasked (dropout_layer)
+    const T* dz;  // f'(z), unmasked, or the gate (drop_cheap_activation, activate_dropped)
     int act;
     SKP_INLINE void operator()(long o, typename VT<T>::V g) const {
         vstore(out + o, dropout_delta<T>(act, g, mask, dz, o));
@@ -868,7 +912,7 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
 
 // A dropout training step's hidden layer in the fused one-hidden-layer
 // tiles: the rows' dropout_row_state (a row a lane), the masking, and where
-// the forward leaves f'(z) and the mask (as dropout_layer does).
+// the forward leaves f'(z) and the mask, or the gate (drop_cheap_activation).
 template <class T> struct FusedDropout {
     const uint32_t* row_state = nullptr;
     DropoutMasking<T> masking;
@@ -882,8 +926,9 @@ template <class T> struct FusedDropout {
 // accumulators, where a second matmul loaded it again. Both sums run in
 // tile_mm's order (the bias, then the inner index up): the activations and
 // outputs are bit for bit the two matmuls'. DROP: a dropout step's, each
-// activation masked as dropout_layer masks it (its f'(z) and mask stored
-// beside it) before it enters the outputs, bit for bit that pass's.
+// activation masked by drop_cheap_activation (what the backward needs
+// stored beside it) before it enters the outputs, bit for bit
+// StoreDroppedCheapActivation's.
 template <class T, int NF, int NC, int NVB, bool DROP>
 inline void tile_forward_one_hidden(int H, const T* __restrict x, long ld, const T* __restrict w_in, long ld_in,
                                     const T* __restrict b_in, const T* __restrict w_out, long ld_out,
@@ -905,9 +950,7 @@ inline void tile_forward_one_hidden(int H, const T* __restrict x, long ld, const
             const long o = r * ld + u * L;
             if constexpr (DROP) {
                 const V mk = dropout_mask_lanes<T>(drop.row_state + u * L, uint32_t(r), drop.masking);
-                vstore(drop.mask + o, mk);
-                vstore(drop.dz + o, cheap_dropout_derivative<T>(act, y));
-                y = y * mk;
+                y = drop_cheap_activation<T>(act, y, mk, drop.dz, drop.mask, o);
             }
             vstore(a + o, y);
             for (int c = 0; c < NC; ++c) acc[c][u] += vsplat<T>(w_out[r * ld_out + c]) * y;
@@ -1229,8 +1272,10 @@ template <class T> struct Problem {
 // a batch's real rows lie first, and the zero-weight columns past them
 // change nothing, so a short last batch costs its own rows, not bp. With
 // `dropout` (a training step of a model that drops units: its
-// dropout_step_key), each activation is multiplied by its mask (s.mask[l])
-// after the layer, and s.z[l] holds f'(z) (dropout_layer).
+// dropout_step_key), each activation is multiplied by its mask in the
+// layer's epilogue or activation pass, and s.z[l] holds f'(z) and s.mask[l]
+// the mask, or s.z[l] the gate of ReLU and hardshrink
+// (drop_cheap_activation, activate_dropped).
 // Whether a model trains by forward_one_hidden and backward_one_hidden:
 // one hidden layer, few inputs and outputs (the forward's fused pass also
 // needs a cheap activation; dropout models' steps mask in both).
@@ -1270,7 +1315,7 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
              const uint32_t* dropout = nullptr) {
     const int nv = int(lanes / VT<T>::L);
     if (cheap_activation(m.act) && one_hidden_fused(m)) {
-        if (dropout) {  // masked in the pass (as dropout_layer masks)
+        if (dropout) {  // masked in the pass (as StoreDroppedCheapActivation masks)
             dropout_row_states(s, *dropout, 0, lanes);
             const FusedDropout<T> drop{s.row_state.data(), DropoutMasking<T>(m.drop_threshold, T(m.drop_scale)),
                                        s.z[0], s.mask[0]};
@@ -1291,22 +1336,26 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
         }
         T *a = s.a[l], *z = s.z[l];
         const int act = m.act;
-        if (cheap_activation(act)) {  // in the matmul's registers
+        if (dropout) dropout_row_states(s, *dropout, l, lanes);
+        const DropoutMasking<T> masking(dropout ? m.drop_threshold : 0, T(m.drop_scale));
+        if (cheap_activation(act) && dropout) {  // masked in the matmul's registers
+            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b,
+                            StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp,
+                                                           1.0 / double(bp)});
+        } else if (cheap_activation(act)) {  // in the matmul's registers
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
         } else {  // over each block of rows after the matmul stored it, in L1
             balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
                 matmul_lanes<T>(n, L.n_in, w + r, 1, L.ld, input, bp, nv, b + r, StoreProduct<T>{z + r * bp});
-                if (lanes == bp) {  // the block's rows lie end to end: one pass over all of them
+                if (dropout) {  // masked in the same pass
+                    activate_dropped<T, Math>(act, z + r * bp, a + r * bp, s.mask[l] + r * bp, r, n, bp, lanes,
+                                              s.row_state.data(), masking);
+                } else if (lanes == bp) {  // the block's rows lie end to end: one pass over all of them
                     activate<T, Math>(act, z + r * bp, a + r * bp, n * bp);
                 } else {  // a short batch: each row's used lanes (the rest were never stored)
                     for (int j = r; j < r + n; ++j) activate<T, Math>(act, z + j * bp, a + j * bp, lanes);
                 }
             });
-        }
-        if (dropout) {  // a slower pass of its own: models without dropout never branch per element
-            dropout_row_states(s, *dropout, l, lanes);
-            dropout_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, m.drop_threshold,
-                             T(m.drop_scale));
         }
         input = a;
     }
@@ -1467,7 +1516,7 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
             // f'(z) from the forward's activation (or the f'(z) it left)
             const T *a = s.a[l - 1], *dz = s.z[l - 1];
             T* dp = s.delta_prev;
-            if (m.drops()) {  // f'(z) stored and the step's mask (dropout_layer)
+            if (m.drops()) {  // the forward's f'(z) and mask, or gate
                 matmul_lanes<T>(L.n_in, L.n_out, params + L.w_off, L.ld, 1, d, bp, nv, nullptr,
                                 StoreDropoutDelta<T>{dp, s.mask[l - 1], dz, m.act});
             } else {

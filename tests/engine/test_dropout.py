@@ -196,7 +196,7 @@ def test_rate_zero_trains_bit_for_bit_as_without_dropout(monkeypatch, backend):
     """A model of rate 0 beside dropout models is exactly the model of a
     population where none drops units; such a population never builds a
     mask (its steps are those of before dropout existed; on the kernel a
-    model of rate 0 takes no mask pass)."""
+    model of rate 0 draws no mask)."""
     X, y, _ = make_data("classification", n=100)
     cfg = _config(backend=backend)
     everyone = [(np.arange(len(X)), None)]

@@ -133,8 +133,9 @@ def test_kernel_equals_torch_engine_on_narrow_and_uneven_layers(task, n_features
 
 @pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2), ("multilabel", 3)])
 def test_kernel_draws_the_torch_paths_dropout_masks(task, n_outputs):
-    """Every activation (the mask pass after each epilogue, f'(z) stored
-    before the masking, ReLU's and hardshrink's selecting backward), depths
+    """Every activation (masked in the product's epilogue or the activation
+    pass, f'(z) stored before the masking, ReLU's and hardshrink's gate and
+    selecting backward), depths
     1-3, rates 0 to 0.5, two folds, sample weights, a short last batch: the
     torch engine's weights and loss curves; a model of rate 0 trains bit
     for bit as in a run without dropout."""
