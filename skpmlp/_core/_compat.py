@@ -6,6 +6,7 @@ scikit-learn's internals is mended in this file alone
 scikit-learn module or name, or touches the private attributes below).
 """
 
+from functools import lru_cache
 from inspect import signature
 
 import numpy as np
@@ -16,10 +17,15 @@ from sklearn.utils.validation import _check_sample_weight as check_sample_weight
 from sklearn.utils.validation import validate_data  # noqa: F401  (sklearn >= 1.6)
 
 
+@lru_cache(maxsize=None)
 def get_param_names(estimator_class):
     """The constructor parameter names of an estimator class, sorted
-    (``BaseEstimator._get_param_names``)."""
-    return estimator_class._get_param_names()
+    (``BaseEstimator._get_param_names``), as a tuple.
+
+    Cached per class: scikit-learn reads the constructor's signature on
+    every call (``inspect.signature``, about 0.25 ms), and a search's refit
+    asks it for every model it exports."""
+    return tuple(estimator_class._get_param_names())
 
 
 def scorer_accepts_sample_weight(scorer):

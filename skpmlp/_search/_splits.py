@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.model_selection import GroupKFold, GroupShuffleSplit, check_cv, train_test_split
+from sklearn.model_selection import (
+    GroupKFold,
+    GroupShuffleSplit,
+    ShuffleSplit,
+    StratifiedShuffleSplit,
+    check_cv,
+)
 from sklearn.utils import check_array
 
 from .._core._values import restores_best, restores_best_on_test_folds, uses_early_stopping
@@ -86,15 +92,23 @@ def holdout_split(y_encoded, fraction, seed, *, stratify, early_stopping=False):
             f"validation_fraction={fraction} with n_samples={n} leaves {n - n_val} training "
             f"and {n_val} validation samples; at least one of each is needed."
         )
-    if early_stopping:
+    train, val = _train_test_rows(n, n_val, seed, strata)
+    if early_stopping and len(val) < 2:
         # as scikit-learn's MLP: split first (a class too small to stratify
         # raises train_test_split's own error), then check the size
-        train, val = train_test_split(np.arange(n), test_size=n_val, random_state=seed,
-                                      stratify=strata)
-        if len(val) < 2:
-            raise ValueError(VALIDATION_TOO_SMALL)
-        return train, val
-    return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata)
+        raise ValueError(VALIDATION_TOO_SMALL)
+    return train, val
+
+
+def _train_test_rows(n, n_val, seed, strata):
+    """``train_test_split(np.arange(n), test_size=n_val, random_state=seed,
+    stratify=strata)``, the same rows and errors: the splitter it draws from,
+    without its argument checks and indexing (0.7 ms a call against 0.4 for
+    a stratified split, 0.15 unstratified: a small search splits every
+    fold)."""
+    splitter = (ShuffleSplit if strata is None else StratifiedShuffleSplit)(
+        test_size=n_val, train_size=n - n_val, random_state=seed)
+    return next(splitter.split(np.arange(n), strata))
 
 
 def _mlp_strata(y_encoded, n_classes):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_regression
-from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold, train_test_split
 from sklearn.neural_network import MLPClassifier
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor
@@ -12,6 +12,7 @@ from skpmlp._engine import TrainConfig
 from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._engine._init import population_initial_weights
 from skpmlp._search._space import build_population
+from skpmlp._search._splits import _train_test_rows
 from skpmlp.model_selection import fused_cross_validate
 
 SMALL = dict(
@@ -196,3 +197,27 @@ def test_error_score(iris):
     assert search.best_params_["learning_rate_init"] == 0.01
     with pytest.raises(ValueError, match="diverged"):
         ParallelMLPClassifier(cv=3, error_score="raise", **bad).fit(X * 1e3, y)
+
+
+@pytest.mark.parametrize("n", [10, 57, 150])
+@pytest.mark.parametrize("strata", [None, "classes", "column"])
+@pytest.mark.parametrize("n_val", [2, 3, "seventh"])
+def test_validation_rows_are_train_test_splits(n, strata, n_val):
+    """The holdout's rows come from train_test_split's splitter without its
+    checks: the same rows, and where it refuses (a class too small to
+    stratify, fewer validation rows than classes), the same message."""
+    y = np.random.default_rng(n).integers(0, 3, n)
+    y[:2] = [0, 1]
+    y[-1] = 2
+    strata = {None: None, "classes": y, "column": (y == 2)[:, None]}[strata]
+    n_val = n // 7 + 1 if n_val == "seventh" else n_val
+
+    def outcome(split):
+        try:
+            return [np.asarray(part).tolist() for part in split()]
+        except ValueError as error:
+            return str(error)
+
+    for seed in (0, 5, 2**31 - 3):
+        want = outcome(lambda: train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=strata))
+        assert outcome(lambda: _train_test_rows(n, n_val, seed, strata)) == want
