@@ -5,7 +5,9 @@ The population: 240 models (hidden widths 16, 32, 64, 128 and one 2-layer
 (64, 32) net x relu / tanh / gelu x 2 learning rates x 2 L2 penalties x 4
 repeats), batch 200, 10 features, 5 classes, softmax cross-entropy, Adam.
 ``--population narrow``: the small-data case, 4 features, 3 classes and
-widths 8, 16, 32, 64 and (32, 16), otherwise the same. ``--activations
+widths 8, 16, 32, 64 and (32, 16), otherwise the same; ``--population
+csv``: the default search's networks on a 500 x 8 CSV of 3 classes (8
+features, widths 32, 64, 128 and (64, 64)). ``--activations
 relu`` (or any others) trains the same 240 models with those activations
 only: what an activation's math costs beside the products, which the
 FLOP count leaves out.
@@ -72,7 +74,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import gpu_fma_peak, machine_limits, synchronize, training_flops  # noqa: E402
 
-from skpmlp._engine import ACTIVATIONS, PopulationSpec, TrainConfig, train_population  # noqa: E402
+from skpmlp._engine import (  # noqa: E402
+    ACTIVATIONS,
+    OptimizerSettings,
+    PopulationSpec,
+    TrainConfig,
+    train_population,
+)
 from skpmlp._engine._backends._native import NativeTrainer  # noqa: E402
 from skpmlp._engine._backends._torch import PopulationTrainer  # noqa: E402
 from skpmlp._engine._backends._triton import TritonTrainer  # noqa: E402
@@ -84,18 +92,26 @@ BATCH, N_ROWS = 200, 4000
 
 #: the populations: hidden layer sizes, features and classes. ``wide`` is the
 #: per-model kernel issue's case; ``narrow`` an iris-like set (4 features,
-#: 3 classes, widths 8 to 64), where every layer has few inputs or outputs.
+#: 3 classes, widths 8 to 64), where every layer has few inputs or outputs;
+#: ``csv`` the default search's networks on the issue's common case, a
+#: 500-row CSV of 8 columns and 3 classes.
 POPULATIONS = {
     "wide": ([(16,), (32,), (64,), (128,), (64, 32)], 10, 5),
     "narrow": ([(8,), (16,), (32,), (64,), (32, 16)], 4, 3),
+    "csv": ([(32,), (64,), (128,), (64, 64)], 8, 3),
 }
 ARCHS, N_FEATURES, N_CLASSES = POPULATIONS["wide"]
+#: every model's dropout rate (``benchmarks/tiles.py --dropout``; the torch
+#: baselines here train without it)
+DROPOUT = 0.0
 
 
-def use_population(name):
-    """Make ``name`` the population every measurement trains."""
-    global ARCHS, N_FEATURES, N_CLASSES
+def use_population(name, dropout=0.0):
+    """Make ``name`` the population every measurement trains, each model
+    with ``dropout``."""
+    global ARCHS, N_FEATURES, N_CLASSES, DROPOUT
     ARCHS, N_FEATURES, N_CLASSES = POPULATIONS[name]
+    DROPOUT = dropout
 
 
 def population():
@@ -108,6 +124,7 @@ def population():
         hidden_layer_sizes=[m[0] for m in models], activations=[m[1] for m in models],
         learning_rates=np.array([m[2] for m in models]), alphas=np.array([m[3] for m in models]),
         init_seeds=[(0, i) for i in range(len(models))],
+        optimizers=[OptimizerSettings("adam", dropout=DROPOUT)] * len(models) if DROPOUT else None,
     )
 
 
@@ -312,7 +329,7 @@ def main():
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--population", choices=sorted(POPULATIONS), default="wide",
                         help="wide: 10 features, 5 classes, widths 16-128; narrow: 4 features, 3 classes, "
-                             "widths 8-64")
+                             "widths 8-64; csv: 8 features, 3 classes, the default search's widths")
     parser.add_argument("--activations", nargs="+", default=ACTS, choices=sorted(ACTIVATIONS),
                         help="the population's activations (default: %(default)s); one alone shows what "
                              "its math costs beside the products")

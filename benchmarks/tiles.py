@@ -5,7 +5,8 @@ defines: ``SKP_TILE_SHAPE=rows,vectors,rows,columns`` for the matmul's and
 the weight gradient's register tiles, ``SKP_VECTOR_BYTES`` for a narrower
 vector than the target's widest) and
 times one epoch of the step benchmark's 240-model population
-(``benchmarks/step.py``) on one thread. Each variant runs in a child
+(``benchmarks/step.py``; ``--population``, ``--activations`` and every
+model's ``--dropout`` rate as there) on one thread. Each variant runs in a child
 process of its own (the kernel is loaded once per process); the time is the
 child's thread CPU time per step, which other processes on a busy machine
 disturb far less than wall time. This is how the tiles of
@@ -15,6 +16,7 @@ Usage::
 
     python benchmarks/tiles.py --targets native,x86-64-v3,x86-64-v2 \\
         --variants "" "SKP_TILE_SHAPE=6,2,3,3" "SKP_VECTOR_BYTES=32"
+    python benchmarks/tiles.py --population csv --activations relu --dropout 0.15
 
 Writes ``benchmarks/results/tiles.json``.
 """
@@ -40,7 +42,8 @@ from skpmlp._engine import TrainConfig
 from skpmlp._engine._minibatch._batches import BatchPlanner
 from skpmlp._engine._backends._native import NativeTrainer
 import step
-step.use_population({population!r})
+step.use_population({population!r}, dropout={dropout!r})
+step.ACTS[:] = {activations!r}
 from step import BATCH, N_CLASSES, N_FEATURES, N_ROWS, population, step_flops
 assert _kernels.kernel_available(), _kernels.build_info()["error"]
 assert _kernels.build_info()["built_for"] == os.environ["SKPMLP_KERNEL_TARGET"], _kernels.build_info()
@@ -65,11 +68,12 @@ print(json.dumps({{"seconds": statistics.median(samples), "gflop": step_flops(sp
 """
 
 
-def run_variant(target, variant, dtype, epochs, population="wide"):
+def run_variant(target, variant, dtype, epochs, population="wide", activations=("relu", "tanh", "gelu"),
+                dropout=0.0):
     defines = [f"-D{d}" for d in variant.split()]
     env = dict(os.environ, SKPMLP_KERNEL_TARGET=target, OMP_NUM_THREADS="1")
     code = CHILD.format(here=str(HERE), defines=defines, dtype=dtype, epochs=epochs,
-                       population=population)
+                       population=population, activations=list(activations), dropout=dropout)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
@@ -82,14 +86,18 @@ def main():
     parser.add_argument("--variants", nargs="*", default=[""])
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--epochs", type=int, default=7)
-    parser.add_argument("--population", default="wide", choices=["wide", "narrow"],
+    parser.add_argument("--population", default="wide", choices=["wide", "narrow", "csv"],
                         help="step.py's population (--population there)")
+    parser.add_argument("--activations", nargs="+", default=["relu", "tanh", "gelu"],
+                        help="the population's activations (--activations of step.py)")
+    parser.add_argument("--dropout", type=float, default=0.0, help="every model's dropout rate")
     args = parser.parse_args()
     rows = []
     print(f"{'target':>10} {'variant':>40} {'isa':>9} {'bytes':>5} {'tiles':>12} {'ms/step':>8} {'GFLOP/s':>8}")
     for target in args.targets.split(","):
         for variant in args.variants:
-            result = run_variant(target, variant, args.dtype, args.epochs, args.population)
+            result = run_variant(target, variant, args.dtype, args.epochs, args.population,
+                                 args.activations, args.dropout)
             rows.append({"target": target, "variant": variant, **result})
             if "error" in result:
                 print(f"{target:>10} {variant or '(default)':>40} failed: {result['error']}")
@@ -101,9 +109,12 @@ def main():
                   flush=True)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    name = "tiles.json" if args.population == "wide" else f"tiles_{args.population}.json"
-    (out / name).write_text(json.dumps({"dtype": args.dtype, "population": args.population, "runs": rows},
-                                       indent=1))
+    name = "tiles" + ("" if args.population == "wide" else f"_{args.population}")
+    name += "" if args.activations == ["relu", "tanh", "gelu"] else "_" + "_".join(args.activations)
+    name += f"_dropout{args.dropout:g}" if args.dropout else ""
+    (out / f"{name}.json").write_text(json.dumps({
+        "dtype": args.dtype, "population": args.population, "activations": args.activations,
+        "dropout": args.dropout, "runs": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -806,6 +806,35 @@ template <class T> struct StoreDroppedCheapActivation {
     }
 };
 
+// Whether a cheap activation's dropout runs in the product's epilogue
+// (StoreDroppedCheapActivation) rather than in a pass after it
+// (drop_cheap_layer). The epilogue saves the pass's reload and re-store of
+// the activations but puts the hash and the offset's division among the
+// tile's accumulators: with 32 vector registers it was the faster (AVX-512:
+// 5.06-5.13 against 5.14-5.36 ms a step), with 16 the slower (AVX2:
+// 7.78-7.90 against 7.52-7.62; SSE4.2: 18.6-18.7 against 17.6-18.0;
+// benchmarks/tiles.py --population csv --activations relu --dropout 0.15
+// --variants "" "SKP_DROPOUT_EPILOGUE=0", two interleaved rounds).
+#ifndef SKP_DROPOUT_EPILOGUE
+#define SKP_DROPOUT_EPILOGUE (VREGS >= 32)
+#endif
+constexpr bool DROPOUT_IN_EPILOGUE = SKP_DROPOUT_EPILOGUE;
+
+// A dropout step's hidden layer with a cheap activation after its product
+// stored a = f(z) (n_out, bp): the masks drawn, a masked in place and what
+// the backward needs stored (drop_cheap_activation), over the first
+// `lanes` columns.
+template <class T>
+void drop_cheap_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, int n_out, long bp, long lanes,
+                      const DropoutMasking<T>& masking) {
+    constexpr int L = VT<T>::L;
+    for (int j = 0; j < n_out; ++j)
+        for (long o = long(j) * bp, end = o + lanes; o < end; o += L) {
+            const auto mk = dropout_mask_lanes<T>(row_state + (o - long(j) * bp), uint32_t(j), masking);
+            vstore(a + o, drop_cheap_activation<T>(act, vload(a + o), mk, dz, mask, o));
+        }
+}
+
 // A dropout step's hidden units [unit0, unit0 + n) of a costly activation
 // after the matmul stored their products z (n, bp): h = f(z) * mask into a,
 // f'(z) into z and the mask into mask, in one pass over the block while it
@@ -1338,10 +1367,13 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
         const int act = m.act;
         if (dropout) dropout_row_states(s, *dropout, l, lanes);
         const DropoutMasking<T> masking(dropout ? m.drop_threshold : 0, T(m.drop_scale));
-        if (cheap_activation(act) && dropout) {  // masked in the matmul's registers
+        if (cheap_activation(act) && dropout && DROPOUT_IN_EPILOGUE) {  // masked in the matmul's registers
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b,
                             StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp,
                                                            1.0 / double(bp)});
+        } else if (cheap_activation(act) && dropout) {  // a pass after the product
+            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
+            drop_cheap_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, masking);
         } else if (cheap_activation(act)) {  // in the matmul's registers
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
         } else {  // over each block of rows after the matmul stored it, in L1
