@@ -17,6 +17,10 @@ kernels' runs, train on torch and say so.
 """
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,6 +42,7 @@ from skpmlp._engine._backends._native import DATA_PARALLEL_DROPOUT, NativeTraine
 from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._engine._dropout import dropout_mask, mix32, model_key
 from skpmlp._engine._minibatch._batches import BatchPlanner
+from skpmlp._kernels import kernel_available
 
 #: (hidden_layer_sizes, activation, learning rate, alpha, repeat), each with
 #: its optimizer and dropout below
@@ -255,6 +260,58 @@ def test_masks_keep_one_minus_p_and_differ_with_every_counter():
     np.testing.assert_array_equal(dropout_mask(seed, p, 2, 3, 0, 50, 250, row_start=100), base[100:150])
     assert (dropout_mask(seed, 0.0, 2, 3, 0, 40, 20) == 1).all()
     assert model_key((1, 2)) != model_key((1, 2, 0))
+
+
+# ------------------------------------------------------------ kernel variants
+#: Trains cheap-activation dropout models of two and three hidden layers on
+#: the native kernel (the given compiler defines added) and saves every
+#: weight: the masks drawn in the product's epilogue or in a pass after it.
+_VARIANT_CHILD = r"""
+import sys
+import numpy as np
+from skpmlp._kernels import _build
+_build._FLAGS = _build._FLAGS + sys.argv[2:]
+from skpmlp._engine import OptimizerSettings, PopulationSpec, TrainConfig, train_population
+acts = ["relu", "leaky_relu", "identity", "hardshrink"]
+models = [(arch, act) for arch in [(6, 5), (9, 7, 4)] for act in acts]
+spec = PopulationSpec([m[0] for m in models], [m[1] for m in models], np.full(len(models), 2e-2),
+                      np.full(len(models), 1e-3), [(3, i) for i in range(len(models))],
+                      [OptimizerSettings("adam", dropout=0.3)] * len(models))
+rng = np.random.default_rng(4)
+X, y = rng.normal(size=(90, 5)), rng.integers(0, 3, 90)
+weights = {}
+for dtype in ("float32", "float64"):
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=40, dtype=dtype, max_iter=3,
+                      n_iter_no_change=1000, shuffle_seed=2, backend="native")
+    result = train_population(spec, cfg, X, y, [(np.arange(90), None)])
+    for i, model in enumerate(result.coefs[0]):
+        weights[f"{dtype}_{i}"] = np.concatenate([np.ravel(w) for w in model + result.intercepts[0][i]])
+np.savez(sys.argv[1], **weights)
+"""
+
+
+def _variant_weights(path, *defines):
+    env = dict(os.environ, SKPMLP_KERNEL_TARGET="native",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                           os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-c", _VARIANT_CHILD, str(path), *defines], check=True, env=env,
+                   timeout=900)
+    with np.load(path) as saved:
+        return dict(saved)
+
+
+@pytest.mark.skipif(not kernel_available(), reason="no native kernel")
+def test_dropout_in_the_epilogue_equals_dropout_in_a_pass(tmp_path):
+    """A cheap activation's masks are drawn in the product's epilogue with
+    32 vector registers and in a pass after it with 16
+    (SKP_DROPOUT_EPILOGUE): both give the same weights, bit for bit, on
+    any CPU (each build forced one way)."""
+    epilogue = _variant_weights(tmp_path / "epilogue.npz", "-DSKP_DROPOUT_EPILOGUE=1")
+    passes = _variant_weights(tmp_path / "pass.npz", "-DSKP_DROPOUT_EPILOGUE=0")
+    assert epilogue.keys() == passes.keys()
+    for key in epilogue:
+        np.testing.assert_array_equal(epilogue[key], passes[key], err_msg=key)
+        assert np.isfinite(epilogue[key]).all()
 
 
 # ------------------------------------------------------------------ backends
