@@ -705,13 +705,9 @@ SKP_INLINE uint32_t dropout_row_state(uint32_t step_key, int layer, long row) {
     return mix32(mix32(step_key ^ uint32_t(layer)) ^ uint32_t(row));
 }
 
-// Whether the unit is kept (threshold up to 2^32: p < 1).
-SKP_INLINE bool dropout_keep(uint32_t step_key, int layer, long row, int unit, uint64_t threshold) {
-    return mix32(dropout_row_state(step_key, layer, row) ^ uint32_t(unit)) >= threshold;
-}
-
 // A dropout model's masking: a unit is kept (and scaled by `keep`) where
-// its hash reaches t; a threshold of 2^32 keeps nothing (t 0, keep 0).
+// its hash reaches t; a threshold of 2^32 keeps nothing (t 0, keep 0). A
+// model's own: model_masking.
 template <class T> struct DropoutMasking {
     uint32_t t;
     T keep;
@@ -798,7 +794,7 @@ template <class T> struct StoreDroppedCheapActivation {
     DropoutMasking<T> masking;
     int act;
     long ld;
-    double inv_ld;
+    double inv_ld = 1.0 / double(ld);
     SKP_INLINE void operator()(long o, typename VT<T>::V z) const {
         const long unit = long((double(o) + 0.5 * VT<T>::L) * inv_ld), lane = o - unit * ld;
         const auto mk = dropout_mask_lanes<T>(row_state + lane, uint32_t(unit), masking);
@@ -829,8 +825,9 @@ void drop_cheap_layer(int act, T* a, T* dz, T* mask, const uint32_t* row_state, 
                       const DropoutMasking<T>& masking) {
     constexpr int L = VT<T>::L;
     for (int j = 0; j < n_out; ++j)
-        for (long o = long(j) * bp, end = o + lanes; o < end; o += L) {
-            const auto mk = dropout_mask_lanes<T>(row_state + (o - long(j) * bp), uint32_t(j), masking);
+        for (long i = 0; i < lanes; i += L) {
+            const long o = j * bp + i;
+            const auto mk = dropout_mask_lanes<T>(row_state + i, uint32_t(j), masking);
             vstore(a + o, drop_cheap_activation<T>(act, vload(a + o), mk, dz, mask, o));
         }
 }
@@ -1339,6 +1336,11 @@ template <class T> void dropout_row_states(Scratch<T>& s, uint32_t step_key, int
     for (long r = 0; r < lanes; ++r) s.row_state[r] = dropout_row_state(step_key, layer, r);
 }
 
+// A dropout model's masking (its rate's threshold and scale).
+template <class T> DropoutMasking<T> model_masking(const Model& m) {
+    return DropoutMasking<T>(m.drop_threshold, T(m.drop_scale));
+}
+
 template <class T, class Math = VMath<T>>
 void forward(const Model& m, const T* x, long bp, long lanes, const T* params, Scratch<T>& s,
              const uint32_t* dropout = nullptr) {
@@ -1346,8 +1348,7 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
     if (cheap_activation(m.act) && one_hidden_fused(m)) {
         if (dropout) {  // masked in the pass (as StoreDroppedCheapActivation masks)
             dropout_row_states(s, *dropout, 0, lanes);
-            const FusedDropout<T> drop{s.row_state.data(), DropoutMasking<T>(m.drop_threshold, T(m.drop_scale)),
-                                       s.z[0], s.mask[0]};
+            const FusedDropout<T> drop{s.row_state.data(), model_masking<T>(m), s.z[0], s.mask[0]};
             forward_one_hidden<T, true>(m, x, bp, nv, params, s.a[0], s.logits, drop);
         } else {
             forward_one_hidden<T, false>(m, x, bp, nv, params, s.a[0], s.logits, FusedDropout<T>{});
@@ -1366,11 +1367,10 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
         T *a = s.a[l], *z = s.z[l];
         const int act = m.act;
         if (dropout) dropout_row_states(s, *dropout, l, lanes);
-        const DropoutMasking<T> masking(dropout ? m.drop_threshold : 0, T(m.drop_scale));
+        const DropoutMasking<T> masking = model_masking<T>(m);
         if (cheap_activation(act) && dropout && DROPOUT_IN_EPILOGUE) {  // masked in the matmul's registers
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b,
-                            StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp,
-                                                           1.0 / double(bp)});
+                            StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp});
         } else if (cheap_activation(act) && dropout) {  // a pass after the product
             matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
             drop_cheap_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, masking);
