@@ -14,6 +14,7 @@ Both tools are Debian packages (``g++-aarch64-linux-gnu``, ``qemu-user``);
 skip, saying why, where they are missing.
 """
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -26,7 +27,7 @@ import torch
 from test_kernel import data, population
 
 from skpmlp import _kernels
-from skpmlp._engine import TrainConfig
+from skpmlp._engine import OptimizerSettings, TrainConfig
 from skpmlp._engine._backends._native import NativeTrainer, epoch_batches
 from skpmlp._engine._minibatch._batches import BatchPlanner
 
@@ -59,14 +60,19 @@ def driver():
     return path
 
 
-def _problem(task, n_outputs, solver, tmp_path, smoothing=0.0):
+def _problem(task, n_outputs, solver, tmp_path, smoothing=0.0, dropout=()):
     """One epoch's inputs from the host engine, written for the driver;
     returns the host kernel's results on them (every other model with
-    label smoothing ``smoothing``)."""
+    label smoothing ``smoothing``; with ``dropout`` rates, adam models
+    with those rates in turn)."""
     X, y, sw = data(task)
     cfg = TrainConfig(task=task, n_outputs=n_outputs, batch_size=32, dtype="float64", solver=solver,
                       momentum=0.9, nesterovs_momentum=True)
-    trainer = NativeTrainer(population(), cfg, X.shape[1], 1)
+    spec = population()
+    if dropout:
+        rates = [dropout[i % len(dropout)] for i in range(spec.n_models)]
+        spec = dataclasses.replace(spec, optimizers=[OptimizerSettings("adam", dropout=p) for p in rates])
+    trainer = NativeTrainer(spec, cfg, X.shape[1], 1)
     trainer._hyper[::2, _kernels.HYPER_FIELDS["label_smoothing"]] = smoothing
     X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
     plan = BatchPlanner([np.arange(len(X))], 32, 3, sw, dtype=torch.float64, device="cpu").next_epoch()
@@ -118,6 +124,14 @@ def test_aarch64_label_smoothing_agrees_with_the_host_in_float64(driver, tmp_pat
     """The softmax and logistic losses with label smoothing (every other
     model) under emulation equal the host's."""
     _agree(driver, tmp_path, _problem(task, n_outputs, "adam", tmp_path, smoothing=0.15))
+
+
+@pytest.mark.parametrize("task, n_outputs", [("classification", 3), ("regression", 2)])
+def test_aarch64_dropout_agrees_with_the_host_in_float64(driver, tmp_path, task, n_outputs):
+    """Dropout (its masks drawn in the products' epilogues with NEON's 32
+    registers, ReLU's and hardshrink's gates, the costly activations'
+    masking pass) under emulation equals the host's."""
+    _agree(driver, tmp_path, _problem(task, n_outputs, "adam", tmp_path, dropout=(0.0, 0.2, 0.5)))
 
 
 def _agree(driver, tmp_path, host):
