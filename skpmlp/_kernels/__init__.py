@@ -16,7 +16,7 @@ from ._build import (
     load_library,
 )
 from ._evaluation import EvalBlocks, eval_blocks
-from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step
+from ._lbfgs import HISTORY, STATE_FIELDS, STATE_WIDTH, lbfgs_step, pack_stride
 from ._solvers import SOLVERS, Solver, kernel_code, n_state_buffers
 from ._step import forward_models, kernel_available, lanes, run_models
 from ._tables import (
@@ -54,6 +54,7 @@ __all__ = [
     "kernel_target",
     "lanes",
     "lbfgs_step",
+    "pack_stride",
     "load_library",
     "n_state_buffers",
     "run_models",

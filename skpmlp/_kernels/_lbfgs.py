@@ -18,6 +18,10 @@ from ._tables import HYPER_WIDTH, LOSS_CODES, MAX_DEPTH, META_FIELDS, META_WIDTH
 #: scikit-learn); must match HISTORY in C++.
 HISTORY = 10
 
+#: A model's curvature pairs are ``pack_stride`` values apart: its
+#: parameters rounded up to whole 64-byte lines (PACK_BYTES in C++).
+PACK_BYTES = 64
+
 #: Columns of the float64 ``state`` table, one row per model (``St`` in C++).
 STATE_FIELDS = {
     name: i
@@ -103,16 +107,26 @@ _ARGTYPES = [
 ]
 
 
+def pack_stride(n_real, itemsize):
+    """Where a model's curvature pair ends and its next starts: its
+    ``n_real`` parameters rounded up to whole :data:`PACK_BYTES` of
+    ``itemsize``-byte values (elementwise over an array)."""
+    per_line = PACK_BYTES // itemsize
+    return -(-np.asarray(n_real, dtype=np.int64) // per_line) * per_line
+
+
 def _checked_layout(library):
-    meta, hyper, state, history = _i(), _i(), _i(), _i()
+    meta, hyper, state, history, pack_bytes = _i(), _i(), _i(), _i(), _i()
     library.skp_lbfgs_layout(
-        ctypes.byref(meta), ctypes.byref(hyper), ctypes.byref(state), ctypes.byref(history)
+        ctypes.byref(meta), ctypes.byref(hyper), ctypes.byref(state), ctypes.byref(history),
+        ctypes.byref(pack_bytes),
     )
-    if (meta.value, hyper.value, state.value, history.value) != (
+    if (meta.value, hyper.value, state.value, history.value, pack_bytes.value) != (
         META_WIDTH,
         HYPER_WIDTH,
         STATE_WIDTH,
         HISTORY,
+        PACK_BYTES,
     ):
         raise RuntimeError(
             "the native L-BFGS kernel's table layout differs from its Python bindings'"
@@ -126,8 +140,9 @@ def _ptr(array):
 
 
 def _check_packed(meta, packed, buffers):
-    """Each model's packed vectors (its real parameters) inside x, g, d and
-    its HISTORY pairs inside S and Y."""
+    """Each model's packed vectors (its real parameters, to its
+    :func:`pack_stride`) inside x, g, d and its HISTORY pairs inside S and
+    Y."""
     sizes = meta[:, META_FIELDS["sizes"] : META_FIELDS["sizes"] + MAX_DEPTH + 2]
     depth = meta[:, META_FIELDS["depth"]]
     n_real = np.zeros(len(meta), dtype=np.int64)
@@ -139,8 +154,9 @@ def _check_packed(meta, packed, buffers):
         raise ValueError("x, g and d must have one length")
     if any(buffers[name].numel() < HISTORY * n_packed for name in ("S", "Y")):
         raise ValueError(f"S and Y must hold {HISTORY} pairs of the packed vectors")
-    if ((packed < 0) | (packed + n_real > n_packed)).any():
-        raise ValueError("a model's packed vectors lie outside x")
+    stride = pack_stride(n_real, buffers["x"].element_size())
+    if ((packed < 0) | (packed + stride > n_packed)).any():
+        raise ValueError("a model's packed vectors (to their stride) lie outside x")
 
 
 def _check_written(*arrays):

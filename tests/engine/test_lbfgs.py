@@ -2,6 +2,7 @@
 scikit-learn's MLP), and the invariants (population == alone, folds, frozen
 models untouched) on both gradient backends."""
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -299,6 +300,39 @@ def test_stopped_models_stay_bit_identical(iris, monkeypatch, backend):
     assert len(snapshots) == _spec().n_models
     for slot, (_, values) in snapshots.items():
         assert final[slot].equal(values)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_native_vectors_start_on_cache_lines(iris, monkeypatch, dtype):
+    """Every vector of every model (iterate, gradient, direction, each
+    curvature pair) starts on a 64-byte line, and no model's overlaps
+    another's: the two-loop recursion streams them with whole-line loads."""
+    X, y = iris
+    runs = []
+    original = _lbfgs_native.NativeLbfgsRun.round
+
+    def kept(run, *args):
+        runs.append(run)
+        return original(run, *args)
+
+    monkeypatch.setattr(_lbfgs_native.NativeLbfgsRun, "round", kept)
+    config = dataclasses.replace(_config("classification", max_iter=3, backend="native"), dtype=dtype)
+    train_population(_spec(), config, X, y, [(np.arange(len(X)), None)])
+    run = runs[0]
+    itemsize = run.buffers["x"].element_size()
+    strides = _kernels.pack_stride(run.sizes, itemsize)
+    assert (strides >= run.sizes).all() and (strides * itemsize % 64 == 0).all()
+    order = np.argsort(run.packed)
+    assert run.packed[order[0]] == 0
+    assert (run.packed[order][1:] == np.cumsum(strides[order])[:-1]).all()  # back to back, no overlap
+    assert (run.packed * itemsize % 64 == 0).all()
+    for name in ("x", "g", "d", "S", "Y"):
+        assert run.buffers[name].data_ptr() % 64 == 0
+    assert run.buffers["S"].numel() == _kernels.HISTORY * run.buffers["x"].numel()
+    saved = run.host_state()
+    saved["S"] = saved["S"][:-1]
+    with pytest.raises(ValueError, match="another skpmlp build"):
+        run.load_host_state(saved)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
