@@ -155,7 +155,7 @@ class NativeLbfgsRun:
                 saved = to_device(state[name], buffer)
                 if saved.shape != buffer.shape:  # another layout's (an earlier version's)
                     raise ValueError(
-                        f"the saved L-BFGS state's {name!r} holds {saved.numel()} values where this "
-                        f"run's layout holds {buffer.numel()}: it was written by another skpmlp "
-                        "build and cannot be resumed here; start the fit afresh.")
+                        f"the saved L-BFGS state's {name!r} holds {saved.numel()} values where "
+                        f"this run's layout holds {buffer.numel()}: it was written by another "
+                        "skpmlp build and cannot be resumed here; start the fit afresh.")
                 buffer.copy_(saved)
