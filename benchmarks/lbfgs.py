@@ -43,7 +43,16 @@ runs near the FMA peak): ``of limit``. ``bound s`` is the time the fused
 run's evaluations would take at that limit on every core, and ``max
 speedup`` GridSearchCV's seconds (the timed run above) over it: the
 speedup no implementation of the same evaluations could beat, where the
-target asks more.
+target asks more. The products are not all an iteration reads: the
+two-loop recursion streams every curvature pair a model holds twice (its
+s and y, 10 pairs of the model's parameters, float64), which for the
+small sets' models costs about as much as their evaluation. ``pairs
+GB/s`` is the rate one core streams data from its L2 cache, where a
+model's pairs stay from one iteration to the next (a numpy float64 dot
+of two 512 KB vectors, one thread), ``b+pairs s`` the bound plus every pair the
+models' iterations read at that rate on every core, ``of b+pairs`` the
+fused run's CPU time against it, and the second ``max speedup``
+GridSearchCV's seconds over it.
 
 Usage::
 
@@ -79,7 +88,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
 from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
 
-from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
+from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels, sklearn_mlp_params  # noqa: E402
 from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
 
 GRID = {
@@ -177,6 +186,30 @@ def _machine_matmul_gflops():
         torch.set_num_threads(previous)
 
 
+def _history_read_gbs(n_values=2**16, repeats=20):
+    """GB/s of a float64 dot product of two vectors of ``n_values`` each
+    (numpy's BLAS, one thread: ``OMP_NUM_THREADS=1``), the best of
+    ``repeats``: the rate at which a core streams data from its L2 cache
+    (1 MB in all by default: more than L1 holds, less than L2; a model's
+    pairs, tens to hundreds of KB, would time numpy's call instead)."""
+    a, b = np.random.default_rng(0).standard_normal((2, int(n_values)))
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(20):
+            a @ b
+        best = min(best, (time.perf_counter() - start) / 20)
+    return 2 * a.nbytes / best / 1e9
+
+
+def _history_bytes(n_iter, n_params):
+    """Bytes the two-loop recursion reads over a model's run: at its
+    iteration i it holds min(i - 1, HISTORY) pairs and reads each pair's s
+    and y twice (once a loop), float64."""
+    pairs = sum(min(i - 1, _kernels.HISTORY) for i in range(1, int(n_iter) + 1))
+    return 4 * 8 * n_params * pairs
+
+
 def limits(name):
     """Where the time goes on ``name``, one thread, CPU seconds (see the
     module docstring)."""
@@ -238,6 +271,9 @@ def limits(name):
         scipy.optimize.minimize = original_minimize
     sklearn_cpu = time.process_time() - start
     widest = [X_train.shape[1], 64, 32, n_outputs_ours]
+    n_params = np.array([sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:])) for sizes in (
+        [X_train.shape[1], *c["hidden_layer_sizes"], n_outputs_ours] for c in configs)])
+    history = float(sum(_history_bytes(it, n) for its, n in zip(result.n_iter, n_params) for it in its))
     return {
         "dataset": name, "skpmlp_evals_per_model": float(n_fun.mean()),
         "sklearn_evals_per_model": float(np.mean(nfev)), "skpmlp_cpu_s": ours_cpu,
@@ -245,6 +281,7 @@ def limits(name):
         "sklearn_us_per_eval": 1e6 * sklearn_cpu / np.sum(nfev), "skpmlp_gflops": flops / ours_cpu / 1e9,
         "matmul_gflops_on_shapes": _matmul_gflops(int(rows.mean()), widest),
         "cpu_ratio": sklearn_cpu / ours_cpu, "skpmlp_gflop": flops / 1e9,
+        "history_gb": history / 1e9,
     }
 
 
@@ -284,23 +321,33 @@ def main(argv=None):
     limit_rows = []
     if args.limits:
         peak = _machine_matmul_gflops()
-        print(f"machine float64 matmul limit: {peak:.1f} GFLOP/s a thread, {os.cpu_count()} cores")
+        pairs_rate = _history_read_gbs(repeats=50)
+        print(f"machine float64 matmul limit: {peak:.1f} GFLOP/s a thread, {os.cpu_count()} cores; "
+              f"L2 read rate {pairs_rate:.0f} GB/s a thread")
         print(f"{'data set':14} {'evals ours':>10} {'evals sk':>8} {'CPU ours':>8} {'CPU sk':>7} "
               f"{'us/eval ours':>12} {'us/eval sk':>10} {'GFLOP/s':>7} {'mm GFLOP/s':>10} {'CPU ratio':>9} "
-              f"{'of limit':>8} {'bound s':>7} {'max speedup':>11}")
+              f"{'of limit':>8} {'bound s':>7} {'max speedup':>11} {'pairs GB/s':>10} {'b+pairs s':>9} "
+              f"{'of b+pairs':>10} {'max speedup':>11}")
         gridsearch = {r["dataset"]: r["gridsearch_seconds"] for r in rows}
         for name in args.datasets:
             row = limits(name)
-            row["machine_gflops"] = peak
+            row["machine_gflops"], row["history_read_gbs"] = peak, pairs_rate
             row["of_machine_limit"] = row["skpmlp_gflops"] / peak
             row["bound_seconds"] = row["skpmlp_gflop"] / (peak * os.cpu_count())
             row["max_speedup"] = gridsearch[name] / row["bound_seconds"]
+            row["bound_with_pairs_seconds"] = row["bound_seconds"] + (
+                row["history_gb"] / row["history_read_gbs"] / os.cpu_count())
+            row["of_bound_with_pairs"] = (row["bound_with_pairs_seconds"] * os.cpu_count()
+                                          / row["skpmlp_cpu_s"])
+            row["max_speedup_with_pairs"] = gridsearch[name] / row["bound_with_pairs_seconds"]
             limit_rows.append(row)
             print(f"{name:14} {row['skpmlp_evals_per_model']:10.1f} {row['sklearn_evals_per_model']:8.1f} "
                   f"{row['skpmlp_cpu_s']:8.2f} {row['sklearn_cpu_s']:7.2f} {row['skpmlp_us_per_eval']:12.1f} "
                   f"{row['sklearn_us_per_eval']:10.1f} {row['skpmlp_gflops']:7.1f} "
                   f"{row['matmul_gflops_on_shapes']:10.1f} {row['cpu_ratio']:8.1f}x "
-                  f"{row['of_machine_limit']:8.0%} {row['bound_seconds']:7.2f} {row['max_speedup']:10.1f}x",
+                  f"{row['of_machine_limit']:8.0%} {row['bound_seconds']:7.2f} {row['max_speedup']:10.1f}x "
+                  f"{row['history_read_gbs']:10.0f} {row['bound_with_pairs_seconds']:9.3f} "
+                  f"{row['of_bound_with_pairs']:10.0%} {row['max_speedup_with_pairs']:10.1f}x",
                   flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
