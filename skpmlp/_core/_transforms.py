@@ -139,6 +139,17 @@ class RobustSmoothClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         """
         low, high = self._quantiles()
         X = validate_data(self, X, dtype=(np.float64, np.float32))
+        return self._fit_statistics(X, low, high)
+
+    def _fit_rows(self, X):
+        """:meth:`fit` on rows already validated (a search's: finite float
+        ndarray), without scikit-learn's checks, which cost more than the
+        statistics on a small fold (0.19 of 0.28 ms on 120 x 4)."""
+        self.n_features_in_ = X.shape[1]
+        return self._fit_statistics(X, *self._quantiles())
+
+    def _fit_statistics(self, X, low, high):
+        """The medians and multipliers of finite rows ``X``."""
         X = np.asarray(X, dtype=np.float64)
         self.center_ = np.median(X, axis=0)
         spread = np.quantile(X, high, axis=0) - np.quantile(X, low, axis=0)
@@ -177,6 +188,11 @@ class RobustSmoothClipScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        return self._smooth_clip(X)
+
+    def _smooth_clip(self, X):
+        """:meth:`transform` of finite float rows of the fitted features,
+        unchecked."""
         z = self.factor_ * (np.asarray(X, dtype=np.float64) - self.center_)
         # beyond LIMIT * b the square would overflow (and x' become 0): x' is b there
         z = np.clip(z, -LIMIT * self.clip_bound, LIMIT * self.clip_bound)
@@ -216,6 +232,20 @@ def fit_input_transform(name, X):
     return transformer.fit(X)
 
 
+def fit_input_transform_rows(name, X):
+    """:func:`fit_input_transform` of rows already validated (a search's:
+    a finite float ndarray): ``"robust-smooth-clip"`` without its fit's
+    checks."""
+    if name == "robust-smooth-clip" and _validated_rows(X):
+        return RobustSmoothClipScaler()._fit_rows(X)
+    return fit_input_transform(name, X)
+
+
+def _validated_rows(X):
+    """Whether X is a float ndarray, as a search's validated rows are."""
+    return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float64, np.float32)
+
+
 def transformed(transform, X):
     """``X`` through a fitted transform (``X`` itself for None)."""
     return X if transform is None else transform.transform(X)
@@ -224,11 +254,15 @@ def transformed(transform, X):
 def transformed_rows(transform, X):
     """:func:`transformed` of rows already validated (a search's): a
     fitted ``"quantile"`` transform of float64 rows computed over every
-    column at once (:func:`quantile_normal`), other transforms as
+    column at once (:func:`quantile_normal`), ``"robust-smooth-clip"``
+    without its transform's checks, other transforms as
     :func:`transformed`."""
     if (isinstance(transform, QuantileTransformer) and transform.output_distribution == "normal"
             and isinstance(X, np.ndarray) and X.dtype == np.float64):
         return quantile_normal(transform, X)
+    if (isinstance(transform, RobustSmoothClipScaler) and _validated_rows(X)
+            and X.shape[1] == transform.n_features_in_):
+        return transform._smooth_clip(X)
     return transformed(transform, X)
 
 

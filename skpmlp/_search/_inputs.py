@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .._core._target_scaling import folded_result, unfolded_spec
-from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed_rows
+from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform_rows, transformed_rows
 from .._engine import merge_results, population_outputs
 from .._execution._training import train_models
 
@@ -56,7 +56,7 @@ class InputTransforms:
         """The transforms of ``values`` (every model's) fitted on each
         fold's ``fit_rows`` of ``X``."""
         names = [value for value in INPUT_TRANSFORMS if value != "none" and value in set(values)]
-        return cls({name: [fit_input_transform(name, X[rows]) for rows in fit_rows]
+        return cls({name: [fit_input_transform_rows(name, X[rows]) for rows in fit_rows]
                     for name in names}, X)
 
     def of(self, value, fold):

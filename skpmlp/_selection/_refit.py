@@ -18,7 +18,7 @@ import numpy as np
 from .._core._attributes import MLP_ATTRIBUTES, SHARED_ATTRIBUTES, mlp_attributes
 from .._core._compat import get_param_names
 from .._core._params import INPUT_PARAMS, OPTIMIZER_PARAMS, param_task, training_params
-from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform, transformed
+from .._core._transforms import INPUT_TRANSFORMS, fit_input_transform_rows, transformed_rows
 from .._core._values import one_value, restores_best, uses_early_stopping
 from .._search._failures import warn_halted
 from .._search._inputs import train_by_input
@@ -156,7 +156,7 @@ def _refit_transforms(run, rows):
     column = run.population.column("input_transform")
     values = {column[row] for row in rows}
     X = run.plan.data.X
-    return {value: fit_input_transform(value, X) for value in INPUT_TRANSFORMS
+    return {value: fit_input_transform_rows(value, X) for value in INPUT_TRANSFORMS
             if value != "none" and value in values}
 
 
@@ -169,7 +169,7 @@ def _retrain(run, rows, config, folds, transforms):
     column = run.population.column("input_transform")
     result, _ = train_by_input(
         run.spec.subset(rows), [column[row] for row in rows],
-        lambda value: [transformed(transforms.get(value), plan.data.X)], config, plan.data.X,
+        lambda value: [transformed_rows(transforms.get(value), plan.data.X)], config, plan.data.X,
         plan.data.y_encoded, folds, dataclasses.replace(plan.execution, name="refit run"),
         sample_weight=plan.data.train_weight,
         targets=None if plan.refit_targets is None else [plan.refit_targets],

@@ -15,6 +15,7 @@ from skpmlp import RobustSmoothClipScaler
 from skpmlp._core._transforms import (
     INPUT_TRANSFORMS,
     fit_input_transform,
+    fit_input_transform_rows,
     input_transformer,
     quantile_normal,
     transformed_rows,
@@ -158,3 +159,29 @@ def test_quantile_normal_is_scikit_learns_transform_bit_for_bit(seed):
     # float32 rows (and every other transform) go through scikit-learn's own
     assert np.array_equal(transformed_rows(fitted, rows.astype(np.float32)),
                           fitted.transform(rows.astype(np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_searchs_robust_smooth_clip_is_the_checked_one_bit_for_bit(dtype):
+    """A search fits and applies "robust-smooth-clip" to its validated rows
+    without scikit-learn's checks: the same statistics, attributes and
+    outputs as the transformer's own ``fit`` and ``transform``, degenerate
+    columns included (constant; zero interquartile range)."""
+    rng = np.random.default_rng(3)
+    X = (rng.standard_t(2, size=(41, 5)) * [1, 10, 0.1, 1, 1]).astype(dtype)
+    X[:, 3] = 7.0  # constant
+    X[:30, 4] = 1.0  # zero interquartile range: half the range instead
+    checked = fit_input_transform("robust-smooth-clip", X)
+    fast = fit_input_transform_rows("robust-smooth-clip", X)
+    assert isinstance(fast, RobustSmoothClipScaler) and fast.n_features_in_ == 5
+    assert not hasattr(fast, "feature_names_in_")
+    np.testing.assert_array_equal(fast.center_, checked.center_)
+    np.testing.assert_array_equal(fast.factor_, checked.factor_)
+    rows = np.concatenate([X, 100 * X]).astype(dtype)
+    expected = checked.transform(rows)
+    got = transformed_rows(fast, rows)
+    assert got.dtype == expected.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+    # anything but a float ndarray of the fitted width takes the checks
+    with pytest.raises(ValueError, match="features"):
+        transformed_rows(fast, rows[:, :4])
