@@ -42,7 +42,13 @@ padded) widths, 3 matmuls per layer (forward, input gradient, weight
 gradient) but the first layer's input gradient, which no one computes
 (``_harness.training_flops``); the limit is the measured float32 matmul rate of this machine
 (a large ``torch.mm``, which runs near the FMA peak) on the CPU, the GPU's
-float32 FMA peak (SMs x FP32 lanes x 2 x clock) on CUDA.
+float32 FMA peak (SMs x FP32 lanes x 2 x clock) on CUDA. On the CPU,
+``of b+act`` sets the time against a bound that counts the activations too:
+the products at the limit plus every tanh, logistic and GELU value of the
+step (forward, with its derivative) at the rate the kernel's own float32
+activation pass reaches on this machine (``vector_math.py``'s harness,
+native build, values in L1), spread over the threads. The line above the
+table gives the bound and the share of the limit no step can exceed.
 
 Usage::
 
@@ -126,6 +132,39 @@ def population():
         init_seeds=[(0, i) for i in range(len(models))],
         optimizers=[OptimizerSettings("adam", dropout=DROPOUT)] * len(models) if DROPOUT else None,
     )
+
+
+#: The activations the kernel computes in a pass of their own (an ``exp``
+#: or a division a value), which ``vector_math.py`` times; the others cost
+#: a comparison or nothing in the product's epilogue.
+PASS_ACTIVATIONS = ("tanh", "logistic", "gelu")
+
+
+def activation_values(spec, batch):
+    """``{activation: values a step}`` of :data:`PASS_ACTIVATIONS` over
+    every model of ``spec`` on ``batch`` rows."""
+    values = dict.fromkeys(PASS_ACTIVATIONS, 0)
+    for arch, activation in zip(spec.hidden_layer_sizes, spec.activations):
+        if activation in values:
+            values[activation] += sum(arch) * batch
+    return values
+
+
+def activation_seconds(values):
+    """Seconds one thread takes for ``values`` at the kernel's own float32
+    activation pass rate (``vector_math.py``'s harness, native build, best
+    of three runs, values in L1): what a step spends beside its products
+    at the very least."""
+    if not any(values.values()):
+        return 0.0
+    import tempfile
+
+    import vector_math
+
+    with tempfile.TemporaryDirectory() as workdir:
+        binary = vector_math.build(vector_math.KERNEL, "native", workdir, "harness")
+        runs = [vector_math.run(binary) for _ in range(3)]
+    return sum(n * min(r[f"float32_{a}"][0] for r in runs) * 1e-9 for a, n in values.items())
 
 
 def step_flops(spec, batch):
@@ -349,8 +388,16 @@ def main():
               "step_gflop": flops / 1e9, "matmul_gflops_1_thread": limit, "runs": []}
     print(f"{report['models']} models, batch {BATCH}: {flops / 1e9:.3f} GFLOP per step; "
           f"1-thread float32 matmul limit {limit:.0f} GFLOP/s; {args.clock} clock")
+    values = activation_values(population(), BATCH)
+    products, activations = flops / (limit * 1e9), activation_seconds(values)
+    report.update(activation_values=values, activation_seconds_1_thread=activations,
+                  bound_with_activations_seconds_1_thread=products + activations)
+    print(f"bound, 1 thread: products at the limit {1e3 * products:.3f} ms + "
+          f"{sum(values.values()) / 1e6:.2f} M activations ({', '.join(f'{a} {n / 1e6:.2f} M' for a, n in values.items() if n)}) "
+          f"at the kernel's pass rate {1e3 * activations:.3f} ms = {1e3 * (products + activations):.3f} ms "
+          f"a step: at most {products / (products + activations):.0%} of the limit")
     print(f"{'threads':>7} {'method':>22} {'target':>10} {'isa':>8} {'bytes':>5} {'ms/step':>8} "
-          f"{'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of limit':>8}")
+          f"{'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of limit':>8} {'of b+act':>8}")
     for n in threads:
         base = measure_torch(n, args.epochs)
         rows = [(name, None, seconds) for name, seconds in base.items()]
@@ -364,12 +411,15 @@ def main():
             isa, vector_bytes = row[3:] if len(row) > 3 else ("", "")
             gflops = flops / seconds / 1e9
             ratio, ratio_width = base["plain torch"] / seconds, base["plain torch, by width"] / seconds
+            of_bound = (products + activations) / n / seconds
             print(f"{n:>7} {name:>22} {target or '':>10} {isa:>8} {vector_bytes:>5} {1e3 * seconds:8.2f} "
-                  f"{ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%}", flush=True)
+                  f"{ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%} "
+                  f"{of_bound:7.0%}", flush=True)
             report["runs"].append({"threads": n, "method": name, "target": target, "isa": isa or None,
                                    "vector_bytes": vector_bytes or None, "ms_per_step": 1e3 * seconds,
                                    "speedup_vs_plain": ratio, "speedup_vs_plain_by_width": ratio_width,
-                                   "gflops": gflops, "of_limit": gflops / (limit * n)})
+                                   "gflops": gflops, "of_limit": gflops / (limit * n),
+                                   "of_bound_with_activations": of_bound})
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     name = "step" + ("" if args.population == "wide" else f"_{args.population}")
