@@ -74,11 +74,11 @@ constexpr int HISTORY = 10;  // scipy's maxcor under scikit-learn
 
 // A model's curvature pairs lie whole PACK_BYTES apart: its pairs, and
 // where packed[i] is a multiple of PACK_BYTES / sizeof(T) its iterate,
-// gradient and direction too, start on a 64-byte line. The two-loop streams 2 x 2 x
-// HISTORY of them from L2 every iteration, and a vector load straddling
-// two lines costs both: on 2,499 float64 values (iris' (64, 32) network)
-// the recursion took 18.1 us unaligned against 11.4 us aligned
-// (Sapphire Rapids, AVX-512, one thread).
+// gradient and direction too, start on a 64-byte line. The two-loop
+// streams 2 x 2 x HISTORY of them from L2 every iteration, and a vector
+// load straddling two lines costs both: on 2,499 float64 values (iris'
+// (64, 32) network) the recursion took 18.1 us unaligned against 11.4 us
+// aligned (Intel Xeon, Emerald Rapids, AVX-512, one thread).
 constexpr int PACK_BYTES = 64;
 template <class T> constexpr long pack_stride(long n) {
     constexpr long per_line = PACK_BYTES / long(sizeof(T));
