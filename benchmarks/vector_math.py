@@ -90,6 +90,17 @@ def run(binary):
     return {name: (float(ns), float(err)) for name, ns, err in (line.split() for line in out.splitlines())}
 
 
+def float32_seconds(activations, target="native", runs=3):
+    """``{activation: seconds a value}`` of the kernel's float32 activation
+    pass for ``activations`` (``tanh``, ``logistic``, ``gelu``) built for
+    ``target``, one thread, values in L1: the best of ``runs`` runs (what
+    the benchmarks' bounds count beside the products)."""
+    with tempfile.TemporaryDirectory() as workdir:
+        binary = build(KERNEL, target, workdir, "harness")
+        results = [run(binary) for _ in range(runs)]
+    return {name: min(r[f"float32_{name}"][0] for r in results) * 1e-9 for name in activations}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default="native", help="comma-separated -march values")

@@ -78,7 +78,6 @@ import math
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -165,10 +164,7 @@ def activation_rates():
     three runs)."""
     import vector_math
 
-    with tempfile.TemporaryDirectory() as workdir:
-        binary = vector_math.build(vector_math.KERNEL, "native", workdir, "harness")
-        runs = [vector_math.run(binary) for _ in range(3)]
-    return {name: min(r[f"float32_{name}"][0] for r in runs) * 1e-9 for name in TRANSCENDENTAL}
+    return vector_math.float32_seconds(TRANSCENDENTAL)
 
 
 def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",), matmul_gflops=None,

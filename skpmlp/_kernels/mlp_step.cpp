@@ -1368,14 +1368,14 @@ void forward(const Model& m, const T* x, long bp, long lanes, const T* params, S
         const int act = m.act;
         if (dropout) dropout_row_states(s, *dropout, l, lanes);
         const DropoutMasking<T> masking = model_masking<T>(m);
-        if (cheap_activation(act) && dropout && DROPOUT_IN_EPILOGUE) {  // masked in the matmul's registers
-            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b,
-                            StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp});
-        } else if (cheap_activation(act) && dropout) {  // a pass after the product
-            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
-            drop_cheap_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, masking);
-        } else if (cheap_activation(act)) {  // in the matmul's registers
-            matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
+        if (cheap_activation(act)) {  // in the matmul's registers
+            if (dropout && DROPOUT_IN_EPILOGUE) {  // masked there too
+                matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b,
+                                StoreDroppedCheapActivation<T>{a, z, s.mask[l], s.row_state.data(), masking, act, bp});
+            } else {
+                matmul_lanes<T>(L.n_out, L.n_in, w, 1, L.ld, input, bp, nv, b, StoreCheapActivation<T>{a, act});
+                if (dropout) drop_cheap_layer<T>(act, a, z, s.mask[l], s.row_state.data(), L.n_out, bp, lanes, masking);
+            }
         } else {  // over each block of rows after the matmul stored it, in L1
             balanced_tiles<tiles::MM_ROWS>(L.n_out, [&](int r, auto n) {
                 matmul_lanes<T>(n, L.n_in, w + r, 1, L.ld, input, bp, nv, b + r, StoreProduct<T>{z + r * bp});
