@@ -309,6 +309,20 @@ template <class Term> double lane_sum(long n, Term term) {
     return s;
 }
 
+// lane_sum's terms taken from the end back to the start: the tail first,
+// then the whole blocks from the last one (each term in the same partial
+// sum as forward, the blocks in reverse order).
+template <class Term> double lane_sum_backward(long n, Term term) {
+    double acc[LANES] = {};
+    const long whole = n / LANES * LANES;
+    for (long e = n - 1; e >= whole; --e) acc[0] += term(e);
+    for (long e = whole - LANES; e >= 0; e -= LANES)
+        for (int k = 0; k < LANES; ++k) acc[k] += term(e + k);
+    double s = 0;
+    for (int k = 0; k < LANES; ++k) s += acc[k];
+    return s;
+}
+
 template <class T> double dot(const T* a, const T* b, long n) {
     return lane_sum(n, [a, b](long e) { return double(a[e]) * double(b[e]); });
 }
@@ -319,12 +333,22 @@ template <class T> double dot(const T* a, const T* b, long n) {
 // of their own. (Where GCC vectorises the products of a tail in one loop
 // and not in the other, it may contract one sum's last adds into FMAs and
 // the other's not: the two agree to rounding, not always bit for bit.)
-template <class T, class Next> double update_then_dot(T* __restrict d, const T* __restrict v, long n, Next next) {
-    return lane_sum(n, [d, v, next](long e) {
+//
+// `backward` runs the pass from the end of d to its start. The two-loop
+// recursion alternates: each pass streams two vectors of the history from
+// L2 through L1 and would evict d's start before the next pass reads it,
+// where d and the two streams exceed L1. A pass that starts where the last
+// one ended finds that end still in L1: 20 passes over iris' (64, 32)
+// network (2,499 float64 values, d 20 KB of a 48 KB L1) took 11.2 us one
+// way and 8.1 us alternating (Intel Xeon, Emerald Rapids, AVX-512).
+template <class T, class Next>
+double update_then_dot(T* __restrict d, const T* __restrict v, long n, bool backward, Next next) {
+    const auto term = [d, v, next](long e) {
         const T de = next(d[e], e);
         d[e] = de;
         return double(v[e]) * double(de);
-    });
+    };
+    return backward ? lane_sum_backward(n, term) : lane_sum(n, term);
 }
 
 template <class T> struct Buffers {
@@ -412,7 +436,9 @@ template <class T> struct Model {
     // d = -H g: the two-loop recursion over the pairs held, newest first.
     // Each pass updates d by one pair and takes the next pair's dot with
     // the new d (update_then_dot): the values of the textbook's separate
-    // dot and update passes, in half the passes.
+    // dot and update passes, in half the passes. The passes alternate their
+    // direction (update_then_dot's `backward`), so each begins where the
+    // last one ended.
     void direction() const {
         const int col = int(st[S_COL]), head = int(st[S_HEAD]);
         const auto ring = [head](int t) { return (head - t + HISTORY) % HISTORY; };  // the t-th newest pair
@@ -422,30 +448,37 @@ template <class T> struct Model {
             for (long e = 0; e < n; ++e) d[e] = -(h0 * G[e]);
             return;
         }
+        bool backward = false;
         double alpha[HISTORY];
         // d = g, with the newest pair's s . d
-        double sd = update_then_dot(d, S + ring(0) * stride, n, [G](T, long e) { return G[e]; });
+        double sd = update_then_dot(d, S + ring(0) * stride, n, backward, [G](T, long e) { return G[e]; });
         double yd = 0;
         for (int t = 0; t < col; ++t) {
+            backward = !backward;
             const T a = T(st[S_RHO + ring(t)] * sd);
             alpha[t] = a;
             const T* y = Y + ring(t) * stride;
             if (t + 1 < col) {  // d -= a y, with the next pair's s . d
-                sd = update_then_dot(d, S + ring(t + 1) * stride, n, [a, y](T de, long e) { return de - a * y[e]; });
+                sd = update_then_dot(d, S + ring(t + 1) * stride, n, backward,
+                                     [a, y](T de, long e) { return de - a * y[e]; });
             } else {  // d = h0 (d - a y), with the oldest pair's y . d
-                yd = update_then_dot(d, Y + ring(t) * stride, n, [a, y, h0](T de, long e) {
+                yd = update_then_dot(d, Y + ring(t) * stride, n, backward, [a, y, h0](T de, long e) {
                     const T u = de - a * y[e];
                     return h0 * u;
                 });
             }
         }
         for (int t = col - 1; t >= 0; --t) {
+            backward = !backward;
             const T b = T(st[S_RHO + ring(t)] * yd);
             const T c = T(alpha[t]) - b;
             const T* s = S + ring(t) * stride;
             if (t > 0) {  // d += c s, with the next newer pair's y . d
-                yd = update_then_dot(d, Y + ring(t - 1) * stride, n, [c, s](T de, long e) { return de + c * s[e]; });
-            } else {  // d = -(d + c s)
+                yd = update_then_dot(d, Y + ring(t - 1) * stride, n, backward,
+                                     [c, s](T de, long e) { return de + c * s[e]; });
+            } else if (backward) {  // d = -(d + c s)
+                for (long e = n - 1; e >= 0; --e) d[e] = -(d[e] + c * s[e]);
+            } else {
                 for (long e = 0; e < n; ++e) d[e] = -(d[e] + c * s[e]);
             }
         }
