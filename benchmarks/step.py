@@ -49,6 +49,12 @@ step (forward, with its derivative) at the rate the kernel's own float32
 activation pass reaches on this machine (``vector_math.py``'s harness,
 native build, values in L1), spread over the threads. The line above the
 table gives the bound and the share of the limit no step can exceed.
+``of own`` sets a kernel build against its own bound: the products at the
+float32 multiply-add peak of its vector width (``arithmetic_peak.py``: FMA
+on AVX-512 and AVX2, a multiply and an add on SSE4.2) and the activations
+at that build's pass rate. A narrower build's step cannot be shorter, and
+after the table each build's bound is set against the native build's
+measured step: the most it could reach of native's speed.
 
 Usage::
 
@@ -79,6 +85,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import gpu_fma_peak, machine_limits, synchronize, training_flops  # noqa: E402
+from arithmetic_peak import float32_peaks  # noqa: E402
 
 from skpmlp._engine import (  # noqa: E402
     ACTIVATIONS,
@@ -150,16 +157,16 @@ def activation_values(spec, batch):
     return values
 
 
-def activation_seconds(values):
+def activation_seconds(values, target="native"):
     """Seconds one thread takes for ``values`` at the kernel's own float32
-    activation pass rate (``vector_math.py``'s harness, native build, best
-    of three runs, values in L1): what a step spends beside its products
-    at the very least."""
+    activation pass rate (``vector_math.py``'s harness built for
+    ``target``, best of three runs, values in L1): what a step spends
+    beside its products at the very least."""
     if not any(values.values()):
         return 0.0
     import vector_math
 
-    per_value = vector_math.float32_seconds([a for a, n in values.items() if n])
+    per_value = vector_math.float32_seconds([a for a, n in values.items() if n], target=target)
     return sum(n * per_value[a] for a, n in values.items() if n)
 
 
@@ -392,12 +399,23 @@ def main():
           f"{sum(values.values()) / 1e6:.2f} M activations ({', '.join(f'{a} {n / 1e6:.2f} M' for a, n in values.items() if n)}) "
           f"at the kernel's pass rate {1e3 * activations:.3f} ms = {1e3 * (products + activations):.3f} ms "
           f"a step: at most {products / (products + activations):.0%} of the limit")
+    targets = args.targets.split(",")
+    peaks = float32_peaks(targets)
+    # each build's own bound: the products at its width's peak, the
+    # activations at its own pass rate
+    own_bounds = {target: flops / (peaks[target] * 1e9) + activation_seconds(values, target)
+                  for target in targets}
+    report.update(float32_peak_gflops_1_thread=peaks, build_bound_seconds_1_thread=own_bounds)
+    print("each build's bound, 1 thread: the products at its float32 multiply-add peak (arithmetic_peak.py) "
+          "+ the activations at its pass rate: "
+          + ", ".join(f"{target} {peaks[target]:.0f} GFLOP/s, {1e3 * own_bounds[target]:.3f} ms"
+                      for target in targets))
     print(f"{'threads':>7} {'method':>22} {'target':>10} {'isa':>8} {'bytes':>5} {'ms/step':>8} "
-          f"{'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of limit':>8} {'of b+act':>8}")
+          f"{'vs plain':>8} {'vs width':>8} {'GFLOP/s':>8} {'of limit':>8} {'of b+act':>8} {'of own':>8}")
     for n in threads:
         base = measure_torch(n, args.epochs)
         rows = [(name, None, seconds) for name, seconds in base.items()]
-        for target in args.targets.split(","):
+        for target in targets:
             rows += [(name, target, seconds) for name, seconds in measure_native(n, args.epochs, target).items()]
             info = build_info()
             isa, vector_bytes = info["isa"], info["vector_bytes"]
@@ -408,14 +426,22 @@ def main():
             gflops = flops / seconds / 1e9
             ratio, ratio_width = base["plain torch"] / seconds, base["plain torch, by width"] / seconds
             of_bound = (products + activations) / n / seconds
+            of_own = own_bounds[target] / n / seconds if target else None
             print(f"{n:>7} {name:>22} {target or '':>10} {isa:>8} {vector_bytes:>5} {1e3 * seconds:8.2f} "
                   f"{ratio:7.1f}x {ratio_width:7.1f}x {gflops:8.1f} {gflops / (limit * n):7.0%} "
-                  f"{of_bound:7.0%}", flush=True)
+                  f"{of_bound:7.0%} {'' if of_own is None else f'{of_own:7.0%}':>8}", flush=True)
             report["runs"].append({"threads": n, "method": name, "target": target, "isa": isa or None,
                                    "vector_bytes": vector_bytes or None, "ms_per_step": 1e3 * seconds,
                                    "speedup_vs_plain": ratio, "speedup_vs_plain_by_width": ratio_width,
                                    "gflops": gflops, "of_limit": gflops / (limit * n),
-                                   "of_bound_with_activations": of_bound})
+                                   "of_bound_with_activations": of_bound, "of_build_bound": of_own})
+    for n in threads:
+        native = [r["ms_per_step"] for r in report["runs"]
+                  if r["threads"] == n and r["method"] == "skpmlp native" and r["target"] == targets[0]]
+        if native and len(targets) > 1:
+            print(f"{n} thread(s), each build's bound against the {targets[0]} build's step "
+                  f"({native[0]:.2f} ms): " + ", ".join(
+                      f"{target} at most {native[0] / (1e3 * own_bounds[target] / n):.2f}x" for target in targets[1:]))
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     name = "step" + ("" if args.population == "wide" else f"_{args.population}")

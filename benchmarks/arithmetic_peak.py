@@ -1,0 +1,127 @@
+"""The float32 multiply-add peak of one core at each kernel build's vector width.
+
+``step.py``'s limit is a large ``torch.mm``: the widest vectors this CPU
+has. A kernel built for a narrower target (``x86-64-v3``: AVX2 and FMA,
+``x86-64-v2``: SSE4.2, no FMA) cannot reach it, and what its build can
+reach is this script's figure: a harness that includes the kernel's source
+(``skpmlp/_kernels/mlp_step.cpp``, as ``vector_math.py`` does), compiled
+for the target with the kernel's flags, runs ``a = a * m + b`` on
+independent vectors of the kernel's own type (``VT<float>::V``, its
+``VBYTES``), as many as its registers hold less four, so that neither
+latency nor spills bound it. The compiler contracts each update into one
+FMA where the target has one and leaves a multiply and an add where it
+has none (SSE4.2), as it does in the kernel. A multiply-add counts 2 FLOPs.
+Reported: GFLOP/s of one thread, the best of ``--rounds`` runs of each
+build, the builds in turn.
+
+Usage::
+
+    python benchmarks/arithmetic_peak.py
+    python benchmarks/arithmetic_peak.py --targets native,x86-64-v3,x86-64-v2
+
+Writes ``benchmarks/results/arithmetic_peak.json``.
+"""
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# the skpmlp of this checkout, whatever an editable install points at
+sys.path.insert(0, str(HERE.parent))
+from _harness import compile_harness, write_results  # noqa: E402
+
+from skpmlp._kernels import _build  # noqa: E402
+
+KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
+
+HARNESS = r"""
+#include "{source}"
+#include <chrono>
+#include <cstdio>
+
+typedef VT<float>::V V;
+constexpr int N = VREGS - 4;  // independent chains: the rest hold m, b and spare
+
+// seconds of `iterations` rounds of a = a * m + b on every chain; a whole
+// function, so that the chains live in registers across the loop
+__attribute__((noinline)) double chains(V* out, long iterations) {{
+    V a[N];
+    for (int i = 0; i < N; ++i) a[i] = vsplat<float>(1e-3f * float(i));
+    const V m = vsplat<float>(0.999f), b = vsplat<float>(1e-7f);
+    const auto start = std::chrono::steady_clock::now();
+    for (long it = 0; it < iterations; ++it) {{
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) a[i] = a[i] * m + b;
+    }}
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (int i = 0; i < N; ++i) out[i] = a[i];  // every chain's result is used
+    return seconds;
+}}
+
+int main() {{
+    const long iterations = 5000000;
+    V a[N];
+    double best = 1e30;
+    for (int run = 0; run < 5; ++run) best = std::min(best, chains(a, iterations));
+    float check = 0;
+    for (int i = 0; i < N; ++i) check += vsum<float>(a[i]);
+    std::printf("%.3f %d %d %g\n", 2.0 * N * VT<float>::L * iterations / best * 1e-9, VBYTES, N, check);
+}}
+"""
+
+
+def build(target, workdir, name="peak"):
+    """The peak harness compiled for ``target``: its path."""
+    return compile_harness(HARNESS.format(source=KERNEL.resolve()), target, workdir, name)
+
+
+def run(binary):
+    """``(GFLOP/s, vector bytes, chains)`` of one run of ``binary``."""
+    gflops, vector_bytes, chains, _ = subprocess.run(
+        [str(binary)], check=True, capture_output=True, text=True).stdout.split()
+    return float(gflops), int(vector_bytes), int(chains)
+
+
+def measure(targets, rounds=3):
+    """``{target: (GFLOP/s, vector bytes, chains)}``: the best of
+    ``rounds`` runs of each target's build, the builds in turn (a noisy
+    spell of a shared machine falls on all of them alike)."""
+    best = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        binaries = {target: build(target, workdir, f"peak{i}") for i, target in enumerate(targets)}
+        for _ in range(rounds):
+            for target, binary in binaries.items():
+                result = run(binary)
+                if target not in best or result[0] > best[target][0]:
+                    best[target] = result
+    return best
+
+
+def float32_peaks(targets, rounds=3):
+    """``{target: GFLOP/s}``: one thread's float32 multiply-add peak at
+    each target's vector width (:func:`measure`)."""
+    return {target: gflops for target, (gflops, _, _) in measure(targets, rounds).items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", default="native,x86-64-v3,x86-64-v2", help="comma-separated -march values")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of every build, interleaved")
+    parser.add_argument("--out", default=str(HERE / "results"))
+    args = parser.parse_args(argv)
+    results = measure(args.targets.split(","), args.rounds)
+    widest = max(gflops for gflops, _, _ in results.values())
+    rows = []
+    print(f"{'target':>10} {'bytes':>5} {'chains':>6} {'GFLOP/s':>8} {'of widest':>9}")
+    for target, (gflops, vector_bytes, chains) in results.items():
+        rows.append({"target": target, "vector_bytes": vector_bytes, "chains": chains, "gflops": gflops,
+                     "of_widest": gflops / widest})
+        print(f"{target:>10} {vector_bytes:>5} {chains:>6} {gflops:8.1f} {gflops / widest:9.0%}")
+    write_results(args.out, "arithmetic_peak", {"argv": sys.argv[1:], "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
