@@ -403,7 +403,8 @@ def main():
     peaks = float32_peaks(targets)
     # each build's own bound: the products at its width's peak, the
     # activations at its own pass rate
-    own_bounds = {target: flops / (peaks[target] * 1e9) + activation_seconds(values, target)
+    own_bounds = {target: flops / (peaks[target] * 1e9)
+                  + (activations if target == "native" else activation_seconds(values, target))
                   for target in targets}
     report.update(float32_peak_gflops_1_thread=peaks, build_bound_seconds_1_thread=own_bounds)
     print("each build's bound, 1 thread: the products at its float32 multiply-add peak (arithmetic_peak.py) "
