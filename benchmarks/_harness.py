@@ -165,6 +165,17 @@ def gpu_fma_peak(device="cuda"):
     return props.multi_processor_count * lanes * 2 * props.clock_rate * 1e3 / 1e9
 
 
+def kernel_source():
+    """Path of the native kernel's source, ``mlp_step.cpp``, of the skpmlp
+    imported (the checkout's, where the script put it first on the path):
+    what the C++ harnesses ``#include``."""
+    from pathlib import Path
+
+    from skpmlp._kernels import _build
+
+    return Path(_build.__file__).parent / "mlp_step.cpp"
+
+
 def executable_flags(target):
     """g++ flags that build a stand-alone program around the native
     kernel's source (an ``#include`` of ``mlp_step.cpp``): the kernel's own

@@ -80,12 +80,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import executable_flags, write_results  # noqa: E402
+from _harness import executable_flags, kernel_source, write_results  # noqa: E402
 from _real_data import machine  # noqa: E402
 
 from skpmlp._kernels import _build  # noqa: E402
 
-KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
+KERNEL = kernel_source()
 LANES = HERE / "models_in_lanes.cpp"
 #: the networks as the .cpp names them: hidden widths, activation
 NETWORKS = {"4-16-3_relu": ((16,), "relu"), "4-64-3_relu": ((64,), "relu"), "4-16-3_tanh": ((16,), "tanh"),

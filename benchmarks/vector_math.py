@@ -38,11 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # the skpmlp of this checkout, whatever an editable install points at
 sys.path.insert(0, str(HERE.parent))
-from _harness import compile_harness, write_results  # noqa: E402
+from _harness import compile_harness, kernel_source, write_results  # noqa: E402
 
-from skpmlp._kernels import _build  # noqa: E402
-
-KERNEL = Path(_build.__file__).parent / "mlp_step.cpp"
+KERNEL = kernel_source()
 
 HARNESS = r"""
 #include "{source}"
