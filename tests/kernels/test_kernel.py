@@ -217,6 +217,39 @@ def test_float32_kernel_stays_close_to_torch(solver, atol):
     np.testing.assert_allclose(native.loss_curves, reference.loss_curves, rtol=1e-3)
 
 
+def test_float32_adam_updates_a_model_alone_as_in_a_population():
+    """Where AVX-512 runs float32, Adam's update divides by no value (the
+    reciprocal estimate) and computes a run's tail in a vector of its own:
+    a model's weights must not depend on where its values lie in the
+    population's padded layers (its rows a run each) or alone (one run),
+    bit for bit, with Adam, AMSGrad and AdamW, nor stray from torch's
+    float32 Adam by more than rounding turned into steps."""
+    X, y, sw = data("classification", n=120)
+    # the network pads (4,) to (5,)'s width and (3, 6) to (3, 17)'s: alone,
+    # their first and second weights are one run of a whole vector and a
+    # tail; in the population, rows shorter than a vector
+    archs = [(5,), (19,), (3, 17), (40,), (1,), (4,), (16,), (3, 6)]
+    optimizers = [OptimizerSettings("adam"), OptimizerSettings("adam", amsgrad=True), OptimizerSettings("adamw"),
+                  OptimizerSettings("adam", beta_2=0.9), OptimizerSettings("adamw", amsgrad=True)]
+    n = len(archs)
+    spec = PopulationSpec(
+        hidden_layer_sizes=archs, activations=[("tanh", "relu", "logistic")[i % 3] for i in range(n)],
+        learning_rates=np.array([1e-2, 3e-2] * (n // 2)), alphas=np.array([1e-3, 0.0, 1e-2, 1e-4] * (n // 4)),
+        init_seeds=[(0, i) for i in range(n)], optimizers=[optimizers[i % len(optimizers)] for i in range(n)],
+    )
+    cfg = TrainConfig(task="classification", n_outputs=3, batch_size=32, max_iter=8, n_iter_no_change=1000,
+                      dtype="float32", backend="native")
+    folds = [(np.arange(len(X)), None)]
+    together = train_population(spec, cfg, X, y, folds, sample_weight=sw)
+    for i in range(len(archs)):
+        alone = train_population(spec.subset([i]), cfg, X, y, folds, sample_weight=sw)
+        for mine, theirs in zip(alone.coefs[0][0] + alone.intercepts[0][0],
+                                together.coefs[0][i] + together.intercepts[0][i]):
+            np.testing.assert_array_equal(mine, theirs)
+    reference = train_population(spec, dataclasses.replace(cfg, backend="torch"), X, y, folds, sample_weight=sw)
+    assert_same_models(reference, together, atol=5e-3)
+
+
 def _one_step(trainer_class, mode=None):
     X, y, sw = data("regression", n=64)
     spec = population()
