@@ -936,6 +936,57 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
     });
 }
 
+// Whether a layer's weight gradient runs as outer_rows rather than
+// outer_lanes: where both of its sides are wide, on vectors of 16 lanes or
+// more. outer_lanes sums each weight's products across the lanes at the
+// end, about three operations a weight (LaneSums), against the rows / L
+// multiply-adds that made them (6 at 96 rows with AVX-512's 16 floats);
+// outer_rows pays instead a transpose of the layer's deltas (n_out x rows
+// values, L log2(L) shuffles a block of L x L) and, where n_out is not
+// whole vectors, lanes that compute nothing. Measured on AVX-512, 240
+// models, 4 inputs, batch 96: a (64, 32) model step 9-14 % less time, a
+// (128, 64) one 18 %; with AVX2's and SSE4.2's 8 and 4 floats, no faster
+// (benchmarks/step.py's --population narrow at each target).
+#ifndef SKP_OUTER_ROWS_MIN
+#define SKP_OUTER_ROWS_MIN 16
+#endif
+template <class T> inline bool outer_by_rows(int n_in, int n_out) {
+    return VT<T>::L >= 16 && n_in >= SKP_OUTER_ROWS_MIN && n_out >= SKP_OUTER_ROWS_MIN;
+}
+
+// outer_lanes' gradients as a matmul over the batch's rows: g (n_in, n_out;
+// row stride gld) = a (n_in, ld) . dT, dT (rows, n_out) the deltas d (n_out,
+// ld) transposed into `scratch` with n_out padded to whole vectors (zeros),
+// each of a's values broadcast (matmul_lanes): each weight a sum over the
+// rows in order, with no sums across lanes. The products land in g where
+// its rows are whole vectors, else in scratch past dT and are copied.
+// gb (n_out) = d . 1.
+template <class T>
+void outer_rows(int n_in, int n_out, int nv, const T* a, const T* d, long ld, T* g, long gld, T* gb, T* scratch) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    const int rows = nv * L, n_vec = (n_out + L - 1) / L;
+    const long tld = long(n_vec) * L;
+    T* dT = scratch;
+    for (int c0 = 0; c0 < n_out; c0 += L)  // L x L blocks, units past n_out zero
+        for (int r0 = 0; r0 < rows; r0 += L) {
+            V block[L];
+            for (int i = 0; i < L; ++i) block[i] = c0 + i < n_out ? vload(d + (c0 + i) * ld + r0) : V{};
+            BlockTranspose<T>::run(block);
+            for (int j = 0; j < L; ++j) vstore(dT + (r0 + j) * tld + c0, block[j]);
+        }
+    const bool direct = tld == n_out && gld == n_out;
+    T* out = direct ? g : dT + long(rows) * tld;
+    matmul_lanes<T>(n_in, rows, a, ld, 1, dT, tld, n_vec, nullptr, StoreProduct<T>{out});
+    if (!direct)
+        for (int i = 0; i < n_in; ++i) std::copy(out + i * tld, out + i * tld + n_out, g + i * gld);
+    for (int c = 0; c < n_out; ++c) {
+        V sum{};
+        for (int v = 0; v < nv; ++v) sum += vload(d + c * ld + v * L);
+        gb[c] = vsum<T>(sum);
+    }
+}
+
 // A dropout training step's hidden layer in the fused one-hidden-layer
 // tiles: the rows' dropout_row_state (a row a lane), the masking, and where
 // the forward leaves f'(z) and the mask, or the gate (drop_cheap_activation).
@@ -1173,6 +1224,7 @@ template <class T> struct Scratch {
     std::vector<uint32_t> row_state;  // dropout models: a layer's dropout_row_state per row
     T *logits = nullptr, *delta = nullptr, *delta_prev = nullptr;
     T* grads = nullptr;  // dense gradient of every layer: W (n_in, n_out) then b
+    T* transposed = nullptr;  // outer_rows' deltas (B_pad, widest in whole vectors), then its products
     std::vector<long> g_off;
     long n_grads = 0;
     ~Scratch() { std::free(arena); }
@@ -1197,6 +1249,8 @@ template <class T> struct Scratch {
         sizes.push_back(long(m.n_outputs()) * bp);
         sizes.push_back(long(widest) * bp), sizes.push_back(long(widest) * bp);
         sizes.push_back(n_grad);
+        const long whole = (widest + VT<T>::L - 1) / VT<T>::L * VT<T>::L;
+        sizes.push_back((bp + widest) * whole);  // transposed
         for (size_t l = 0; l < mask.size(); ++l) sizes.push_back(m.layers[l].n_out * bp);
         long total = 0;
         for (long& n : sizes) total += (n = round_up(n));
@@ -1208,6 +1262,7 @@ template <class T> struct Scratch {
         logits = take(sizes[i++]);
         delta = take(sizes[i++]), delta_prev = take(sizes[i++]);
         grads = take(sizes[i++]);
+        transposed = take(sizes[i++]);
         for (T*& p : mask) p = take(sizes[i++]);
     }
 
@@ -1563,8 +1618,12 @@ double forward_backward(const Model& m, const Problem<T>& P, int step, long epoc
     for (int l = m.depth; l >= 0; --l) {
         const Layer& L = m.layers[l];
         const T* a_in = l > 0 ? s.a[l - 1] : x;
-        outer_lanes<T>(L.n_in, L.n_out, nv, a_in, d, bp, s.grads + s.g_off[2 * l], L.n_out,
-                       s.grads + s.g_off[2 * l + 1]);
+        T *gw = s.grads + s.g_off[2 * l], *gb = s.grads + s.g_off[2 * l + 1];
+        if (outer_by_rows<T>(L.n_in, L.n_out)) {
+            outer_rows<T>(L.n_in, L.n_out, nv, a_in, d, bp, gw, L.n_out, gb, s.transposed);
+        } else {
+            outer_lanes<T>(L.n_in, L.n_out, nv, a_in, d, bp, gw, L.n_out, gb);
+        }
         if (l > 0) {
             // delta_prev (n_in, bp) = W (n_in, n_out) . delta (n_out, bp), times
             // f'(z) from the forward's activation (or the f'(z) it left)

@@ -268,6 +268,38 @@ template <class T> struct LaneSums {
     }
 };
 
+// An L x L block transposed in registers: v[i] holds row i on entry and
+// column i on return. log2(L) levels; at the level of half-width h, rows i
+// and i + h (i & h == 0) trade their off-diagonal blocks of h lanes (a
+// block matrix [[A, B], [C, D]] becomes [[A, C], [B, D]]), and the next
+// level does the same inside every block: L log2(L) two-vector shuffles.
+template <class T> struct BlockTranspose {
+    typedef typename VT<T>::V V;
+    typedef LaneSums<T> Sums;  // its lane tables and masks
+    typedef typename Sums::Lanes Lanes;
+    static constexpr int L = VT<T>::L;
+
+    // row i's new lanes (`second` false) or row i + h's (true)
+    static constexpr Lanes trade_lanes(int h, bool second) {
+        Lanes m{};
+        for (int k = 0; k < L; ++k)
+            m.lane[k] = second ? ((k & h) ? L + k : k + h) : ((k & h) ? L + k - h : k);
+        return m;
+    }
+    template <int H = L / 2> static SKP_FORCE_INLINE void run(V* v) {
+        if constexpr (H >= 1) {
+            constexpr Lanes first = trade_lanes(H, false), second = trade_lanes(H, true);
+            for (int i = 0; i < L; ++i) {
+                if (i & H) continue;
+                const V x = v[i], y = v[i + H];
+                v[i] = __builtin_shuffle(x, y, Sums::mask(first));
+                v[i + H] = __builtin_shuffle(x, y, Sums::mask(second));
+            }
+            run<H / 2>(v);
+        }
+    }
+};
+
 // A run of n items cut into tiles of N, where a remainder under N / 2
 // shares the last full tile (13 = 4 + 4 + 3 + 2 for N = 4, not
 // 4 + 4 + 4 + 1): a tile of one row or one vector holds too few
