@@ -946,7 +946,7 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
 // whole vectors, lanes that compute nothing. Measured on AVX-512, 240
 // models, 4 inputs, batch 96: a (64, 32) model step 9-14 % less time, a
 // (128, 64) one 18 %; with AVX2's and SSE4.2's 8 and 4 floats, no faster
-// (benchmarks/step.py's --population narrow at each target).
+// (docs/user_guide/performance.rst, "Narrow data").
 #ifndef SKP_OUTER_ROWS_MIN
 #define SKP_OUTER_ROWS_MIN 16
 #endif
