@@ -128,6 +128,15 @@ template <class T, class M> SKP_INLINE void gelu_by_erf(typename M::V x, typenam
     dy = cdf + x * T(INV_SQRT_2PI) * pdf_exp;
 }
 
+// Whether the float vectors are AVX-512's (its 512-bit registers, or its
+// 256-bit ones with AVX512VL): where the CPU's 14-bit reciprocal estimate
+// makes a division a few multiply-adds (VMath<float>::recip, AdamRun).
+#if defined(__AVX512F__) && (SKP_VBYTES == 64 || (SKP_VBYTES == 32 && defined(__AVX512VL__)))
+#define SKP_AVX512_FLOATS 1
+#else
+#define SKP_AVX512_FLOATS 0
+#endif
+
 template <> struct VMath<float> {
     typedef VT<float>::V V;
     typedef int32_t vint __attribute__((vector_size(VBYTES)));
@@ -138,10 +147,10 @@ template <> struct VMath<float> {
         // SSE's 12-bit estimate with one Newton step (about 2 ulp) measured
         // no faster than division on AMD Zen 4 (benchmarks/tiles.py);
         // NEON's 8-bit one needs two steps and was not timed
-#if defined(__AVX512F__) && SKP_VBYTES == 64
+#if SKP_AVX512_FLOATS && SKP_VBYTES == 64
         const V r = (V)_mm512_rcp14_ps((__m512)d);
         return r * (2.0f - d * r);
-#elif defined(__AVX512VL__) && SKP_VBYTES == 32
+#elif SKP_AVX512_FLOATS
         const V r = (V)_mm256_rcp14_ps((__m256)d);
         return r * (2.0f - d * r);
 #else
@@ -1681,7 +1690,7 @@ template <class T, bool AMSGRAD, bool DECOUPLED> struct AdamRun {
     }
 };
 
-#if defined(__AVX512F__) && (SKP_VBYTES == 64 || (SKP_VBYTES == 32 && defined(__AVX512VL__)))
+#if SKP_AVX512_FLOATS
 // float on AVX-512: no division. AVX-512 divides a vector of floats in
 // about ten cycles and takes its square root in about as many, on one
 // unit: torch's form of the update, two divisions and a root a value,
