@@ -166,7 +166,7 @@ def activation_seconds(values, target="native"):
         return 0.0
     import vector_math
 
-    per_value = vector_math.float32_seconds([a for a, n in values.items() if n], target=target)
+    per_value = vector_math.activation_seconds([a for a, n in values.items() if n], target=target)
     return sum(n * per_value[a] for a, n in values.items() if n)
 
 

@@ -88,15 +88,16 @@ def run(binary):
     return {name: (float(ns), float(err)) for name, ns, err in (line.split() for line in out.splitlines())}
 
 
-def float32_seconds(activations, target="native", runs=3):
-    """``{activation: seconds a value}`` of the kernel's float32 activation
-    pass for ``activations`` (``tanh``, ``logistic``, ``gelu``) built for
-    ``target``, one thread, values in L1: the best of ``runs`` runs (what
-    the benchmarks' bounds count beside the products)."""
+def activation_seconds(activations, dtype="float32", target="native", runs=3):
+    """``{activation: seconds a value}`` of the kernel's ``dtype``
+    activation pass for ``activations`` (float32: ``tanh``, ``logistic``,
+    ``gelu``; float64: ``tanh``, ``logistic``) built for ``target``, one
+    thread, values in L1: the best of ``runs`` runs (what the benchmarks'
+    bounds count beside the products)."""
     with tempfile.TemporaryDirectory() as workdir:
         binary = build(KERNEL, target, workdir, "harness")
         results = [run(binary) for _ in range(runs)]
-    return {name: min(r[f"float32_{name}"][0] for r in results) * 1e-9 for name in activations}
+    return {name: min(r[f"{dtype}_{name}"][0] for r in results) * 1e-9 for name in activations}
 
 
 def main(argv=None):

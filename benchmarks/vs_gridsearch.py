@@ -164,7 +164,7 @@ def activation_rates():
     three runs)."""
     import vector_math
 
-    return vector_math.float32_seconds(TRANSCENDENTAL)
+    return vector_math.activation_seconds(TRANSCENDENTAL)
 
 
 def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",), matmul_gflops=None,
