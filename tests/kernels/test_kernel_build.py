@@ -5,6 +5,7 @@ a library fails, and the checks of the kernels' arguments."""
 import dataclasses
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,37 @@ def test_every_target_failing_falls_back_to_torch_with_the_reasons(monkeypatch, 
         assert _build.load_library() is None
     assert "'native'" in _build.build_info()["error"] and "'default'" in _build.build_info()["error"]
     assert not list(fresh.glob("*.so"))  # the unusable libraries are deleted
+
+
+def test_a_failing_compile_unit_is_reported_at_once_and_the_others_stopped():
+    """The units compile side by side: one that fails ends the build with
+    its own messages, without waiting for the others, which are stopped."""
+    slow = [sys.executable, "-c", "import time; time.sleep(60)"]
+    failing = [sys.executable, "-c", "import sys; sys.stderr.write('unit.cpp:7: error: boom'); sys.exit(1)"]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="unit.cpp:7: error: boom"):
+        _build._run_side_by_side([slow, failing, slow])
+    assert time.monotonic() - start < 30
+
+
+def test_compile_units_past_the_timeout_are_stopped(monkeypatch):
+    monkeypatch.setattr(_build, "COMPILE_TIMEOUT", 0.5)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="ran past 0.5 s"):
+        _build._run_side_by_side([[sys.executable, "-c", "import time; time.sleep(60)"]])
+    assert time.monotonic() - start < 30
+
+
+@needs_kernel
+def test_the_library_links_every_compile_unit():
+    """Each entry point comes from the unit that defines it (SKP_PART):
+    float's, double's and the L-BFGS step's, and the self-test spans two."""
+    library = _build.load_library()
+    for name in ("skp_run_f32", "skp_run_f64", "skp_run_epochs_f32", "skp_run_epochs_f64",
+                 "skp_forward_f32", "skp_forward_f64", "skp_lbfgs_f32", "skp_lbfgs_f64",
+                 "skp_self_test", "skp_self_test_f64", "skp_target", "skp_layout"):
+        assert hasattr(library, name), name
+    assert library.skp_self_test_f64() == 0
 
 
 def test_a_child_killed_by_an_illegal_instruction_is_reported(monkeypatch, tmp_path):
