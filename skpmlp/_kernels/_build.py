@@ -266,9 +266,12 @@ def _run_side_by_side(commands):
     :data:`COMPILE_TIMEOUT`; the others are then stopped. Each command's
     messages go to a file of its own, which no amount of them fills."""
     logs = [tempfile.TemporaryFile(mode="w+") for _ in commands]
-    running = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, text=True)
-               for command, log in zip(commands, logs)]
+    running = []
     try:
+        for command, log in zip(commands, logs):  # one that cannot start stops those started
+            running.append(
+                subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, text=True)
+            )
         deadline = time.monotonic() + COMPILE_TIMEOUT
         pending = list(zip(running, logs))
         while pending:
