@@ -95,7 +95,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import vector_math  # noqa: E402
 from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
-from vs_gridsearch import DATASETS, machine, prepare, timed  # noqa: E402
+from vs_gridsearch import DATASETS, TRANSCENDENTAL, machine, prepare, timed  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels, sklearn_mlp_params  # noqa: E402
 from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
@@ -111,9 +111,6 @@ MAX_ITER = 200
 TARGET_SPEEDUP = 10.0
 #: issue 39's geometric mean
 TARGET_GEOMEAN = 8.0
-#: the grid's activations whose pass the kernel runs apart from the
-#: products (exp or division per value)
-TRANSCENDENTAL = ("tanh", "logistic")
 TARGET_GAP = 0.01
 
 

@@ -955,6 +955,19 @@ void outer_lanes(int n_r, int n_c, int nv, const T* a, const T* d, long ld, T* g
     });
 }
 
+// The bias gradient gb (n) = d . 1 of n units' deltas d (n, ld) over nv
+// vectors of lanes: each unit's vectors added, then its lanes summed as
+// outer_lanes sums them (LaneSums), so every path's bias gradient is its.
+template <class T> void bias_gradient(int n, int nv, const T* d, long ld, T* gb) {
+    typedef typename VT<T>::V V;
+    constexpr int L = VT<T>::L;
+    for (int c = 0; c < n; ++c) {
+        V acc{};
+        for (int v = 0; v < nv; ++v) acc += vload(d + c * ld + v * L);
+        LaneSums<T>::template sums<1>(&acc, gb + c);
+    }
+}
+
 // Whether a layer's weight gradient runs as outer_rows rather than
 // outer_lanes: where both of its sides are wide, on vectors of 16 lanes or
 // more. outer_lanes sums each weight's products across the lanes at the
@@ -979,7 +992,7 @@ template <class T> inline bool outer_by_rows(int n_in, int n_out) {
 // each of a's values broadcast (matmul_lanes): each weight a sum over the
 // rows in order, with no sums across lanes. The products land in g where
 // its rows are whole vectors, else in scratch past dT and are copied.
-// gb (n_out) = d . 1.
+// gb (n_out) = d . 1 (bias_gradient).
 template <class T>
 void outer_rows(int n_in, int n_out, int nv, const T* a, const T* d, long ld, T* g, long gld, T* gb, T* scratch) {
     typedef typename VT<T>::V V;
@@ -999,11 +1012,7 @@ void outer_rows(int n_in, int n_out, int nv, const T* a, const T* d, long ld, T*
     matmul_lanes<T>(n_in, rows, a, ld, 1, dT, tld, n_vec, nullptr, StoreProduct<T>{out});
     if (!direct)
         for (int i = 0; i < n_in; ++i) std::copy(out + i * tld, out + i * tld + n_out, g + i * gld);
-    for (int c = 0; c < n_out; ++c) {
-        V sum{};
-        for (int v = 0; v < nv; ++v) sum += vload(d + c * ld + v * L);
-        gb[c] = vsum<T>(sum);
-    }
+    bias_gradient<T>(n_out, nv, d, ld, gb);
 }
 
 // A dropout training step's hidden layer in the fused one-hidden-layer
@@ -1141,13 +1150,7 @@ template <class T>
 void backward_one_hidden(int F, int H, int C, int nv, const T* x, const T* h, const T* dz, const T* mask,
                          const T* d, long ld, const T* w_out, long wld, int act, T* g_hidden, T* gb_hidden,
                          T* g_out, T* gb_out) {
-    typedef typename VT<T>::V V;
-    constexpr int L = VT<T>::L;
-    for (int t = 0; t < C; ++t) {  // the output bias: outer_lanes' lane sums of d
-        V acc{};
-        for (int v = 0; v < nv; ++v) acc += vload(d + t * ld + v * L);
-        LaneSums<T>::template sums<1>(&acc, gb_out + t);
-    }
+    bias_gradient<T>(C, nv, d, ld, gb_out);  // the output bias
     with_count<FUSED_MAX_INPUTS>(F, [&](auto nf) {
         with_count<FUSED_MAX_OUTPUTS>(C, [&](auto nc) {
             constexpr int NF = decltype(nf)::value, NC = decltype(nc)::value;
