@@ -53,7 +53,7 @@ _HERE = Path(__file__).parent
 #: the fused L-BFGS bookkeeping (lbfgs.cpp).
 SOURCES = tuple(_HERE / name for name in ("mlp_step.cpp", "lbfgs.cpp"))
 #: Headers the sources include (part of the cache key).
-HEADERS = (_HERE / "vector_target.h",)
+HEADERS = (_HERE / "vector_target.h", _HERE / "work_queue.h")
 
 _FLAGS = ["-O3", "-std=c++17", "-shared", "-fPIC", "-pthread", "-fno-math-errno"]
 #: The environment variable naming the compile target.

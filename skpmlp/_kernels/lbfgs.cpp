@@ -60,6 +60,8 @@
 #include <thread>
 #include <vector>
 
+#include "work_queue.h"
+
 namespace {
 
 constexpr int MAX_DEPTH = 8;  // as mlp_step.cpp
@@ -623,33 +625,32 @@ int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* st
         const int64_t depth = meta[rows[i] * META + M_DEPTH];
         if (depth < 0 || depth > MAX_DEPTH) return 1;
     }
-    // models are independent: threads take the next model as they finish one
-    std::atomic<int> next{0};
-    std::atomic<int> error{0};
-    auto worker = [&]() {
-        std::vector<T> xt, gt;
-        for (int i = next++; i < n_rows; i = next++) {
-            const long row = rows[i];
-            const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row]);
-            if (op == 1) {
-                m.restore();
-                continue;
-            }
-            if (long(xt.size()) < m.n) xt.resize(m.n), gt.resize(m.n);
-            for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
-                if (const int code = m.evaluate(D)) {
-                    error = 10 + code;
-                    break;
-                }
-                m.advance(xt.data(), gt.data());
-            }
-        }
-    };
+    // models are independent: threads take the next run of them as they
+    // finish one (WorkQueue: runs of neighbours in memory)
     n_threads = std::max(1, std::min(n_threads, n_rows));
-    std::vector<std::thread> pool;
-    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
-    worker();
-    for (auto& th : pool) th.join();
+    skp::WorkQueue queue(n_rows, n_threads);
+    std::atomic<int> error{0};
+    skp::run_on_threads(n_threads, [&]() {
+        std::vector<T> xt, gt;
+        for (int start, end; queue.take(start, end);)
+            for (int i = start; i < end; ++i) {
+                const long row = rows[i];
+                const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE,
+                                 B.packed[row]);
+                if (op == 1) {
+                    m.restore();
+                    continue;
+                }
+                if (long(xt.size()) < m.n) xt.resize(m.n), gt.resize(m.n);
+                for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
+                    if (const int code = m.evaluate(D)) {
+                        error = 10 + code;
+                        break;
+                    }
+                    m.advance(xt.data(), gt.data());
+                }
+            }
+    });
     return error;
 }
 

@@ -52,13 +52,11 @@
 // MLP; torch.optim.Adam and SGD (momentum, Nesterov) as their fused kernels.
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <type_traits>
 #include <vector>
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,6 +64,7 @@
 #endif
 
 #include "vector_target.h"
+#include "work_queue.h"
 
 // GCC turns the zeroing of a tile's accumulator array into a memset
 // (loop distribution), which then keeps the array in memory: a `rep stos`
@@ -2184,23 +2183,20 @@ template <> struct SubnormalsFlushed<float> {
 
 // fn(i, scratch) for every item i (a model, or an early-stopping group of
 // models) on n_threads threads. Items are independent: threads take the
-// next as they finish one (no barrier inside an epoch, so a stalled thread
-// delays only the item it holds). Each thread holds a Guard (a thread
-// mode such as SubnormalsFlushed) while it works, and restores its mode
-// after its last item.
+// next run of them as they finish one (WorkQueue; no barrier inside an
+// epoch, so a stalled thread delays only the items it holds). Each thread
+// holds a Guard (a thread mode such as SubnormalsFlushed) while it works,
+// and restores its mode after its last item.
 struct NoGuard {};
 template <class T, class Guard = NoGuard, class F> void for_each_item(int n_items, int n_threads, F fn) {
-    std::atomic<int> next{0};
-    auto worker = [&]() {
+    n_threads = std::max(1, std::min(n_threads, n_items));
+    WorkQueue queue(n_items, n_threads);
+    run_on_threads(n_threads, [&]() {
         [[maybe_unused]] const Guard guard{};
         Scratch<T> s;
-        for (int i = next++; i < n_items; i = next++) fn(i, s);
-    };
-    n_threads = std::max(1, std::min(n_threads, n_items));
-    std::vector<std::thread> pool;
-    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
-    worker();
-    for (auto& th : pool) th.join();
+        for (int start, end; queue.take(start, end);)
+            for (int i = start; i < end; ++i) fn(i, s);
+    });
 }
 
 template <class T>
