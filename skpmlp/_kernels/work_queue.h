@@ -9,8 +9,9 @@
 // other's begin at every step. On a 2-core Intel Xeon (Emerald Rapids)
 // that cost 8 % of the narrow population's step (benchmarks/step.py
 // --population narrow, 2 threads, torch's own threads at 1: 0.76-0.78 ->
-// 0.69-0.72 ms a step) and 4-9 % of the small sets' searches
-// (vs_gridsearch.py's grid on iris, penguins, wine, diabetes).
+// 0.69-0.74 ms a step) and 5-7 % of the small sets' Adam searches
+// (vs_gridsearch.py's grid on iris, wine, penguins, diabetes and breast
+// cancer; docs/user_guide/performance.rst, "Two threads").
 //
 // WorkQueue hands out runs of consecutive items instead, each a
 // 1 / (2 n_threads) share of the items left (guided self-scheduling): the
