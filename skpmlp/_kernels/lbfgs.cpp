@@ -57,7 +57,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "work_queue.h"
@@ -626,30 +625,27 @@ int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* st
         if (depth < 0 || depth > MAX_DEPTH) return 1;
     }
     // models are independent: threads take the next run of them as they
-    // finish one (WorkQueue: runs of neighbours in memory)
-    n_threads = std::max(1, std::min(n_threads, n_rows));
-    skp::WorkQueue queue(n_rows, n_threads);
-    std::atomic<int> error{0};
-    skp::run_on_threads(n_threads, [&]() {
+    // finish one (WorkQueue: runs of neighbours in memory); each thread has
+    // its trial point and gradient buffers
+    struct Trial {
         std::vector<T> xt, gt;
-        for (int start, end; queue.take(start, end);)
-            for (int i = start; i < end; ++i) {
-                const long row = rows[i];
-                const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE,
-                                 B.packed[row]);
-                if (op == 1) {
-                    m.restore();
-                    continue;
-                }
-                if (long(xt.size()) < m.n) xt.resize(m.n), gt.resize(m.n);
-                for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
-                    if (const int code = m.evaluate(D)) {
-                        error = 10 + code;
-                        break;
-                    }
-                    m.advance(xt.data(), gt.data());
-                }
+    };
+    std::atomic<int> error{0};
+    skp::for_each_item_on_threads<Trial>(n_rows, n_threads, [&](int i, Trial& trial) {
+        const long row = rows[i];
+        const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row]);
+        if (op == 1) {
+            m.restore();
+            return;
+        }
+        if (long(trial.xt.size()) < m.n) trial.xt.resize(m.n), trial.gt.resize(m.n);
+        for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
+            if (const int code = m.evaluate(D)) {
+                error = 10 + code;
+                break;
             }
+            m.advance(trial.xt.data(), trial.gt.data());
+        }
     });
     return error;
 }

@@ -2189,14 +2189,11 @@ template <> struct SubnormalsFlushed<float> {
 // and restores its mode after its last item.
 struct NoGuard {};
 template <class T, class Guard = NoGuard, class F> void for_each_item(int n_items, int n_threads, F fn) {
-    n_threads = std::max(1, std::min(n_threads, n_items));
-    WorkQueue queue(n_items, n_threads);
-    run_on_threads(n_threads, [&]() {
-        [[maybe_unused]] const Guard guard{};
-        Scratch<T> s;
-        for (int start, end; queue.take(start, end);)
-            for (int i = start; i < end; ++i) fn(i, s);
-    });
+    struct Thread {
+        const Guard guard{};
+        Scratch<T> scratch;
+    };
+    for_each_item_on_threads<Thread>(n_items, n_threads, [&](int i, Thread& thread) { fn(i, thread.scratch); });
 }
 
 template <class T>

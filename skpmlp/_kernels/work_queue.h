@@ -53,11 +53,21 @@ class WorkQueue {
     const int n_items_, shares_;
 };
 
-// worker() on n_threads threads, the calling thread one of them; returns
-// when all have.
-template <class Worker> void run_on_threads(int n_threads, Worker worker) {
+// fn(i, state) for every item i in [0, n_items) on n_threads threads (no
+// more threads than items; the calling thread is one of them), the items
+// taken from a WorkQueue. Each thread makes its own State when it starts and
+// destroys it after its last item (scratch buffers, a floating-point mode
+// it holds while it works). Returns when every item is done.
+template <class State, class Fn> void for_each_item_on_threads(int n_items, int n_threads, Fn fn) {
+    n_threads = std::max(1, std::min(n_threads, n_items));
+    WorkQueue queue(n_items, n_threads);
+    const auto worker = [&]() {
+        State state;
+        for (int start, end; queue.take(start, end);)
+            for (int i = start; i < end; ++i) fn(i, state);
+    };
     std::vector<std::thread> pool;
-    for (int i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+    for (int t = 1; t < n_threads; ++t) pool.emplace_back(worker);
     worker();
     for (auto& thread : pool) thread.join();
 }
