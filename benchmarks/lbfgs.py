@@ -67,6 +67,13 @@ Usage::
     python benchmarks/lbfgs.py                      # five data sets
     python benchmarks/lbfgs.py --datasets iris wine --repeats 3
     python benchmarks/lbfgs.py --datasets iris diabetes --limits
+    python benchmarks/lbfgs.py --targets native,x86-64-v3,x86-64-v2   # every kernel width
+
+``--targets`` runs skpmlp's search with the kernels built for each target
+(``SKPMLP_KERNEL_TARGET``), interleaved with the others and GridSearchCV in
+every repeat, and prints each build's time, speedup and test score and
+each build's geometric mean; the first target's search is the one the
+table and ``--limits`` describe.
 
 Writes ``benchmarks/results/lbfgs.json``.
 """
@@ -95,7 +102,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import vector_math  # noqa: E402
 from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
-from vs_gridsearch import DATASETS, TRANSCENDENTAL, machine, prepare, timed  # noqa: E402
+from vs_gridsearch import DATASETS, TRANSCENDENTAL, machine, prepare, timed, use_target  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels, sklearn_mlp_params  # noqa: E402
 from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
@@ -118,23 +125,34 @@ def key(params):
     return tuple(sorted((k, v) for k, v in params.items() if k in GRID))
 
 
-def run(name, repeats, n_jobs, torch_threads):
+def fit_ours(ours_class, X_train, y_train, torch_threads, target, max_iter=MAX_ITER):
+    """skpmlp's lbfgs search with the kernels built for ``target``;
+    (search, seconds)."""
+    use_target(target)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(torch_threads)
+    try:
+        return timed(lambda: ours_class(
+            **GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV,
+            max_iter=max_iter, dtype="float64", random_state=SEED).fit(X_train, y_train))
+    finally:
+        torch.set_num_threads(previous)
+
+
+def run(name, repeats, n_jobs, torch_threads, targets=("native",)):
     task, X_train, X_test, y_train, y_test = prepare(name)
     ours_class, single = (
         (ParallelMLPClassifier, MLPClassifier) if task == "classification"
         else (ParallelMLPRegressor, MLPRegressor)
     )
-    ours_seconds, grid_seconds = [], []
-    previous = torch.get_num_threads()
-    for _ in range(repeats):  # interleaved: both see the same machine load
-        torch.set_num_threads(torch_threads)
-        try:
-            ours, seconds = timed(lambda: ours_class(
-                **GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV, max_iter=MAX_ITER,
-                dtype="float64", random_state=SEED).fit(X_train, y_train))
-        finally:
-            torch.set_num_threads(previous)
-        ours_seconds.append(seconds)
+    grid_seconds = []
+    by_target = {target: [] for target in targets}
+    for _ in range(repeats):  # interleaved: all see the same machine load
+        for target in targets:
+            by_target[target].append(fit_ours(ours_class, X_train, y_train, torch_threads, target))
+        use_target(targets[0])  # the first target's kernels for what follows (--limits)
+        ours = by_target[targets[0]][-1][0]
+        ours_seconds = [seconds for _, seconds in by_target[targets[0]]]
         grid, seconds = timed(lambda: GridSearchCV(
             single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
         ).fit(X_train, y_train))
@@ -166,6 +184,12 @@ def run(name, repeats, n_jobs, torch_threads):
         "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
         "skpmlp_n_iter_mean": float(n_iter.mean()), "skpmlp_n_iter_max": int(n_iter.max()),
         "skpmlp_backend": "native" if ours.shards_ else None,
+        "targets": {
+            target: {"seconds": statistics.median(s for _, s in runs),
+                     "speedup": grid_time / statistics.median(s for _, s in runs),
+                     "test": float(runs[-1][0].score(X_test, y_test))}
+            for target, runs in by_target.items()
+        },
     }
 
 
@@ -310,19 +334,29 @@ def main(argv=None):
     parser.add_argument("--torch-threads", type=int, default=os.cpu_count(), help="skpmlp's threads")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     parser.add_argument("--limits", action="store_true", help="also where the time goes (see the docstring)")
+    parser.add_argument("--targets", default="native",
+                        help="kernel targets of skpmlp's searches, comma-separated (e.g. native,x86-64-v3,"
+                             "x86-64-v2); the first one's search is the one described in detail")
     args = parser.parse_args(argv)
+    targets = tuple(args.targets.split(","))
     rows = []
     header = (f"{'data set':14} {'GSCV s':>8} {'skpmlp s':>9} {'speedup':>8} {'test GSCV':>9} "
               f"{'test ours':>9} {'gap':>7} {'sk@ours':>8} {'meanCV GSCV':>11} {'meanCV ours':>11}")
     print(header)
-    warm_gridsearch(args.n_jobs)  # its worker start is no data set's time
+    for target in targets:  # warm: the kernels' load and first calls are no data set's time
+        _, X_warm, _, y_warm, _ = prepare("iris")
+        fit_ours(ParallelMLPClassifier, X_warm, y_warm, args.torch_threads, target, max_iter=1)
+    warm_gridsearch(args.n_jobs)  # ... nor GridSearchCV's worker start
     for name in args.datasets:
-        row = run(name, args.repeats, args.n_jobs, args.torch_threads)
+        row = run(name, args.repeats, args.n_jobs, args.torch_threads, targets)
         rows.append(row)
         print(f"{name:14} {row['gridsearch_seconds']:8.2f} {row['skpmlp_seconds']:9.2f} "
               f"{row['speedup']:7.1f}x {row['gridsearch_test']:9.4f} {row['skpmlp_test']:9.4f} "
               f"{row['test_gap']:+7.4f} {row['sklearn_test_with_skpmlp_best_params']:8.4f} "
               f"{row['gridsearch_mean_cv']:11.4f} {row['skpmlp_mean_cv']:11.4f}", flush=True)
+        if len(targets) > 1:
+            print("    " + ", ".join(f"{t}: {v['seconds']:.2f}s {v['speedup']:.1f}x test {v['test']:.4f}"
+                                     for t, v in row["targets"].items()), flush=True)
     speedups = [r["speedup"] for r in rows]
     geo = float(np.exp(np.mean(np.log(speedups))))
     within = [abs(r["test_gap"]) <= TARGET_GAP for r in rows]
@@ -335,6 +369,11 @@ def main(argv=None):
     print(f"speedup: geometric mean {geo:.1f}x, min {min(speedups):.1f}x (target >= {TARGET_SPEEDUP:.0f}x); "
           f"|test gap| <= {TARGET_GAP}: {sum(within)}/{len(rows)}; |mean CV gap| <= {TARGET_GAP}: "
           f"{sum(within_cv)}/{len(rows)}")
+    summary["geometric_mean_speedup_by_target"] = {
+        t: float(np.exp(np.mean(np.log([r["targets"][t]["speedup"] for r in rows])))) for t in targets}
+    if len(targets) > 1:
+        print("geometric mean speedup by kernel target: "
+              + ", ".join(f"{t} {v:.1f}x" for t, v in summary["geometric_mean_speedup_by_target"].items()))
     limit_rows = []
     if args.limits:
         peak = _machine_matmul_gflops()

@@ -119,13 +119,19 @@ TARGET_GAP = 0.005  # issue 19
 TRANSCENDENTAL = ("tanh", "logistic")
 
 
+def use_target(target):
+    """Make skpmlp's native kernels the ones built for ``target``
+    (``SKPMLP_KERNEL_TARGET``); exit where they do not build."""
+    os.environ["SKPMLP_KERNEL_TARGET"] = target
+    if not kernel_available() or build_info()["built_for"] != target:
+        raise SystemExit(f"no kernel for {target}: {build_info()}")
+
+
 def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
     """skpmlp's search with the kernel built for ``target``; (search,
     seconds, seconds inside the native kernel's calls)."""
     previous = torch.get_num_threads()
-    os.environ["SKPMLP_KERNEL_TARGET"] = target
-    if not kernel_available() or build_info()["built_for"] != target:
-        raise SystemExit(f"no kernel for {target}: {build_info()}")
+    use_target(target)
     torch.set_num_threads(torch_threads or previous)
     try:
         with kernel_clock() as inside:
