@@ -102,7 +102,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import vector_math  # noqa: E402
 from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
-from vs_gridsearch import DATASETS, TRANSCENDENTAL, machine, prepare, timed, use_target  # noqa: E402
+from vs_gridsearch import (  # noqa: E402
+    DATASETS,
+    TRANSCENDENTAL,
+    fit_on_target,
+    geomean_by_target,
+    machine,
+    prepare,
+    target_line,
+    target_results,
+    timed,
+    use_target,
+)
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, _kernels, sklearn_mlp_params  # noqa: E402
 from skpmlp._engine._lbfgs import _fused as _lbfgs  # noqa: E402
@@ -126,17 +137,11 @@ def key(params):
 
 
 def fit_ours(ours_class, X_train, y_train, torch_threads, target, max_iter=MAX_ITER):
-    """skpmlp's lbfgs search with the kernels built for ``target``;
-    (search, seconds)."""
-    use_target(target)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(torch_threads)
-    try:
-        return timed(lambda: ours_class(
-            **GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV,
-            max_iter=max_iter, dtype="float64", random_state=SEED).fit(X_train, y_train))
-    finally:
-        torch.set_num_threads(previous)
+    """skpmlp's lbfgs search with the kernels built for ``target``
+    (``vs_gridsearch.fit_on_target``)."""
+    return fit_on_target(lambda: ours_class(
+        **GRID, **sklearn_mlp_params(ours_class), solver="lbfgs", learning_rate_init=1e-3, cv=CV,
+        max_iter=max_iter, dtype="float64", random_state=SEED), X_train, y_train, torch_threads, target)
 
 
 def run(name, repeats, n_jobs, torch_threads, targets=("native",)):
@@ -150,13 +155,13 @@ def run(name, repeats, n_jobs, torch_threads, targets=("native",)):
     for _ in range(repeats):  # interleaved: all see the same machine load
         for target in targets:
             by_target[target].append(fit_ours(ours_class, X_train, y_train, torch_threads, target))
-        use_target(targets[0])  # the first target's kernels for what follows (--limits)
-        ours = by_target[targets[0]][-1][0]
-        ours_seconds = [seconds for _, seconds in by_target[targets[0]]]
         grid, seconds = timed(lambda: GridSearchCV(
             single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
         ).fit(X_train, y_train))
         grid_seconds.append(seconds)
+    use_target(targets[0])  # the first target's kernels for what follows (--limits)
+    ours = by_target[targets[0]][-1][0]  # the search described in detail
+    ours_seconds = [seconds for _, seconds, _ in by_target[targets[0]]]
     crossed, _ = timed(lambda: single(solver="lbfgs", max_iter=MAX_ITER, random_state=SEED,
                                       **{k: ours.best_params_[k] for k in GRID}).fit(X_train, y_train))
     ours_cv = {key(p): s for p, s in zip(ours.cv_results_["params"], ours.cv_results_["mean_test_score"])}
@@ -184,12 +189,7 @@ def run(name, repeats, n_jobs, torch_threads, targets=("native",)):
         "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
         "skpmlp_n_iter_mean": float(n_iter.mean()), "skpmlp_n_iter_max": int(n_iter.max()),
         "skpmlp_backend": "native" if ours.shards_ else None,
-        "targets": {
-            target: {"seconds": statistics.median(s for _, s in runs),
-                     "speedup": grid_time / statistics.median(s for _, s in runs),
-                     "test": float(runs[-1][0].score(X_test, y_test))}
-            for target, runs in by_target.items()
-        },
+        "targets": target_results(by_target, grid_time, X_test, y_test),
     }
 
 
@@ -355,8 +355,7 @@ def main(argv=None):
               f"{row['test_gap']:+7.4f} {row['sklearn_test_with_skpmlp_best_params']:8.4f} "
               f"{row['gridsearch_mean_cv']:11.4f} {row['skpmlp_mean_cv']:11.4f}", flush=True)
         if len(targets) > 1:
-            print("    " + ", ".join(f"{t}: {v['seconds']:.2f}s {v['speedup']:.1f}x test {v['test']:.4f}"
-                                     for t, v in row["targets"].items()), flush=True)
+            print(target_line(row["targets"]), flush=True)
     speedups = [r["speedup"] for r in rows]
     geo = float(np.exp(np.mean(np.log(speedups))))
     within = [abs(r["test_gap"]) <= TARGET_GAP for r in rows]
@@ -369,8 +368,7 @@ def main(argv=None):
     print(f"speedup: geometric mean {geo:.1f}x, min {min(speedups):.1f}x (target >= {TARGET_SPEEDUP:.0f}x); "
           f"|test gap| <= {TARGET_GAP}: {sum(within)}/{len(rows)}; |mean CV gap| <= {TARGET_GAP}: "
           f"{sum(within_cv)}/{len(rows)}")
-    summary["geometric_mean_speedup_by_target"] = {
-        t: float(np.exp(np.mean(np.log([r["targets"][t]["speedup"] for r in rows])))) for t in targets}
+    summary["geometric_mean_speedup_by_target"] = geomean_by_target(rows, targets)
     if len(targets) > 1:
         print("geometric mean speedup by kernel target: "
               + ", ".join(f"{t} {v:.1f}x" for t, v in summary["geometric_mean_speedup_by_target"].items()))

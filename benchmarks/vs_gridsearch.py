@@ -127,19 +127,52 @@ def use_target(target):
         raise SystemExit(f"no kernel for {target}: {build_info()}")
 
 
-def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
-    """skpmlp's search with the kernel built for ``target``; (search,
-    seconds, seconds inside the native kernel's calls)."""
+def fit_on_target(make_search, X_train, y_train, torch_threads, target):
+    """``make_search()`` fitted with the kernels built for ``target`` on
+    ``torch_threads`` torch threads (None: as they are); (search, seconds,
+    seconds inside the native kernels' calls)."""
     previous = torch.get_num_threads()
     use_target(target)
     torch.set_num_threads(torch_threads or previous)
     try:
         with kernel_clock() as inside:
-            search, seconds = timed(lambda: ours_class(**GRID, **sklearn_mlp_params(ours_class), cv=CV, ensemble="best",
-                                                       max_iter=max_iter, random_state=SEED).fit(X_train, y_train))
+            search, seconds = timed(lambda: make_search().fit(X_train, y_train))
         return search, seconds, inside[0]
     finally:
         torch.set_num_threads(previous)
+
+
+def fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target):
+    """skpmlp's search with the kernel built for ``target`` (see
+    :func:`fit_on_target`)."""
+    return fit_on_target(lambda: ours_class(**GRID, **sklearn_mlp_params(ours_class), cv=CV, ensemble="best",
+                                            max_iter=max_iter, random_state=SEED),
+                         X_train, y_train, torch_threads, target)
+
+
+def target_results(by_target, grid_seconds, X_test, y_test):
+    """``{target: {seconds, speedup, best_cv, test}}`` of each target's
+    runs (:func:`fit_on_target`'s triples; medians, the last run's scores)
+    against GridSearchCV's ``grid_seconds``."""
+    results = {}
+    for target, runs in by_target.items():
+        seconds = statistics.median(s for _, s, _ in runs)
+        search = runs[-1][0]
+        results[target] = {"seconds": seconds, "speedup": grid_seconds / seconds,
+                           "best_cv": float(search.best_score_), "test": float(search.score(X_test, y_test))}
+    return results
+
+
+def target_line(results):
+    """One line of each target's time, speedup and scores (a row's
+    :func:`target_results`)."""
+    return "    " + ", ".join(f"{t}: {v['seconds']:.2f}s {v['speedup']:.1f}x cv {v['best_cv']:.4f} "
+                              f"test {v['test']:.4f}" for t, v in results.items())
+
+
+def geomean_by_target(rows, targets):
+    """``{target: geometric mean of its speedups}`` over ``rows``."""
+    return {t: math.exp(statistics.fmean(math.log(r["targets"][t]["speedup"]) for r in rows)) for t in targets}
 
 
 def trained_rows(search, X_train, y_train, classifier):
@@ -192,15 +225,14 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
     by_target = {target: [] for target in targets}
     for _ in range(repeats):  # interleaved, so that both see the same machine load
         for target in targets:
-            search, seconds, kernel_seconds = fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target)
-            by_target[target].append((search, seconds, kernel_seconds))
-        ours = by_target[targets[0]][-1][0]
-        ours_seconds = [s for _, s, _ in by_target[targets[0]]]
-        kernel_seconds = [k for _, _, k in by_target[targets[0]]]
+            by_target[target].append(fit_ours(ours_class, X_train, y_train, max_iter, torch_threads, target))
         grid, seconds = timed(lambda: GridSearchCV(
             single(max_iter=max_iter, random_state=SEED), GRID, cv=CV, n_jobs=n_jobs,
         ).fit(X_train, y_train))
         grid_seconds.append(seconds)
+    first = by_target[targets[0]]  # the search compared in detail
+    ours = first[-1][0]
+    ours_seconds, kernel_seconds = [s for _, s, _ in first], [k for _, _, k in first]
     default, default_seconds = timed(
         lambda: single(max_iter=max_iter, random_state=SEED).fit(X_train, y_train))
     # selection against training: scikit-learn's MLP trained with skpmlp's best
@@ -250,13 +282,7 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
         "gridsearch_best_params": grid.best_params_, "skpmlp_best_params": ours.best_params_,
         "skpmlp_best_n_iter": int(ours.best_estimator_.n_iter_),
         "gridsearch_best_n_iter": int(grid.best_estimator_.n_iter_),
-        "targets": {
-            target: {"seconds": statistics.median(s for _, s, _ in runs),
-                     "speedup": grid_time / statistics.median(s for _, s, _ in runs),
-                     "best_cv": float(runs[-1][0].best_score_),
-                     "test": float(runs[-1][0].score(X_test, y_test))}
-            for target, runs in by_target.items()
-        },
+        "targets": target_results(by_target, grid_time, X_test, y_test),
     }
 
 
@@ -318,8 +344,7 @@ def main(argv=None):
             flush=True,
         )
         if len(targets) > 1:
-            print("    " + ", ".join(f"{t}: {v['seconds']:.2f}s {v['speedup']:.1f}x cv {v['best_cv']:.4f} "
-                                     f"test {v['test']:.4f}" for t, v in r["targets"].items()), flush=True)
+            print(target_line(r["targets"]), flush=True)
     print("-" * len(head))
     geomean = math.exp(statistics.fmean(math.log(r["speedup"]) for r in rows))
     print("of the bound (the search's FLOPs at the machine's matmul rate): skpmlp "
@@ -336,7 +361,7 @@ def main(argv=None):
     below = [r["dataset"] for r in rows if r["skpmlp_of_bound"] < TARGET_OF_BOUND]
     print(f"sets below {TARGET_OF_BOUND:.0%} of their bound: {', '.join(below) or 'none'} "
           f"(target: none)")
-    per_target = {t: math.exp(statistics.fmean(math.log(r["targets"][t]["speedup"]) for r in rows)) for t in targets}
+    per_target = geomean_by_target(rows, targets)
     if len(targets) > 1:
         print("geometric mean speedup by kernel target: "
               + ", ".join(f"{t} {v:.1f}x" for t, v in per_target.items()))
