@@ -239,6 +239,9 @@ template <class T> struct LaneSums {
         if constexpr (K == 1) {
             return v[0];
         } else {
+            // unrolled (as every loop here): rolled, GCC kept v on the
+            // stack and every fold went through memory
+#pragma GCC unroll 64
             for (int i = 0; i < K / 2; ++i) v[i] = fold<S>(v[i], v[i + K / 2]);
             return tree<K / 2, S / 2>(v);
         }
@@ -261,8 +264,10 @@ template <class T> struct LaneSums {
         } else {
             constexpr int K = pow2_at_least(N), S = L / K;
             V w[K];
+#pragma GCC unroll 64
             for (int i = 0; i < K; ++i) w[i] = i < N ? v[i] : V{};
             const V x = butterfly<S>(tree<K>(w));
+#pragma GCC unroll 64
             for (int i = 0; i < N; ++i) out[i] = x[i * S];
         }
     }
