@@ -368,3 +368,75 @@ def test_a_best_weights_search_is_the_same_however_its_epochs_are_grouped(iris, 
     best, n_iter = reference.cv_results_["best_epoch"], reference.cv_results_["n_iter"]
     assert (best < n_iter).any() and len(np.unique(best)) >= 5
     _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
+
+
+def _sequential_replay(status, first, losses):
+    """What :meth:`FusedRun._epochs` did an epoch at a time: ``end_epoch``,
+    then the finished replicas retired before the next epoch, stopping
+    once none trains; returns each replica's end (epoch index, n: none),
+    the epochs replayed and the curve each epoch records."""
+    n = len(losses)
+    ended_at, curves = np.full(losses.shape[1], n), []
+    for e in range(n):
+        curves.append(np.where(status.active, losses[e], np.nan))
+        _, finished = status.end_epoch(first + e, losses[e], None)
+        ended_at[finished] = e
+        if e < n - 1:
+            status.retire(finished)
+            if not status.active.any():
+                break
+    return ended_at, len(curves), np.array(curves)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_loss_rule_replayed_at_once_is_the_rule_an_epoch_at_a_time(seed):
+    """``ReplicaStatus.end_epochs`` (every epoch of a call at once) leaves
+    the state ``end_epoch`` an epoch at a time leaves: epochs, stops,
+    divergences, the rule's best and count, which replicas train on, and
+    the curves; with losses that plateau, tie, rise, go NaN or infinite,
+    replicas already retired, and a rule that has run before."""
+    from skpmlp._engine import TrainConfig
+    from skpmlp._engine._minibatch._stopping import ReplicaStatus
+
+    rng = np.random.default_rng(seed)
+    K, M, n = 3, int(rng.integers(1, 7)), int(rng.integers(1, 30))
+    config = TrainConfig(task="regression", n_outputs=1, tol=float(rng.choice([0.0, 1e-4, 0.05])),
+                         n_iter_no_change=int(rng.choice([0, 1, 3, 10])))
+    # values on a coarse grid, so that ties and exact plateaus happen
+    losses = np.round(rng.uniform(0, 1, (n, K * M)) * 8) / 8 + np.arange(n)[:, None] * rng.choice([-0.01, 0, 0.01])
+    bad = rng.uniform(size=losses.shape) < 0.03
+    losses[bad] = rng.choice([np.nan, np.inf, -np.inf], size=bad.sum())
+    statuses = [ReplicaStatus(K, M, config) for _ in range(2)]
+    first = int(rng.integers(0, 5))
+    for status in statuses:  # the same history before the call
+        for e in range(first):
+            _, finished = status.end_epoch(e, np.full(K * M, 0.5 - 0.01 * e), None)
+            status.retire(finished)
+        status.retire(np.arange(K * M) % 5 == seed % 5)  # some replicas already retired
+    reference, replayed = statuses
+    assert replayed.replays_epochs(first, n)
+    ended_ref, n_ref, curves_ref = _sequential_replay(reference, first, losses)
+    training = replayed.active.copy()
+    ended_at, n_replayed = replayed.end_epochs(first, losses)
+    np.testing.assert_array_equal(ended_at, ended_ref)
+    assert n_replayed == n_ref
+    curves = np.where(training & (np.arange(n_replayed)[:, None] <= ended_at), losses[:n_replayed], np.nan)
+    np.testing.assert_array_equal(curves, curves_ref)
+    for name in ("active", "n_iter", "converged", "diverged", "pruned"):
+        np.testing.assert_array_equal(getattr(replayed, name), getattr(reference, name), err_msg=name)
+    np.testing.assert_array_equal(replayed.rule.best, reference.rule.best)
+    np.testing.assert_array_equal(replayed.rule.count, reference.rule.count)
+
+
+def test_epochs_are_replayed_one_at_a_time_where_more_than_the_loss_decides():
+    """Early stopping, ``restore_best_weights`` and a halving rung within
+    the call keep the replay an epoch at a time."""
+    from skpmlp._engine import TrainConfig
+    from skpmlp._engine._minibatch._stopping import ReplicaStatus
+
+    task = dict(task="regression", n_outputs=1)
+    assert ReplicaStatus(2, 3, TrainConfig(**task)).replays_epochs(0, 64)
+    assert not ReplicaStatus(2, 3, TrainConfig(**task, early_stopping=True)).replays_epochs(0, 64)
+    assert not ReplicaStatus(2, 3, TrainConfig(**task, restore_best_weights=True)).replays_epochs(0, 64)
+    halving = ReplicaStatus(2, 3, TrainConfig(**task, pruning="halving", min_iter=5, max_iter=100))
+    assert not halving.replays_epochs(0, 5) and halving.replays_epochs(5, 9)

@@ -335,6 +335,11 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas, slots = self.K * self.M, trainer.net.slot_models
+        if (not monitor and self.options.epoch_callback is None and trainer.best_flat is None
+                and status.replays_epochs(self.epoch, n)):
+            self._replay(live, losses, epochs_done, n)
+            tick()
+            return
         stopped_after = np.full(n_replicas, n)
         kept_after = np.zeros(n_replicas, dtype=int)
         ended = np.zeros(n_replicas, dtype=bool)
@@ -370,6 +375,26 @@ class FusedRun:
         else:  # retired with the rung's cut
             live.finished = ended
         tick()
+
+    def _replay(self, live, losses, epochs_done, n):
+        """:meth:`_epochs`' replay where only the training loss decides and
+        nothing watches each epoch (no monitored score, no epoch callback):
+        the same state, every epoch at once (:meth:`ReplicaStatus.end_epochs
+        <._stopping.ReplicaStatus.end_epochs>`)."""
+        status, slots = live.status, live.trainer.net.slot_models
+        n_replicas = self.K * self.M
+        per_replica = np.full((n, n_replicas), np.nan)
+        per_replica[:, slots] = losses
+        training = status.active.copy()
+        ended_at, n_replayed = status.end_epochs(self.epoch, per_replica)
+        epochs = np.arange(n_replayed)[:, None]
+        for loss in np.where(training & (epochs <= ended_at), per_replica[:n_replayed], np.nan):
+            live.curves.loss.append(loss)
+        live.score = None
+        self.epoch += n_replayed
+        ended = ended_at < n
+        check_replay(epochs_done, slots, np.where(ended, ended_at + 1, n), n)
+        self._retire(live, ended)  # (no rung among these epochs: replays_epochs)
 
     def settle(self, decision):
         """Apply the decision of the rung it waits at, if taken, training
