@@ -317,7 +317,8 @@ class FusedRun:
         rule stops it (and under early stopping keeping its best weights);
         then every epoch's values through the bookkeeping of
         :meth:`_epoch`, which must stop the same models (and keep the same
-        epochs)."""
+        epochs): all of them at once where only the training loss decides
+        and nothing watches each epoch (:meth:`_replay`)."""
         trainer, data, status = live.trainer, live.data, live.status
         monitor = self.options.monitor
         scored = monitor and trainer.kernel_score() is not None
