@@ -15,9 +15,10 @@ def past(deadline, dp=None):
 
 
 def per_replica(values, slots, n_replicas):
-    """Per-slot ``values`` as a replica array, NaN for replicas in no slot."""
-    full = np.full(n_replicas, np.nan)
-    full[slots] = values
+    """Per-slot ``values`` (slots on the last axis: one epoch's, or several
+    epochs' rows) as replica arrays, NaN for replicas in no slot."""
+    full = np.full(np.shape(values)[:-1] + (n_replicas,), np.nan)
+    full[..., slots] = values
     return full
 
 

@@ -336,8 +336,8 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas, slots = self.K * self.M, trainer.net.slot_models
-        if (not monitor and self.options.epoch_callback is None and trainer.best_flat is None
-                and status.replays_epochs(self.epoch, n)):
+        watched = monitor or self.options.epoch_callback is not None
+        if not watched and status.replays_epochs(self.epoch, n):
             self._replay(live, losses, epochs_done, n)
             tick()
             return
@@ -382,17 +382,12 @@ class FusedRun:
         nothing watches each epoch (no monitored score, no epoch callback):
         the same state, every epoch at once (:meth:`ReplicaStatus.end_epochs
         <._stopping.ReplicaStatus.end_epochs>`)."""
-        status, slots = live.status, live.trainer.net.slot_models
-        n_replicas = self.K * self.M
-        per_replica = np.full((n, n_replicas), np.nan)
-        per_replica[:, slots] = losses
-        training = status.active.copy()
-        ended_at, n_replayed = status.end_epochs(self.epoch, per_replica)
-        epochs = np.arange(n_replayed)[:, None]
-        for loss in np.where(training & (epochs <= ended_at), per_replica[:n_replayed], np.nan):
-            live.curves.loss.append(loss)
+        slots = live.trainer.net.slot_models
+        per_replica_losses = per_replica(losses, slots, self.K * self.M)
+        ended_at, trained = live.status.end_epochs(self.epoch, per_replica_losses)
+        live.curves.record_epochs(per_replica_losses[: len(trained)], trained)
         live.score = None
-        self.epoch += n_replayed
+        self.epoch += len(trained)
         ended = ended_at < n
         check_replay(epochs_done, slots, np.where(ended, ended_at + 1, n), n)
         self._retire(live, ended)  # (no rung among these epochs: replays_epochs)
@@ -491,6 +486,11 @@ class _Curves:
         self.loss.append(np.where(active, loss, np.nan))
         if self.monitor:
             self.score.append(np.where(active, score, np.nan))
+
+    def record_epochs(self, losses, active):
+        """:meth:`record` of several epochs of an unmonitored run, each a
+        row of ``losses`` and ``active``."""
+        self.loss.extend(np.where(active, losses, np.nan))
 
     @staticmethod
     def _stack(curves, n_replicas):

@@ -51,6 +51,27 @@ class StoppingRule:
         self.best = np.where(improved, values, self.best)
         return improved, active & (self.count > self.patience)
 
+    def trajectories(self, values):
+        """The state :meth:`update` would reach after each of several
+        epochs' ``values`` (n_epochs, n_models), every model watched, from
+        the state now (minimising: the loss rule), without changing it:
+        the best is the running minimum of the values (a lower value
+        replaces it) and the count the distance to the last epoch with a
+        gain. A NaN or infinite value never gains (the caller ends such a
+        model there: its epoch's state is not the rule's).
+
+        Returns
+        -------
+        best, count : ndarray of shape (n_epochs, n_models)
+        """
+        epochs = np.arange(len(values))[:, None]
+        seen = np.where(np.isfinite(values), values, np.inf)
+        best = np.minimum.accumulate(np.vstack([self.best[None], seen]), axis=0)
+        gain = values <= best[:-1] - self.tol
+        last_gain = np.maximum.accumulate(np.where(gain, epochs, -1), axis=0)
+        count = np.where(last_gain >= 0, epochs - last_gain, self.count[None] + epochs + 1)
+        return best[1:], count
+
 
 class BestEpochs:
     """Every replica's own best epoch by its validation loss
@@ -214,13 +235,9 @@ class ReplicaStatus:
         :meth:`retire`), and none past the epoch where no replica is still
         training. The same state, computed over all the epochs at once (an
         epoch at a time took 13-15 us of the host's: 5-6 ms of an iris
-        search's 230, its 200 epochs and its refit's).
-
-        The rule's best loss before each epoch is the running minimum of
-        the losses (a lower loss replaces it), and its count of epochs
-        without gain is the distance to the last epoch with one; a
-        replica ends at its first epoch that stops it or whose loss is not
-        finite, as :meth:`end_epoch` ends it.
+        search's 230, its 200 epochs and its refit's): each replica ends at
+        its first epoch that stops it (:meth:`StoppingRule.trajectories`)
+        or whose loss is not finite, as :meth:`end_epoch` ends it.
 
         Parameters
         ----------
@@ -235,36 +252,30 @@ class ReplicaStatus:
         ended_at : ndarray of int of shape (n_folds * n_models,)
             The epoch (index into ``losses``) at which each replica ended;
             ``len(losses)`` for those that did not, or were not training.
-        n_replayed : int
-            The epochs replayed: fewer than ``len(losses)`` where every
-            replica ended before the last.
+        trained : ndarray of bool of shape (n_replayed, n_folds * n_models)
+            Which replicas trained each epoch replayed: fewer epochs than
+            ``len(losses)`` where every replica ended before the last.
         """
-        n = len(losses)
-        rule, active = self.rule, self.active.copy()
+        n, rule, active = len(losses), self.rule, self.active
         finite = np.isfinite(losses)
-        seen = np.where(finite, losses, np.inf)
-        best_after = np.minimum.accumulate(np.vstack([rule.best[None], seen]), axis=0)
-        best_before, best_after = best_after[:-1], best_after[1:]
-        gain = losses <= best_before - rule.tol  # (NaN and inf never gain: those epochs end first)
-        epochs = np.arange(n)[:, None]
-        last_gain = np.maximum.accumulate(np.where(gain, epochs, -1), axis=0)
-        count = np.where(last_gain >= 0, epochs - last_gain, rule.count[None] + epochs + 1)
+        best, count = rule.trajectories(losses)
         ends = ~finite | (count > rule.patience)
         ended_at = np.where(active & ends.any(0), ends.argmax(0), n)
         n_replayed = int(min(n, max(ended_at[active].max(initial=0) + 1, 1)))
-        last = np.minimum(ended_at, n_replayed - 1)[active]
+        trained = active & (np.arange(n_replayed)[:, None] <= ended_at)
         columns = np.flatnonzero(active)
-        ended = ended_at[active] < n
+        last = np.minimum(ended_at, n_replayed - 1)[columns]
+        ended = ended_at[columns] < n
         diverged = ended & ~finite[last, columns]
         self.n_iter[columns] = first + last + 1
         self.diverged[columns[diverged]] = True
         self.converged[columns[ended & ~diverged]] = True
         # a diverging epoch changes neither the best nor the count
         before = np.where(last > 0, count[np.maximum(last - 1, 0), columns], rule.count[columns])
-        rule.best[columns] = best_after[last, columns]
+        rule.best[columns] = best[last, columns]
         rule.count[columns] = np.where(diverged, before, count[last, columns])
         self.active &= ~(ended_at < n - 1)
-        return ended_at, n_replayed
+        return ended_at, trained
 
     def _slow_down(self, stop):
         """The replicas of ``stop`` whose adaptive rate drops instead, with
