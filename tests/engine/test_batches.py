@@ -90,3 +90,25 @@ def test_epochs_drawn_together_are_those_drawn_one_by_one(weighted, shuffle):
         assert np.array_equal(plan.weight_sums, single.weight_sums)
         assert np.array_equal(plan.stepping, single.stepping)
     assert torch.equal(one.next_epoch(7).rows, many.next_epoch(7).rows)
+
+
+def test_folds_of_one_size_drawn_once_are_each_drawn_as_alone():
+    """Folds of one size whose generators are in one state share their
+    draws (:meth:`BatchPlanner._orders`): each fold's batches and generator
+    are still those of the fold planned alone, also for a fold of that size
+    whose generator was in another state."""
+    rng = np.random.default_rng(4)
+    folds = [np.sort(rng.choice(100, size, replace=False)) for size in (30, 30, 31, 30, 30)]
+    planner = _planner(folds, 8)
+    torch.randperm(30, generator=planner.generators[3])  # fold 3 a draw ahead
+    alone = [_planner([rows], 8) for rows in folds]
+    torch.randperm(30, generator=alone[3].generators[0])
+    plans = planner.next_epochs(0, 4) + planner.next_epochs(4, 3)
+    for k, fold in enumerate(alone):
+        own = fold.next_epochs(0, 4) + fold.next_epochs(4, 3)
+        for plan, single in zip(plans, own):
+            assert torch.equal(plan.rows[: single.n_steps, k], single.rows[:, 0])
+        assert torch.equal(planner.generators[k].get_state(), fold.generators[0].get_state())
+    # and the folds in step drew the same permutations of their positions
+    order = [np.searchsorted(folds[k], plans[5].rows[:4, k].reshape(-1)[:30]) for k in (0, 1, 3)]
+    assert np.array_equal(order[0], order[1]) and not np.array_equal(order[0], order[2])
