@@ -307,7 +307,8 @@ class NativeTrainer(PopulationTrainer):
             self._run_epoch_stepwise(X, y, plan)
         seconds = max(time.perf_counter() - start, 1e-9)
         # rows each model trained: its fold's, over the epochs it took
-        fold_rows = np.stack([(p.counts.cpu().numpy() * p.stepping).sum(0) for p in plans])
+        counts = torch.stack([p.counts for p in plans]).cpu().numpy()  # (epochs, steps, folds)
+        fold_rows = (counts * np.stack([p.stepping for p in plans])).sum(1)
         trained = np.vstack([np.zeros(fold_rows.shape[1]), fold_rows.cumsum(0)])
         fields = _kernels.META_FIELDS
         slots, folds = self._meta[:, fields["slot"]], self._meta[:, fields["fold"]]
