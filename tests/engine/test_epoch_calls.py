@@ -259,6 +259,29 @@ def test_max_time_is_seen_between_calls_of_several_epochs(iris, monkeypatch):
         np.testing.assert_array_equal(_weights(halted, name), _weights(six, name))
 
 
+@pytest.mark.parametrize("seconds_left, expected", [
+    (None, 40),  # CALL_SECONDS / the epoch's 5 ms
+    (1.0, 40), (0.05, 10), (0.051, 11), (0.004, 1), (0.0, 1), (-3.0, 1),
+])
+def test_a_call_ends_with_the_first_epoch_at_the_deadline(monkeypatch, seconds_left, expected):
+    """At 5 ms an epoch a call trains CALL_SECONDS' worth of epochs, and no
+    epoch past the first that reaches the deadline (one at least)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from skpmlp._engine import TrainConfig
+
+    monkeypatch.setattr(_epoch_calls, "CALL_SECONDS", 0.2)
+    data = SimpleNamespace(planner=SimpleNamespace(fold_rows=[np.arange(90)] * 5, batch_size=200),
+                           fold_batches=[1] * 5, X=torch.zeros(150, 4), y=torch.zeros(150),
+                           X_eval=None)
+    status = SimpleNamespace(halving_epochs=[])
+    config = TrainConfig(task="classification", n_outputs=3, max_iter=1000)
+    n = _epoch_calls.epochs_per_call(0, config, status, data, 0.005, 10, seconds_left)
+    assert n == expected
+
+
 def test_a_replay_that_disagrees_with_the_kernel_raises():
     slots = np.array([2, 0, 1])
     _epoch_calls.check_replay(np.array([3, -1, 1]), slots, np.array([5, 1, 3]), 3)

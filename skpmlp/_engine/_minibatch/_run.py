@@ -266,8 +266,10 @@ class FusedRun:
         (:mod:`._epoch_calls`), whole or not at all (its batch order given back
         if it raised before training)."""
         if chains_epochs(live.trainer, live, self.options):
+            deadline = self.options.deadline
             n = epochs_per_call(self.epoch, self.config, live.status, live.data,
-                                self._epoch_seconds, len(live.trainer.net.slot_models))
+                                self._epoch_seconds, len(live.trainer.net.slot_models),
+                                None if deadline is None else deadline - time.time())
             if n > 1:
                 return self._epochs(live, tick, n)
         trainer, data, status = live.trainer, live.data, live.status
