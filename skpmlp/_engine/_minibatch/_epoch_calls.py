@@ -65,10 +65,10 @@ def chains_epochs(trainer, live, options):
 def epochs_per_call(epoch, config, status, data, epoch_seconds, n_slots, seconds_left=None):
     """How many epochs the next call trains: about :data:`CALL_SECONDS` at
     ``epoch_seconds`` an epoch (None before any was timed: one), never past
-    ``max_iter`` or the next halving rung, the first to end at or past
-    the deadline ``seconds_left`` away (None: none) its last, and within
-    :data:`MAX_BYTES` of batches (and monitored outputs of the ``n_slots``
-    models)."""
+    ``max_iter`` or the next halving rung, none after the first that ends
+    at or past the deadline (``seconds_left`` away; None: none), and
+    within :data:`MAX_BYTES` of batches (and monitored outputs of the
+    ``n_slots`` models)."""
     if not epoch_seconds:
         return 1
     seconds = CALL_SECONDS if seconds_left is None else min(CALL_SECONDS, seconds_left)
