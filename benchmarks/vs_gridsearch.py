@@ -386,7 +386,8 @@ def main(argv=None):
               f"{r['speedup']:.1f}x", flush=True)
     # the limit, measured again: on a shared host a neighbour's load can
     # hold one measurement down, and the lower rate would overstate every
-    # share of it (128 to 185 GFLOP/s between runs on one 2-core Zen 4 VM)
+    # share of it (143 to 189 GFLOP/s at the starts of runs an hour apart
+    # on one 2-core Zen 4 VM)
     info["matmul_gflops_end"] = matmul_rate()
     info["matmul_gflops"] = max(info["matmul_gflops_start"], info["matmul_gflops_end"])
     rows = [against_bound(r, info["matmul_gflops"]) for r in rows]
