@@ -136,6 +136,19 @@ class PeakMemory:
         return False
 
 
+def matmul_gflops(device="cpu", dtype=torch.float32, *, clock=time.perf_counter, repeats=7,
+                  target_seconds=0.4):
+    """GFLOP/s of a large square ``torch.mm`` on ``device`` (2048 on the
+    CPU, 8192 on a GPU): the fastest of ``repeats`` samples of about
+    ``target_seconds`` each (see :func:`seconds_per_call`)."""
+    n = 2048 if torch.device(device).type == "cpu" else 8192
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    t = seconds_per_call(lambda: torch.mm(a, b), device=device, warmup=1, repeats=repeats,
+                         target_seconds=target_seconds, clock=clock, statistic=min)
+    return 2 * n**3 / t / 1e9
+
+
 def machine_limits(device="cpu", dtype=torch.float32, clock=time.perf_counter):
     """Measured matmul GFLOP/s and copy bandwidth (GB/s) of ``device``, by
     ``clock`` (see :func:`seconds_per_call`).
@@ -145,12 +158,8 @@ def machine_limits(device="cpu", dtype=torch.float32, clock=time.perf_counter):
     understates it, which overstates every share of it a benchmark prints
     (2-thread matmul samples of 128 to 178 GFLOP/s a few seconds apart on
     one quiet 2-core AMD Zen 4 VM)."""
-    n = 2048 if torch.device(device).type == "cpu" else 8192
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
+    gflops = matmul_gflops(device, dtype, clock=clock)
     fastest = {"device": device, "warmup": 1, "repeats": 7, "clock": clock, "statistic": min}
-    t = seconds_per_call(lambda: torch.mm(a, b), **fastest)
-    gflops = 2 * n**3 / t / 1e9
     src = torch.empty(64 * 2**20, device=device, dtype=dtype).uniform_()
     dst = torch.empty_like(src)
     t = seconds_per_call(lambda: dst.copy_(src), **fastest)

@@ -98,7 +98,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import kernel_clock, seconds_per_call, training_flops, warm_gridsearch  # noqa: E402
+from _harness import kernel_clock, matmul_gflops, training_flops, warm_gridsearch  # noqa: E402
 from _real_data import (  # noqa: E402
     CV,
     DATASETS,
@@ -291,7 +291,7 @@ def run(name, max_iter, repeats, n_jobs, torch_threads=None, targets=("native",)
     }
 
 
-def against_bound(row, matmul_gflops):
+def against_bound(row, best_gflops):
     """``row`` (what :func:`run` gives) with its bound and each search's
     time as a fraction of it.
 
@@ -300,24 +300,22 @@ def against_bound(row, matmul_gflops):
     rate itself moves by a fifth within seconds (125 to 186 GFLOP/s on a
     2-core Zen 4 VM in one minute), and a search that ran while it was low
     is judged against what the machine did then. ``*_at_best_rate`` are the
-    same against ``matmul_gflops`` (the faster of the rates measured before
+    same against ``best_gflops`` (the faster of the rates measured before
     and after all the searches), as the table shows the bound.
     """
     gflop = row["search_gflop"]
 
-    def share(rates, seconds):
-        return statistics.median(gflop / rate / s for rate, s in zip(rates, seconds))
+    def share(rates, seconds, extra_seconds=0.0):
+        return statistics.median((gflop / rate + extra_seconds) / s for rate, s in zip(rates, seconds))
 
     ours, kernel = row["skpmlp_seconds_all"], row["skpmlp_kernel_seconds_all"]
     at_fits = row["matmul_gflops_before_skpmlp"]
-    bound = gflop / matmul_gflops
-    activations = row["activation_seconds"]
+    bound = gflop / best_gflops
     return dict(
-        row, bound_seconds=bound, machine_matmul_gflops=matmul_gflops,
+        row, bound_seconds=bound, machine_matmul_gflops=best_gflops,
         skpmlp_of_bound=share(at_fits, ours),
         gridsearch_of_bound=share(row["matmul_gflops_before_gridsearch"], row["gridsearch_seconds_all"]),
-        skpmlp_of_bound_with_activations=statistics.median(
-            (gflop / rate + activations) / s for rate, s in zip(at_fits, ours)),
+        skpmlp_of_bound_with_activations=share(at_fits, ours, row["activation_seconds"]),
         kernel_of_bound=share(at_fits, kernel),
         skpmlp_of_bound_at_best_rate=bound / row["skpmlp_seconds"],
         kernel_of_bound_at_best_rate=bound / row["skpmlp_kernel_seconds"],
@@ -326,18 +324,14 @@ def against_bound(row, matmul_gflops):
 
 def matmul_rate(quick=False):
     """The machine's float32 matmul GFLOP/s on all cores (both searches
-    use them): a 2048 x 2048 ``torch.mm``, the fastest of seven samples of
-    0.4 s (``quick``: of three of 0.1 s, the rate just before a search)."""
+    use them): :func:`_harness.matmul_gflops`, the fastest of seven samples
+    of 0.4 s (``quick``: of three of 0.1 s, the rate just before a search)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(os.cpu_count() or 1)
-    n = 2048
-    a, b = torch.randn(n, n), torch.randn(n, n)
     try:
-        seconds = seconds_per_call(lambda: torch.mm(a, b), warmup=1, repeats=3 if quick else 7,
-                                   target_seconds=0.1 if quick else 0.4, statistic=min)
+        return matmul_gflops(repeats=3 if quick else 7, target_seconds=0.1 if quick else 0.4)
     finally:
         torch.set_num_threads(threads)
-    return 2 * n**3 / seconds / 1e9
 
 
 def main(argv=None):

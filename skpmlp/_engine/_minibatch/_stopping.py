@@ -261,7 +261,7 @@ class ReplicaStatus:
         best, count = rule.trajectories(losses)
         ends = ~finite | (count > rule.patience)
         ended_at = np.where(active & ends.any(0), ends.argmax(0), n)
-        n_replayed = int(min(n, max(ended_at[active].max(initial=0) + 1, 1)))
+        n_replayed = int(min(n, ended_at[active].max(initial=0) + 1))
         trained = active & (np.arange(n_replayed)[:, None] <= ended_at)
         columns = np.flatnonzero(active)
         last = np.minimum(ended_at, n_replayed - 1)[columns]
