@@ -27,8 +27,8 @@ Per step, in one process and one run:
   ISA and vector bytes printed beside it;
 * ``native, whole fit``: a whole fused training run on the kernel (network
   build, batch plans, per-epoch validation scoring on a 10 % holdout and
-  stopping bookkeeping included), divided by its number of steps: what a
-  search pays per step.
+  stopping bookkeeping included), divided by its number of steps (the
+  median of three fits): what a search pays per step.
 
 With ``--device cuda`` the same population on the GPU: ``plain torch``
 and ``plain torch, by width`` (CUDA), ``skpmlp torch`` (the torch engine on
@@ -237,6 +237,22 @@ def time_epochs(run_epoch, n_steps, epochs, device="cpu"):
     return statistics.median(samples)
 
 
+def time_whole_fit(spec, fit_cfg, X, y, repeats=3):
+    """Seconds per step of a whole fused run of ``fit_cfg.max_iter`` epochs
+    on 90 % of the rows (the rest its validation rows): the median of
+    ``repeats`` fits after a one-epoch warm-up fit, as the epochs' figures
+    are medians (one fit alone swung by 10-15 % on a shared machine)."""
+    rows = np.arange(len(X))
+    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
+    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X, y, folds)  # warm
+    samples = []
+    for _ in range(repeats):
+        start = clock()
+        train_population(spec, fit_cfg, X, y, folds)
+        samples.append(clock() - start)
+    return statistics.median(samples) / (fit_cfg.max_iter * -(-len(folds[0][0]) // BATCH))
+
+
 def problem():
     rng = np.random.default_rng(0)
     X = torch.tensor(rng.normal(size=(N_ROWS, N_FEATURES)), dtype=torch.float32)
@@ -281,14 +297,9 @@ def measure_native(threads, epochs, target):
     cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH)
     trainer = NativeTrainer(spec, cfg, N_FEATURES, 1)
     results = {"skpmlp native": time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs)}
-    rows = np.arange(N_ROWS)
-    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
     fit_cfg = TrainConfig(task="classification", n_outputs=N_CLASSES, batch_size=BATCH, max_iter=epochs,
                           n_iter_no_change=10**6, backend="native")
-    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X.numpy(), y.numpy(), folds)  # warm
-    start = clock()
-    train_population(spec, fit_cfg, X.numpy(), y.numpy(), folds)
-    results["native, whole fit"] = (clock() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    results["native, whole fit"] = time_whole_fit(spec, fit_cfg, X.numpy(), y.numpy())
     return results
 
 
@@ -315,14 +326,8 @@ def measure_gpu(epochs, device="cuda"):
                                ("skpmlp triton", TritonTrainer, "triton")):
         trainer = cls(spec, dataclasses.replace(cfg, backend=backend), N_FEATURES, 1)
         results[name] = time_epochs(lambda: trainer.run_epoch(X, y, plan), plan.n_steps, epochs, device)
-    rows = np.arange(N_ROWS)
-    folds = [(rows[rows % 10 != 0], rows[rows % 10 == 0])]
     fit_cfg = dataclasses.replace(cfg, max_iter=epochs, n_iter_no_change=10**6, backend="triton")
-    X_host, y_host = X.cpu().numpy(), y.cpu().numpy()
-    train_population(spec, dataclasses.replace(fit_cfg, max_iter=1), X_host, y_host, folds)  # warm
-    start = clock()
-    train_population(spec, fit_cfg, X_host, y_host, folds)
-    results["triton, whole fit"] = (clock() - start) / (epochs * -(-len(folds[0][0]) // BATCH))
+    results["triton, whole fit"] = time_whole_fit(spec, fit_cfg, X.cpu().numpy(), y.cpu().numpy())
     return results
 
 
