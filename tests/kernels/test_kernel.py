@@ -24,6 +24,7 @@ from skpmlp._engine import (
 from skpmlp._engine._backends import _native
 from skpmlp._engine._backends._torch import PopulationTrainer
 from skpmlp._engine._minibatch._batches import BatchPlanner
+from skpmlp._engine._predict import _kernel_outputs
 
 pytestmark = pytest.mark.skipif(not _kernels.kernel_available(), reason="no C++ compiler for the native kernel")
 
@@ -353,6 +354,28 @@ def test_forward_equals_the_torch_networks_outputs(task, n_outputs):
     X_t = torch.from_numpy(X)
     np.testing.assert_allclose(trainer.outputs(X_t).numpy(), trainer.net.outputs(X_t).numpy(), rtol=1e-13,
                                atol=1e-13)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "logistic", "gelu", "relu"])
+def test_float32_forward_of_few_inputs_equals_the_general_tiles(activation):
+    """A float32 network of one hidden layer and at most 8 inputs runs its
+    forward in one pass where its activation is cheap (ReLU: applied in the
+    registers), else by tile_narrow for its 4 inputs; its outputs are bit for
+    bit those of the general tiles, which the same network with 8 more
+    inputs of zero weight and value takes (their products add exact
+    zeros): every path sums in tile_mm's order."""
+    rng = np.random.default_rng(0)
+    widths = (1, 5, 16, 33)
+    X = rng.normal(size=(37, 4))  # 37 rows: the last vector of lanes is short
+    coefs = [[rng.normal(size=(4, h)), rng.normal(size=(h, 3))] for h in widths]
+    intercepts = [[rng.normal(size=h), rng.normal(size=3)] for h in widths]
+    padded = [[np.vstack([W0, np.zeros((8, W0.shape[1]))]), W1] for W0, W1 in coefs]
+    cfg = TrainConfig(task="classification", n_outputs=3, dtype="float32")
+    activations = [activation] * len(widths)
+    few_inputs = _kernel_outputs(coefs, intercepts, activations, cfg, X)
+    general = _kernel_outputs(padded, intercepts, activations, cfg, np.hstack([X, np.zeros((len(X), 8))]))
+    assert torch.isfinite(few_inputs).all()
+    assert torch.equal(few_inputs, general)
 
 
 @pytest.mark.parametrize("activation, reference, ulps", [
