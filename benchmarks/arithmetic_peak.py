@@ -1,4 +1,4 @@
-"""The float32 multiply-add peak of one core at each kernel build's vector width.
+"""The float32 (or float64) multiply-add peak of one core at each kernel build's vector width.
 
 ``step.py``'s limit is a large ``torch.mm``: the widest vectors this CPU
 has. A kernel built for a narrower target (``x86-64-v3``: AVX2 and FMA,
@@ -12,12 +12,16 @@ latency nor spills bound it. The compiler contracts each update into one
 FMA where the target has one and leaves a multiply and an add where it
 has none (SSE4.2), as it does in the kernel. A multiply-add counts 2 FLOPs.
 Reported: GFLOP/s of one thread, the best of ``--rounds`` runs of each
-build, the builds in turn.
+build, the builds in turn. ``--dtype float64`` times the same chains of
+doubles (``VT<double>::V``), the L-BFGS kernel's type: the limit
+``lbfgs.py --limits`` sets beside ``torch.mm``'s float64 rate, which on
+some CPUs is far below it (AMD Zen 5: 51 of 117 GFLOP/s a thread).
 
 Usage::
 
     python benchmarks/arithmetic_peak.py
     python benchmarks/arithmetic_peak.py --targets native,x86-64-v3,x86-64-v2
+    python benchmarks/arithmetic_peak.py --dtype float64
 
 Writes ``benchmarks/results/arithmetic_peak.json``.
 """
@@ -40,15 +44,16 @@ HARNESS = r"""
 #include <chrono>
 #include <cstdio>
 
-typedef VT<float>::V V;
+typedef {ctype} T;
+typedef VT<T>::V V;
 constexpr int N = VREGS - 4;  // independent chains: the rest hold m, b and spare
 
 // seconds of `iterations` rounds of a = a * m + b on every chain; a whole
 // function, so that the chains live in registers across the loop
 __attribute__((noinline)) double chains(V* out, long iterations) {{
     V a[N];
-    for (int i = 0; i < N; ++i) a[i] = vsplat<float>(1e-3f * float(i));
-    const V m = vsplat<float>(0.999f), b = vsplat<float>(1e-7f);
+    for (int i = 0; i < N; ++i) a[i] = vsplat<T>(T(1e-3) * T(i));
+    const V m = vsplat<T>(T(0.999)), b = vsplat<T>(T(1e-7));
     const auto start = std::chrono::steady_clock::now();
     for (long it = 0; it < iterations; ++it) {{
 #pragma GCC unroll 32
@@ -64,16 +69,20 @@ int main() {{
     V a[N];
     double best = 1e30;
     for (int run = 0; run < 5; ++run) best = std::min(best, chains(a, iterations));
-    float check = 0;
-    for (int i = 0; i < N; ++i) check += vsum<float>(a[i]);
-    std::printf("%.3f %d %d %g\n", 2.0 * N * VT<float>::L * iterations / best * 1e-9, VBYTES, N, check);
+    T check = 0;
+    for (int i = 0; i < N; ++i) check += vsum<T>(a[i]);
+    std::printf("%.3f %d %d %g\n", 2.0 * N * VT<T>::L * iterations / best * 1e-9, VBYTES, N, double(check));
 }}
 """
 
 
-def build(target, workdir, name="peak"):
-    """The peak harness compiled for ``target``: its path."""
-    return compile_harness(HARNESS.format(source=KERNEL.resolve()), target, workdir, name)
+#: the harness's C++ type of each dtype
+CTYPES = {"float32": "float", "float64": "double"}
+
+
+def build(target, workdir, name="peak", dtype="float32"):
+    """The peak harness of ``dtype`` compiled for ``target``: its path."""
+    return compile_harness(HARNESS.format(source=KERNEL.resolve(), ctype=CTYPES[dtype]), target, workdir, name)
 
 
 def run(binary):
@@ -83,13 +92,13 @@ def run(binary):
     return float(gflops), int(vector_bytes), int(chains)
 
 
-def measure(targets, rounds=3):
-    """``{target: (GFLOP/s, vector bytes, chains)}``: the best of
-    ``rounds`` runs of each target's build, the builds in turn (a noisy
+def measure(targets, rounds=3, dtype="float32"):
+    """``{target: (GFLOP/s, vector bytes, chains)}`` in ``dtype``: the best
+    of ``rounds`` runs of each target's build, the builds in turn (a noisy
     spell of a shared machine falls on all of them alike)."""
     best = {}
     with tempfile.TemporaryDirectory() as workdir:
-        binaries = {target: build(target, workdir, f"peak{i}") for i, target in enumerate(targets)}
+        binaries = {target: build(target, workdir, f"peak{i}", dtype) for i, target in enumerate(targets)}
         for _ in range(rounds):
             for target, binary in binaries.items():
                 result = run(binary)
@@ -98,19 +107,25 @@ def measure(targets, rounds=3):
     return best
 
 
+def peaks(targets, rounds=3, dtype="float32"):
+    """``{target: GFLOP/s}``: one thread's multiply-add peak in ``dtype``
+    at each target's vector width (:func:`measure`)."""
+    return {target: gflops for target, (gflops, _, _) in measure(targets, rounds, dtype).items()}
+
+
 def float32_peaks(targets, rounds=3):
-    """``{target: GFLOP/s}``: one thread's float32 multiply-add peak at
-    each target's vector width (:func:`measure`)."""
-    return {target: gflops for target, (gflops, _, _) in measure(targets, rounds).items()}
+    """:func:`peaks` in float32."""
+    return peaks(targets, rounds)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default="native,x86-64-v3,x86-64-v2", help="comma-separated -march values")
     parser.add_argument("--rounds", type=int, default=3, help="runs of every build, interleaved")
+    parser.add_argument("--dtype", choices=sorted(CTYPES), default="float32")
     parser.add_argument("--out", default=str(HERE / "results"))
     args = parser.parse_args(argv)
-    results = measure(args.targets.split(","), args.rounds)
+    results = measure(args.targets.split(","), args.rounds, args.dtype)
     widest = max(gflops for gflops, _, _ in results.values())
     rows = []
     print(f"{'target':>10} {'bytes':>5} {'chains':>6} {'GFLOP/s':>8} {'of widest':>9}")
@@ -118,7 +133,8 @@ def main(argv=None):
         rows.append({"target": target, "vector_bytes": vector_bytes, "chains": chains, "gflops": gflops,
                      "of_widest": gflops / widest})
         print(f"{target:>10} {vector_bytes:>5} {chains:>6} {gflops:8.1f} {gflops / widest:9.0%}")
-    write_results(args.out, "arithmetic_peak", {"argv": sys.argv[1:], "rows": rows})
+    name = "arithmetic_peak" if args.dtype == "float32" else f"arithmetic_peak_{args.dtype}"
+    write_results(args.out, name, {"argv": sys.argv[1:], "dtype": args.dtype, "rows": rows})
 
 
 if __name__ == "__main__":
