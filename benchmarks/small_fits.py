@@ -103,7 +103,8 @@ PARTS = {
     "batch plans": [("skpmlp._engine._minibatch._batches", "BatchPlanner.next_epochs")],
     "batches' gathering": [("skpmlp._engine._backends._native", "kernel_batches")],
     "kernel calls": list(KERNEL_CALLS),
-    "epochs' bookkeeping": [("skpmlp._engine._minibatch._run", "close_epoch")],
+    "epochs' bookkeeping": [("skpmlp._engine._minibatch._run", "close_epoch"),
+                            ("skpmlp._engine._minibatch._run", "FusedRun._replay")],
     "scoring the folds": [("skpmlp._search._run", "score_folds")],
     "search": [("skpmlp._estimators._base", "search")],
 }

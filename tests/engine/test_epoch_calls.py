@@ -365,7 +365,16 @@ def test_a_diverging_fold_replica_leaves_its_model_training_on_the_others(monkey
     # models' replicas, up to 3 epochs apart)
     n_iter = reference.n_iter_per_model_
     assert (n_iter.max(1) > n_iter.min(1)).any()
+    # the calls' epochs replayed at once (ReplicaStatus.end_scored_epochs)
+    from skpmlp._engine._minibatch._stopping import ReplicaStatus
+
+    replays = []
+    at_once = ReplicaStatus.end_scored_epochs
+    monkeypatch.setattr(ReplicaStatus, "end_scored_epochs",
+                        lambda status, first, losses, scores: replays.append(len(losses))
+                        or at_once(status, first, losses, scores))
     _assert_grouping_changes_nothing(monkeypatch, search, X, y, reference)
+    assert max(replays) > 1
 
 
 def test_a_replay_that_keeps_other_epochs_than_the_kernel_raises():
@@ -452,15 +461,84 @@ def test_the_loss_rule_replayed_at_once_is_the_rule_an_epoch_at_a_time(seed):
     np.testing.assert_array_equal(replayed.rule.count, reference.rule.count)
 
 
+def _sequential_scored_replay(status, first, losses, scores):
+    """:func:`_sequential_replay` under early stopping, with each epoch's
+    ``scores``; also returns after how many epochs each replica's weights
+    were last its best (0: never)."""
+    n = len(losses)
+    ended_at, kept_after, curves = np.full(losses.shape[1], n), np.zeros(losses.shape[1], int), []
+    for e in range(n):
+        curves.append(np.where(status.active, scores[e], np.nan))
+        improved, finished = status.end_epoch(first + e, losses[e], scores[e])
+        ended_at[finished] = e
+        kept_after[improved] = e + 1
+        if e < n - 1:
+            status.retire(finished)
+            if not status.active.any():
+                break
+    return ended_at, kept_after, np.array(curves)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_early_stopping_replayed_at_once_is_the_rule_an_epoch_at_a_time(seed):
+    """``ReplicaStatus.end_scored_epochs`` (every epoch of a call at once,
+    early stopping watching each model's mean score over its folds) leaves
+    the state ``end_epoch`` an epoch at a time leaves, and keeps the same
+    best epochs: with scores that plateau, tie, go NaN or infinite, losses
+    that go NaN or infinite (a replica then leaves its model's mean),
+    replicas already retired, and a rule that has run before."""
+    from skpmlp._engine import TrainConfig
+    from skpmlp._engine._minibatch._stopping import ReplicaStatus
+
+    rng = np.random.default_rng(seed)
+    K, M, n = int(rng.integers(1, 5)), int(rng.integers(1, 7)), int(rng.integers(1, 30))
+    config = TrainConfig(task="classification", n_outputs=3, early_stopping=True,
+                         tol=float(rng.choice([0.0, 1e-4, 0.05])),
+                         n_iter_no_change=int(rng.choice([0, 1, 3, 10])))
+    # scores on a coarse grid, so that ties and exact plateaus happen
+    scores = np.round(rng.uniform(0, 1, (n, K * M)) * 8) / 8 + np.arange(n)[:, None] * rng.choice([-0.01, 0, 0.01])
+    odd = rng.uniform(size=scores.shape) < 0.03
+    scores[odd] = rng.choice([np.nan, np.inf, -np.inf], size=odd.sum())
+    losses = rng.uniform(0, 1, (n, K * M))
+    bad = rng.uniform(size=losses.shape) < 0.02
+    losses[bad] = rng.choice([np.nan, np.inf], size=bad.sum())
+    statuses = [ReplicaStatus(K, M, config) for _ in range(2)]
+    first = int(rng.integers(0, 5))
+    for status in statuses:  # the same history before the call
+        for e in range(first):
+            _, finished = status.end_epoch(e, np.full(K * M, 0.5), np.full(K * M, 0.5 + 0.01 * e))
+            status.retire(finished)
+        status.retire(np.arange(K * M) % 5 == seed % 5)  # some replicas already retired
+    reference, replayed = statuses
+    assert replayed.replays_epochs(first, n, scored=True) and not replayed.replays_epochs(first, n)
+    training = replayed.active.copy()
+    with np.errstate(invalid="ignore"):  # an inf and a -inf score in one mean
+        ended_ref, kept_ref, curves_ref = _sequential_scored_replay(reference, first, losses, scores)
+        ended_at, trained, kept_after = replayed.end_scored_epochs(first, losses, scores)
+    np.testing.assert_array_equal(ended_at, ended_ref)
+    np.testing.assert_array_equal(kept_after, kept_ref)
+    assert len(trained) == len(curves_ref)
+    np.testing.assert_array_equal(np.where(trained, scores[: len(trained)], np.nan), curves_ref)
+    assert not (trained & ~training).any()
+    for name in ("active", "n_iter", "converged", "diverged", "pruned"):
+        np.testing.assert_array_equal(getattr(replayed, name), getattr(reference, name), err_msg=name)
+    np.testing.assert_array_equal(replayed.rule.best, reference.rule.best)
+    np.testing.assert_array_equal(replayed.rule.count, reference.rule.count)
+
+
 def test_epochs_are_replayed_one_at_a_time_where_more_than_the_loss_decides():
-    """Early stopping, ``restore_best_weights`` and a halving rung within
-    the call keep the replay an epoch at a time."""
+    """Early stopping without the call's scores, ``restore_best_weights``
+    and a halving rung within the call keep the replay an epoch at a
+    time."""
     from skpmlp._engine import TrainConfig
     from skpmlp._engine._minibatch._stopping import ReplicaStatus
 
     task = dict(task="regression", n_outputs=1)
     assert ReplicaStatus(2, 3, TrainConfig(**task)).replays_epochs(0, 64)
     assert not ReplicaStatus(2, 3, TrainConfig(**task, early_stopping=True)).replays_epochs(0, 64)
+    assert ReplicaStatus(2, 3, TrainConfig(**task, early_stopping=True)).replays_epochs(0, 64, scored=True)
     assert not ReplicaStatus(2, 3, TrainConfig(**task, restore_best_weights=True)).replays_epochs(0, 64)
+    assert not ReplicaStatus(2, 3, TrainConfig(**task, early_stopping=True, restore_best_weights=True)
+                             ).replays_epochs(0, 64, scored=True)
     halving = ReplicaStatus(2, 3, TrainConfig(**task, pruning="halving", min_iter=5, max_iter=100))
     assert not halving.replays_epochs(0, 5) and halving.replays_epochs(5, 9)

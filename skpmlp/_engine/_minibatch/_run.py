@@ -338,9 +338,13 @@ class FusedRun:
             restore_planner(data.planner, order)
             raise
         n_replicas, slots = self.K * self.M, trainer.net.slot_models
-        watched = monitor or self.options.epoch_callback is not None
-        if not watched and status.replays_epochs(self.epoch, n):
-            self._replay(live, losses, epochs_done, n)
+        # every epoch at once where nothing watches each (no epoch
+        # callback), the scores (if monitored) are the kernel's, and the
+        # best weights (if kept) are too
+        if (self.options.epoch_callback is None and (scored or not monitor)
+                and (kept is not None or trainer.best_flat is None)
+                and status.replays_epochs(self.epoch, n, scored=scored)):
+            self._replay(live, losses, epochs_done, n, evaluated if monitor else None, kept)
             tick()
             return
         stopped_after = np.full(n_replicas, n)
@@ -379,19 +383,31 @@ class FusedRun:
             live.finished = ended
         tick()
 
-    def _replay(self, live, losses, epochs_done, n):
-        """:meth:`_epochs`' replay where only the training loss decides and
-        nothing watches each epoch (no monitored score, no epoch callback):
-        the same state, every epoch at once (:meth:`ReplicaStatus.end_epochs
-        <._stopping.ReplicaStatus.end_epochs>`)."""
-        slots = live.trainer.net.slot_models
-        per_replica_losses = per_replica(losses, slots, self.K * self.M)
-        ended_at, trained = live.status.end_epochs(self.epoch, per_replica_losses)
-        live.curves.record_epochs(per_replica_losses[: len(trained)], trained)
-        live.score = None
-        self.epoch += len(trained)
+    def _replay(self, live, losses, epochs_done, n, scores=None, kept=None):
+        """:meth:`_epochs`' replay where the training loss, or early
+        stopping's ``scores`` (the kernel's, per slot), decide and nothing
+        watches each epoch (no epoch callback): the same state, every epoch
+        at once (:meth:`ReplicaStatus.end_epochs
+        <._stopping.ReplicaStatus.end_epochs>`, or its
+        :meth:`~._stopping.ReplicaStatus.end_scored_epochs`), checked
+        against the kernel's stops and, under early stopping, the best
+        weights it kept (``kept``)."""
+        slots, n_replicas, status = live.trainer.net.slot_models, self.K * self.M, live.status
+        losses = per_replica(losses, slots, n_replicas)
+        scores = None if scores is None else per_replica(scores, slots, n_replicas)
+        kept_after = None
+        if status.early_stopping:
+            ended_at, trained, kept_after = status.end_scored_epochs(self.epoch, losses, scores)
+        else:
+            ended_at, trained = status.end_epochs(self.epoch, losses)
+        n_replayed = len(trained)
+        live.curves.record_epochs(losses[:n_replayed], trained,
+                                  None if scores is None else scores[:n_replayed])
+        live.score = None if scores is None else scores[n_replayed - 1]
+        self.epoch += n_replayed
         ended = ended_at < n
-        check_replay(epochs_done, slots, np.where(ended, ended_at + 1, n), n)
+        check_replay(epochs_done, slots, np.where(ended, ended_at + 1, n), n,
+                     None if kept_after is None else kept, kept_after)
         self._retire(live, ended)  # (no rung among these epochs: replays_epochs)
 
     def settle(self, decision):
@@ -489,10 +505,12 @@ class _Curves:
         if self.monitor:
             self.score.append(np.where(active, score, np.nan))
 
-    def record_epochs(self, losses, active):
-        """:meth:`record` of several epochs of an unmonitored run, each a
-        row of ``losses`` and ``active``."""
+    def record_epochs(self, losses, active, scores=None):
+        """:meth:`record` of several epochs, each a row of ``losses``,
+        ``active`` and (monitored) ``scores``."""
         self.loss.extend(np.where(active, losses, np.nan))
+        if self.monitor:
+            self.score.extend(np.where(active, scores, np.nan))
 
     @staticmethod
     def _stack(curves, n_replicas):
