@@ -295,7 +295,7 @@ class ReplicaStatus:
         watched by the mean of its replicas' ``scores`` over the folds
         whose replica still trains with a finite loss, where
         :meth:`replays_epochs`. The same state, computed over all the epochs
-        at once (an epoch at a time took 6 % of an early-stopping search of
+        at once (an epoch at a time took 5-6 % of an early-stopping search of
         iris, about a hundred epochs of 50 us each): a replica ends at its
         first epoch of a non-finite loss or at its model's first epoch that
         the rule stops (:meth:`StoppingRule.trajectories` of the fold
