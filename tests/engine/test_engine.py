@@ -309,6 +309,30 @@ def test_population_outputs_of_a_subset_and_float32():
         np.testing.assert_allclose(fused[j], alone, rtol=1e-5, atol=1e-5)
 
 
+def test_a_small_fused_forward_runs_on_one_thread(monkeypatch):
+    """Scoring a few models on a few rows (a fold of a small set) runs the
+    kernel's forward on one thread, a large one on torch's threads; the
+    outputs are the same bit for bit."""
+    from skpmlp import _kernels
+
+    if not _kernels.kernel_available():
+        pytest.skip("needs the native kernel")
+    X, y, n_outputs = make_data("classification")
+    result = train(make_spec(POPULATION), config("classification", n_outputs, max_iter=2), X, y)
+    acts = [m[1] for m in POPULATION]
+    cfg = config("classification", n_outputs, backend="native")
+    threads = []
+    forward = _kernels.forward_models
+    monkeypatch.setattr(_kernels, "forward_models", lambda *args, n_threads, **kwargs: threads.append(
+        n_threads) or forward(*args, n_threads=n_threads, **kwargs))
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    small = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
+    monkeypatch.setattr(_predict, "_SMALL_FORWARD_FLOPS", 0)
+    large = population_outputs(result.coefs, result.intercepts, acts, cfg, X)
+    assert threads == [1, 2]
+    np.testing.assert_array_equal(small, large)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_matches_cpu_float64():
     X, y, n_outputs = make_data("classification")
