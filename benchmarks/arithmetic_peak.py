@@ -113,11 +113,6 @@ def peaks(targets, rounds=3, dtype="float32"):
     return {target: gflops for target, (gflops, _, _) in measure(targets, rounds, dtype).items()}
 
 
-def float32_peaks(targets, rounds=3):
-    """:func:`peaks` in float32."""
-    return peaks(targets, rounds)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default="native,x86-64-v3,x86-64-v2", help="comma-separated -march values")

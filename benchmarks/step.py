@@ -85,7 +85,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import gpu_fma_peak, machine_limits, synchronize, training_flops  # noqa: E402
-from arithmetic_peak import float32_peaks  # noqa: E402
+from arithmetic_peak import peaks as fma_peaks  # noqa: E402
 
 from skpmlp._engine import (  # noqa: E402
     ACTIVATIONS,
@@ -405,7 +405,7 @@ def main():
           f"at the kernel's pass rate {1e3 * activations:.3f} ms = {1e3 * (products + activations):.3f} ms "
           f"a step: at most {products / (products + activations):.0%} of the limit")
     targets = args.targets.split(",")
-    peaks = float32_peaks(targets)
+    peaks = fma_peaks(targets)
     # each build's own bound: the products at its width's peak, the
     # activations at its own pass rate
     own_bounds = {target: flops / (peaks[target] * 1e9)

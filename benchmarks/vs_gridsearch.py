@@ -120,7 +120,7 @@ from _real_data import (  # noqa: E402
     prepare,
     timed,
 )
-from arithmetic_peak import float32_peaks  # noqa: E402
+from arithmetic_peak import peaks  # noqa: E402
 
 from skpmlp import ParallelMLPClassifier, ParallelMLPRegressor, sklearn_mlp_params  # noqa: E402
 from skpmlp._kernels import build_info, kernel_available  # noqa: E402
@@ -367,7 +367,7 @@ def main(argv=None):
     info = machine()
     info["matmul_gflops_start"] = matmul_rate()
     info["activation_seconds_per_value"] = activation_rates()
-    info["fma_peak_gflops"] = float32_peaks(["native"])["native"] * (os.cpu_count() or 1)
+    info["fma_peak_gflops"] = peaks(["native"])["native"] * (os.cpu_count() or 1)
     rows = []
     head = (
         f"{'data':<14} {'n':>5} {'GSCV':>8} {'skpmlp':>8} {'speedup':>8} "

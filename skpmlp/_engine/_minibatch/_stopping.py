@@ -273,6 +273,32 @@ class ReplicaStatus:
         best, count = rule.trajectories(losses)
         ends = ~finite | (count > rule.patience)
         ended_at = np.where(active & ends.any(0), ends.argmax(0), n)
+        trained, columns, last, diverged = self._end_replayed(first, ended_at, finite)
+        # a diverging epoch changes neither the best nor the count
+        before = np.where(last > 0, count[np.maximum(last - 1, 0), columns], rule.count[columns])
+        rule.best[columns] = best[last, columns]
+        rule.count[columns] = np.where(diverged, before, count[last, columns])
+        return ended_at, trained
+
+    def _end_replayed(self, first, ended_at, finite):
+        """What a replay of ``len(finite)`` epochs from epoch ``first``
+        leaves of the replicas training at its start, each ended at
+        ``ended_at`` (``len(finite)``: not ended), diverged where its
+        loss there is not finite (``finite``: per epoch and replica):
+        their epochs, why they stopped, and which train on (those ended
+        before the last epoch retired, the last epoch's left to
+        :meth:`retire`).
+
+        Returns
+        -------
+        trained : ndarray of bool of shape (n_replayed, n_folds * n_models)
+            Which replicas trained each epoch replayed.
+        columns, last : ndarray of int
+            Those replicas, and the last epoch each trained.
+        diverged : ndarray of bool
+            Whether each of them ended by diverging.
+        """
+        n, active = len(finite), self.active
         n_replayed = int(min(n, ended_at[active].max(initial=0) + 1))
         trained = active & (np.arange(n_replayed)[:, None] <= ended_at)
         columns = np.flatnonzero(active)
@@ -282,12 +308,8 @@ class ReplicaStatus:
         self.n_iter[columns] = first + last + 1
         self.diverged[columns[diverged]] = True
         self.converged[columns[ended & ~diverged]] = True
-        # a diverging epoch changes neither the best nor the count
-        before = np.where(last > 0, count[np.maximum(last - 1, 0), columns], rule.count[columns])
-        rule.best[columns] = best[last, columns]
-        rule.count[columns] = np.where(diverged, before, count[last, columns])
         self.active &= ~(ended_at < n - 1)
-        return ended_at, trained
+        return trained, columns, last, diverged
 
     def end_scored_epochs(self, first, losses, scores):
         """:meth:`end_epochs` under early stopping: :meth:`end_epoch` of
@@ -323,8 +345,8 @@ class ReplicaStatus:
         n, K, M = len(losses), self.n_folds, self.n_models
         rule, active = self.rule, self.active
         epochs = np.arange(n)[:, None]
-        bad = ~np.isfinite(losses)
-        diverges_at = np.where(bad.any(0), bad.argmax(0), n)
+        finite = np.isfinite(losses)
+        diverges_at = np.where((~finite).any(0), (~finite).argmax(0), n)
         # a replica counts in its model's mean until it diverges (or ends)
         healthy = active & (epochs < diverges_at)
         # per model, a run of epochs from the first: past it, none of its
@@ -336,25 +358,16 @@ class ReplicaStatus:
         stops = watched & (count > rule.patience)
         stop_at = np.where(stops.any(0), stops.argmax(0), n)
         ended_at = np.where(active, np.minimum(diverges_at, np.tile(stop_at, K)), n)
-        n_replayed = int(min(n, ended_at[active].max(initial=0) + 1))
-        replayed = epochs[:n_replayed]
-        trained = active & (replayed <= ended_at)
+        trained, _, _, _ = self._end_replayed(first, ended_at, finite)
+        n_replayed = len(trained)
         improved = (np.tile(watched & (means > best_before), K) & healthy)[:n_replayed] & trained
         kept_after = np.where(improved.any(0), n_replayed - improved[::-1].argmax(0), 0)
-        columns = np.flatnonzero(active)
-        last = np.minimum(ended_at, n_replayed - 1)[columns]
-        ended = ended_at[columns] < n
-        diverged = ended & (diverges_at[columns] == ended_at[columns])
-        self.n_iter[columns] = first + last + 1
-        self.diverged[columns[diverged]] = True
-        self.converged[columns[ended & ~diverged]] = True
         # each model's rule as its last watched epoch left it
         n_watched = watched[:n_replayed].sum(0)
         models = np.flatnonzero(n_watched > 0)
         at = np.minimum(stop_at, n_watched - 1)[models]
         rule.best[models] = best[at, models]
         rule.count[models] = count[at, models]
-        self.active &= ~(ended_at < n - 1)
         return ended_at, trained, kept_after
 
     def _slow_down(self, stop):
