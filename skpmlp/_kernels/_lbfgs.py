@@ -101,8 +101,7 @@ _ARGTYPES = [
     _p,
     _p,
     _p,
-    _p,
-    _p,  # params, grads, loss_sums, x, g, d, S, Y, curves
+    _p,  # params, loss_sums, x, g, d, S, Y, curves
     _i,  # n_threads
 ]
 
@@ -177,7 +176,7 @@ def _check_written(*arrays):
 
 
 #: The flat and packed buffers the kernel reads and writes, in its argument order.
-_BUFFERS = ("params", "grads", "loss_sums", "x", "g", "d", "S", "Y")
+_BUFFERS = ("params", "loss_sums", "x", "g", "d", "S", "Y")
 
 
 def _checked_arguments(rows, tables, batches, buffers, written, n_outputs, loss, max_iter):
@@ -255,7 +254,7 @@ def lbfgs_step(
     packed : ndarray of int64 of shape (n_models,)
         Where each model's packed vectors start.
     buffers : dict of Tensor
-        ``params``, ``grads`` (flat), ``loss_sums`` (n_slots,), ``x``,
+        ``params`` (flat), ``loss_sums`` (n_slots,), ``x``,
         ``g``, ``d`` (packed) and ``S``, ``Y`` (HISTORY x packed):
         contiguous CPU tensors of one dtype.
     curves : ndarray of float64 of shape (n_slots, max_iter)

@@ -9,9 +9,10 @@
 //
 // Layout (T is float or double; every scalar is double):
 //
-//   params, grads   the step kernel's flat buffers (see mlp_step.cpp): the
-//                   trial point each model was evaluated at, and its loss
-//                   gradient without the L2 term (the "gradients" mode)
+//   params          the step kernel's flat buffer (see mlp_step.cpp): each
+//                   model's initial weights, read before its first
+//                   evaluation; where a model stops (or op 1 restores it),
+//                   its x
 //   loss_sums       (n_slots) each model's summed loss (no L2 term)
 //   meta            (n_models, META) the step kernel's table; only slot,
 //                   depth, sizes, w_off, b_off and ld are read
@@ -39,10 +40,13 @@
 // model, double's exp / tanh in vector lanes, then the L2 term), run its
 // line search on that value and directional derivative, and where the
 // search ends its iteration (stopping tests, curvature pair, two-loop
-// direction, next search); write its next trial point into params. A model's first evaluation is of its initial
-// point (n_fun 0). Models run to their end one after another on each
-// thread, so a model's history stays in the core's cache across its
-// iterations. op 1 (restore): params = x for every model of `rows`.
+// direction, next search); choose its next trial point. The trial point
+// and its gradient are packed, in the thread's own buffers: a model's first
+// evaluation is of its initial point (n_fun 0, from params), every later
+// one of x + stp d, its state's next step. Models run to their end one
+// after another on each thread, so a model's history stays in the core's
+// cache across its iterations. op 1 (restore): params = x for every model
+// of `rows`.
 //
 // The arithmetic is scipy's: Moré-Thuente (MINPACK-2's dcsrch / dcstep with
 // L-BFGS-B's constants), first step 1 / ||d|| at iteration 0 then 1, at
@@ -117,19 +121,19 @@ struct Settings {
 
 }  // namespace
 
-// the step kernel (mlp_step.cpp)
-extern "C" int skp_run_f32(int, int, const int64_t*, const double*, int, int, int, int, int, int, const float*,
-                           const float*, const float*, const double*, const double*, const uint8_t*, const double*,
-                           float*, float*, float*, float*, float*, float*, int, int);
-extern "C" int skp_run_f64(int, int, const int64_t*, const double*, int, int, int, int, int, int, const double*,
-                           const double*, const double*, const double*, const double*, const uint8_t*,
-                           const double*, double*, double*, double*, double*, double*, double*, int, int);
+// the step kernel (mlp_step.cpp): one model's gradients in a kept scratch
+extern "C" void* skp_scratch_new_f32();
+extern "C" void* skp_scratch_new_f64();
+extern "C" void skp_scratch_free_f32(void*);
+extern "C" void skp_scratch_free_f64(void*);
+extern "C" int skp_gradients_f32(const int64_t*, const double*, int, int, int, int, int, const float*, const float*,
+                                 const float*, const double*, const double*, const uint8_t*, const double*, float*,
+                                 float*, float*, void*);
+extern "C" int skp_gradients_f64(const int64_t*, const double*, int, int, int, int, int, const double*,
+                                 const double*, const double*, const double*, const double*, const uint8_t*,
+                                 const double*, double*, double*, double*, void*);
 
 namespace {
-
-// the step kernel's gradients-only mode, double's transcendentals in vector
-// lanes (tanh and logistic units cost 5x and 2x relu's with the C library's)
-constexpr int MODE_GRADIENTS = 3;
 
 // Every fold's full batch, as the step kernel reads it (n_steps = 1).
 template <class T> struct Data {
@@ -141,17 +145,33 @@ template <class T> struct Data {
     const double* step0;
 };
 
-inline int step_kernel(const int64_t* meta, const Data<float>& D, float* params, float* grads, float* loss_sums) {
-    return skp_run_f32(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
-                       D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, nullptr, loss_sums, 1, 0);
-}
-inline int step_kernel(const int64_t* meta, const Data<double>& D, double* params, double* grads,
-                       double* loss_sums) {
-    return skp_run_f64(MODE_GRADIENTS, 1, meta, D.hyper, 1, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss,
-                       D.Xb, D.Yb, D.Wb, D.counts, D.weight_sums, D.stepping, D.step0, params, grads, nullptr,
-                       nullptr, nullptr, loss_sums, 1, 0);
-}
+// The step kernel's gradients of one model (no L2 term; double's exp and
+// tanh in vector lanes: tanh and logistic units cost 5x and 2x relu's with
+// the C library's), in a scratch a thread keeps for all its evaluations.
+template <class T> struct StepEntries;
+template <> struct StepEntries<float> {
+    static constexpr auto make = skp_scratch_new_f32;
+    static constexpr auto free = skp_scratch_free_f32;
+    static constexpr auto gradients = skp_gradients_f32;
+};
+template <> struct StepEntries<double> {
+    static constexpr auto make = skp_scratch_new_f64;
+    static constexpr auto free = skp_scratch_free_f64;
+    static constexpr auto gradients = skp_gradients_f64;
+};
+template <class T> struct StepScratch {
+    typedef StepEntries<T> E;
+    void* const scratch = E::make();
+    StepScratch() = default;
+    StepScratch(const StepScratch&) = delete;
+    StepScratch& operator=(const StepScratch&) = delete;
+    ~StepScratch() { E::free(scratch); }
+    int gradients(const int64_t* meta, const double* hyper, const Data<T>& D, T* params, T* grads,
+                  T* loss_sums) const {
+        return E::gradients(meta, hyper, D.n_folds, D.bp, D.n_features, D.n_outputs, D.loss, D.Xb, D.Yb, D.Wb,
+                            D.counts, D.weight_sums, D.stepping, D.step0, params, grads, loss_sums, scratch);
+    }
+};
 
 // ------------------------------------------------------------ line search
 // MINPACK-2's dcstep (scipy's transcription, branch for branch).
@@ -274,18 +294,33 @@ bool search_iterate(double* st, double f, double g) {
 }
 
 // ------------------------------------------------------------------ model
+// A model's real parameters: (n_in + 1) n_out a layer.
+long n_parameters(const int64_t* m) {
+    long n = 0;
+    for (int l = 0; l <= int(m[M_DEPTH]); ++l) n += (m[M_SIZES + l] + 1) * m[M_SIZES + l + 1];
+    return n;
+}
+
 // One model's parameters: runs of n_out entries, contiguous in the packed
-// vectors, strided in the flat buffers.
+// vectors, strided in the flat buffers. `packed_meta` is the model's meta
+// row with its layers where the packed vectors hold them (each W (n_in,
+// n_out) row-major, then b): the step kernel evaluates the model on a packed
+// trial point and leaves the gradient packed, so an evaluation needs no
+// scatter into the flat buffers and no gather back, row run by row run.
 struct Runs {
     struct Run { long flat, packed; int len; bool weight; };
     std::vector<Run> runs;
     long n = 0;
+    int64_t packed_meta[META];
     Runs(const int64_t* m) {
+        std::copy(m, m + META, packed_meta);
         const int depth = int(m[M_DEPTH]);
         for (int l = 0; l <= depth; ++l) {
             const int n_in = int(m[M_SIZES + l]), n_out = int(m[M_SIZES + l + 1]);
+            packed_meta[M_WOFF + l] = n, packed_meta[M_LD + l] = n_out;
             for (int r = 0; r < n_in; ++r, n += n_out)
                 runs.push_back({m[M_WOFF + l] + r * m[M_LD + l], n, n_out, true});
+            packed_meta[M_BOFF + l] = n;
             runs.push_back({m[M_BOFF + l], n, n_out, false}), n += n_out;
         }
     }
@@ -364,7 +399,7 @@ double update_then_dot(T* __restrict d, const T* __restrict v, long n, bool back
 }
 
 template <class T> struct Buffers {
-    T *params, *grads, *loss_sums, *x, *g, *d, *S, *Y;
+    T *params, *loss_sums, *x, *g, *d, *S, *Y;
     const int64_t* packed;
     double* curves;
 };
@@ -372,56 +407,57 @@ template <class T> struct Buffers {
 template <class T> struct Model {
     const Settings& cfg;
     const Buffers<T>& B;
-    const int64_t* meta;
     const double* hyper;
     const Runs runs;
     const int slot;
     const long n, stride;  // real parameters; a pair's stride (pack_stride)
     double* st;
     T *x, *g, *d, *S, *Y;
+    T *xt, *gt;  // the trial point and its gradient (the thread's buffers, packed)
 
     Model(const Settings& c, const Buffers<T>& b, const int64_t* meta_row, const double* hyper_row, double* state,
-          long packed)
-        : cfg(c), B(b), meta(meta_row), hyper(hyper_row), runs(meta_row), slot(int(meta_row[M_SLOT])), n(runs.n),
+          long packed, T* trial, T* trial_grad)
+        : cfg(c), B(b), hyper(hyper_row), runs(meta_row), slot(int(meta_row[M_SLOT])), n(runs.n),
           stride(pack_stride<T>(runs.n)),
-          st(state) {
+          st(state), xt(trial), gt(trial_grad) {
         x = B.x + packed, g = B.g + packed, d = B.d + packed;
         S = B.S + HISTORY * packed, Y = B.Y + HISTORY * packed;
     }
 
-    // params = x + stp d ("x + d" at a unit step, as the torch path)
+    // xt = x + stp d ("x + d" at a unit step, as the torch path)
     void write_trial() const {
-        const double stp = st[S_STP];
-        const T s = T(stp);
-        for (const auto& r : runs.runs) {
-            T* p = B.params + r.flat;
-            const T* xr = x + r.packed;
-            const T* dr = d + r.packed;
-            if (s == T(1)) for (int j = 0; j < r.len; ++j) p[j] = xr[j] + dr[j];
-            else for (int j = 0; j < r.len; ++j) p[j] = xr[j] + s * dr[j];
-        }
+        const T s = T(st[S_STP]);
+        if (s == T(1)) for (long e = 0; e < n; ++e) xt[e] = x[e] + d[e];
+        else for (long e = 0; e < n; ++e) xt[e] = x[e] + s * d[e];
     }
 
+    // xt = the point of the model's next evaluation: its initial weights
+    // (the flat params) before its first, else the trial point its last
+    // step chose (x + stp d: a running model's state always ends a step
+    // with one written)
+    void load_trial() const {
+        if (st[S_N_FUN] != 0) {
+            write_trial();
+            return;
+        }
+        for (const auto& r : runs.runs) std::copy(B.params + r.flat, B.params + r.flat + r.len, xt + r.packed);
+    }
+
+    // params = x: a model's result (or its last iterate) where the caller reads it
     void restore() const {
         for (const auto& r : runs.runs) std::copy(x + r.packed, x + r.packed + r.len, B.params + r.flat);
     }
 
-    // the trial point and its gradient with the L2 term, packed; the value
-    double gather(T* xt, T* gt) const {
+    // the L2 term added to the gradient at the trial point; the value there
+    double add_l2() const {
         const T l2 = T(st[S_L2]);
         double ww = 0;
         for (const auto& r : runs.runs) {
-            const T* p = B.params + r.flat;
-            const T* gr = B.grads + r.flat;
-            T* xo = xt + r.packed;
-            T* go = gt + r.packed;
-            for (int j = 0; j < r.len; ++j) xo[j] = p[j];
-            if (r.weight) {
-                for (int j = 0; j < r.len; ++j) go[j] = gr[j] + l2 * p[j];
-                ww += dot(p, p, r.len);
-            } else {
-                for (int j = 0; j < r.len; ++j) go[j] = gr[j];
-            }
+            if (!r.weight) continue;
+            const T* p = xt + r.packed;
+            T* gr = gt + r.packed;
+            for (int j = 0; j < r.len; ++j) gr[j] = gr[j] + l2 * p[j];
+            ww += dot(p, p, r.len);
         }
         return double(B.loss_sums[slot]) / st[S_COUNT] + 0.5 * st[S_L2] * ww;
     }
@@ -511,9 +547,8 @@ template <class T> struct Model {
     }
 
     // back to x; forget the pairs and restart along -g, or stop
-    // (ABNORMAL_TERMINATION_IN_LNSRCH) when there were none
+    // (ABNORMAL_TERMINATION_IN_LNSRCH, at x) when there were none
     void search_failed() const {
-        restore();
         if (st[S_COL] == 0) {
             st[S_REASON] = R_ABNORMAL;
             return;
@@ -524,7 +559,7 @@ template <class T> struct Model {
         start_search();
     }
 
-    void first(const T* xt, const T* gt, double f) const {
+    void first(double f) const {
         std::copy(xt, xt + n, x), std::copy(gt, gt + n, g);
         st[S_F] = f;
         const double gmax = max_abs(gt);
@@ -542,7 +577,7 @@ template <class T> struct Model {
 
     // the search accepted its trial point: scipy's stopping tests, the
     // curvature pair, the next direction and search
-    void end_iteration(const T* xt, const T* gt, double f, double gd) const {
+    void end_iteration(double f, double gd) const {
         const int it = int(st[S_N_ITER] += 1);
         B.curves[long(slot) * cfg.max_iter + it - 1] = f;
         const double f_old = st[S_F];
@@ -582,18 +617,16 @@ template <class T> struct Model {
     }
 
     // loss sum and gradient (no L2 term) at the trial point, by the step kernel
-    int evaluate(const Data<T>& D) const {
+    int evaluate(const Data<T>& D, const StepScratch<T>& step) const {
         B.loss_sums[slot] = 0;
-        Data<T> one = D;
-        one.hyper = hyper;
-        return step_kernel(meta, one, B.params, B.grads, B.loss_sums);
+        return step.gradients(runs.packed_meta, hyper, D, xt, gt, B.loss_sums);
     }
 
-    void advance(T* xt, T* gt) const {
-        const double f = gather(xt, gt);
+    void advance() const {
+        const double f = add_l2();
         st[S_N_FUN] += 1;
         if (st[S_N_FUN] == 1) {
-            first(xt, gt, f);
+            first(f);
             return;
         }
         const double gd = dot(gt, d, n);
@@ -605,7 +638,7 @@ template <class T> struct Model {
             st[S_STMAX] = std::max(st[S_STP], st[S_STX]);
         }
         if (done) {
-            end_iteration(xt, gt, f, gd);
+            end_iteration(f, gd);
             return;
         }
         st[S_IFUN] += 1;
@@ -626,26 +659,31 @@ int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* st
     }
     // models are independent: threads take the next run of them as they
     // finish one (WorkQueue: runs of neighbours in memory); each thread has
-    // its trial point and gradient buffers
+    // its trial point and gradient buffers and the step kernel's scratch
     struct Trial {
         std::vector<T> xt, gt;
+        StepScratch<T> step;
     };
     std::atomic<int> error{0};
     skp::for_each_item_on_threads<Trial>(n_rows, n_threads, [&](int i, Trial& trial) {
         const long row = rows[i];
-        const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row]);
+        const long n = n_parameters(meta + row * META);
+        if (long(trial.xt.size()) < n) trial.xt.resize(n), trial.gt.resize(n);
+        const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row],
+                         trial.xt.data(), trial.gt.data());
         if (op == 1) {
             m.restore();
             return;
         }
-        if (long(trial.xt.size()) < m.n) trial.xt.resize(m.n), trial.gt.resize(m.n);
+        if (m.st[S_REASON] == R_RUNNING) m.load_trial();
         for (int e = 0; e < cfg.max_evals && m.st[S_REASON] == R_RUNNING; ++e) {
-            if (const int code = m.evaluate(D)) {
+            if (const int code = m.evaluate(D, trial.step)) {
                 error = 10 + code;
                 break;
             }
-            m.advance(trial.xt.data(), trial.gt.data());
+            m.advance();
         }
+        if (m.st[S_REASON] != R_RUNNING) m.restore();  // its result, where the caller reads it
     });
     return error;
 }
@@ -658,12 +696,12 @@ int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* st
                         int n_outputs, int loss, const T* Xb, const T* Yb, const T* Wb,                    \
                         const double* counts, const double* weight_sums, const uint8_t* stepping,          \
                         const double* step0, double tol, double ftol, int max_iter, int max_fun,           \
-                        int max_ls, int max_evals, T* params, T* grads, T* loss_sums, T* x, T* g, T* d,    \
+                        int max_ls, int max_evals, T* params, T* loss_sums, T* x, T* g, T* d,              \
                         T* S, T* Y, double* curves, int n_threads) {                                       \
         const Settings cfg{tol, ftol, max_iter, max_fun, max_ls, max_evals};                               \
         const Data<T> D{hyper, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb,                       \
                         counts, weight_sums, stepping, step0};                                             \
-        const Buffers<T> B{params, grads, loss_sums, x, g, d, S, Y, packed, curves};                       \
+        const Buffers<T> B{params, loss_sums, x, g, d, S, Y, packed, curves};                              \
         return run<T>(op, n_rows, rows, meta, state, cfg, D, B, n_threads);                                \
     }
 

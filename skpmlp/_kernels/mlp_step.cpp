@@ -2296,6 +2296,36 @@ SKP_ENTRY(skp_run_f32, float)
 SKP_ENTRY(skp_run_f64, double)
 #endif
 
+// One model's gradients (mode 3: no L2 term, double's transcendentals in
+// vector lanes) at `params`, in a scratch the caller keeps from one call to
+// the next. The fused L-BFGS (lbfgs.cpp) evaluates each model up to
+// hundreds of times in a row on one thread; through skp_run, every
+// evaluation made, touched and freed a scratch of its own (hundreds of KB:
+// the activations of every training row), an allocation and its page
+// faults each time.
+#define SKP_GRADIENTS_ENTRY(NAME, NEW_SCRATCH, FREE_SCRATCH, T)                                          \
+    extern "C" void* NEW_SCRATCH() { return new Scratch<T>(); }                                         \
+    extern "C" void FREE_SCRATCH(void* scratch) { delete static_cast<Scratch<T>*>(scratch); }            \
+    extern "C" int NAME(const int64_t* meta, const double* hyper, int n_folds, int bp, int n_features,    \
+                        int n_outputs, int loss, const T* Xb, const T* Yb, const T* Wb,                  \
+                        const double* counts, const double* weight_sums, const uint8_t* stepping,        \
+                        const double* step0, T* params, T* grads, T* loss_sums, void* scratch) {         \
+        if (!depths_valid(1, meta)) return 1;                                                            \
+        if (bp % VT<T>::L != 0) return 2;                                                                \
+        Problem<T> P{1, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts, weight_sums,        \
+                     step0, stepping, params, grads, nullptr, nullptr, loss_sums, nullptr, 0};           \
+        const SubnormalsFlushed<T> flushed;                                                              \
+        run_model<T>(3, Model(meta, hyper), P, *static_cast<Scratch<T>*>(scratch));                      \
+        return 0;                                                                                        \
+    }
+
+#if SKP_PART != 2
+SKP_GRADIENTS_ENTRY(skp_gradients_f32, skp_scratch_new_f32, skp_scratch_free_f32, float)
+#endif
+#if SKP_PART != 1
+SKP_GRADIENTS_ENTRY(skp_gradients_f64, skp_scratch_new_f64, skp_scratch_free_f64, double)
+#endif
+
 namespace {
 // Whether the validation losses and the best weights (if asked) have the
 // scores and buffers they need, and the early-stopping groups (if any)

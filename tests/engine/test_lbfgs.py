@@ -335,6 +335,42 @@ def test_native_vectors_start_on_cache_lines(iris, monkeypatch, dtype):
         run.load_host_state(saved)
 
 
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_native_run_is_the_same_however_its_evaluations_are_split_into_calls(iris, diabetes, backend, dtype):
+    """Each kernel call goes on from the models' state (the trial point of a
+    model between two calls, mid line search, is remade from its iterate,
+    direction and step): one evaluation a call, seven, or all in one, and a
+    run saved mid-search and resumed by another, end with the same bits
+    (weights, state, curves)."""
+    X, y = iris
+    config = dataclasses.replace(_config("classification", max_iter=40, backend=backend), dtype=dtype)
+    folds = [(np.arange(0, 150, 2), None), (np.arange(1, 150, 2), None)]
+
+    def run_to_end(evals, resume_after=None):
+        run = _lbfgs.open_lbfgs(_spec(), config, X, y, folds)
+        assert isinstance(run, _lbfgs_native.NativeLbfgsRun)
+        run.start()
+        calls = 0
+        while run.active.any():
+            if calls == resume_after:  # a new run from the saved state
+                saved = run.host_state()
+                run = _lbfgs.open_lbfgs(_spec(), config, X, y, folds)
+                run.load_host_state(saved)
+            run.round(evals)
+            calls += 1
+        return run, calls
+
+    reference, _ = run_to_end(1)
+    assert (reference.n_fun > reference.n_iter + 1).any()  # line searches of several evaluations
+    for evals, resume_after in [(7, None), (10_000, None), (1, 13), (3, 5)]:
+        run, calls = run_to_end(evals, resume_after)
+        assert calls > (resume_after or 0)
+        assert run.net.flat.equal(reference.net.flat), (evals, resume_after)
+        np.testing.assert_array_equal(run.state, reference.state)
+        np.testing.assert_array_equal(run.curves, reference.curves)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_deadline_leaves_every_model_at_its_last_iterate(iris, backend):
     """A run halted by its deadline hands back each unfinished model at its

@@ -80,7 +80,7 @@ class NativeLbfgsRun:
         n = int(strides.sum())
         zeros = lambda *shape: torch.zeros(shape, dtype=net.dtype)  # noqa: E731
         self.buffers = {
-            "params": net.flat.detach(), "grads": net.grad, "loss_sums": evaluate.loss_sums,
+            "params": net.flat.detach(), "loss_sums": evaluate.loss_sums,
             "x": zeros(n), "g": zeros(n), "d": zeros(n),
             "S": zeros(_kernels.HISTORY * n), "Y": zeros(_kernels.HISTORY * n),
         }
