@@ -22,6 +22,7 @@ from skpmlp._engine._build import build_network
 from skpmlp._engine._init import population_initial_weights
 from skpmlp._engine._lbfgs import _fused as _lbfgs
 from skpmlp._engine._lbfgs import _native as _lbfgs_native
+from skpmlp._engine._lbfgs import _rules as _lbfgs_rules
 from skpmlp._engine._lbfgs._linesearch import LineSearches
 from skpmlp._estimators._single import SingleMLPClassifier
 
@@ -369,6 +370,46 @@ def test_native_run_is_the_same_however_its_evaluations_are_split_into_calls(iri
         assert run.net.flat.equal(reference.net.flat), (evals, resume_after)
         np.testing.assert_array_equal(run.state, reference.state)
         np.testing.assert_array_equal(run.curves, reference.curves)
+
+
+def test_native_evaluations_per_call_fill_the_call_target():
+    """A native call runs as many evaluations of each model as took about
+    NATIVE_CALL_SECONDS at the last call's rate, at least one, at most
+    MAX_NATIVE_EVALS."""
+    target = _lbfgs_rules.NATIVE_CALL_SECONDS
+    assert _lbfgs_rules.native_evals(25, target / 4) == 100
+    assert _lbfgs_rules.native_evals(100, target * 10) == 10
+    assert _lbfgs_rules.native_evals(1, target * 50) == 1
+    assert _lbfgs_rules.native_evals(1, 0.0) == _lbfgs_rules.MAX_NATIVE_EVALS
+
+
+@pytest.mark.parametrize("backend", NATIVE_BACKENDS)
+def test_native_calls_grow_to_their_target_unless_a_callback_watches(iris, monkeypatch, backend):
+    """After the start (every model evaluated once), each call's
+    evaluations are sized from the last call's time: under a long target,
+    the whole run is one call after the start. With ``epoch_callback``
+    every call is one evaluation of each model, a callback a fused
+    evaluation. Both give the same models."""
+    X, y = iris
+    calls = []
+    original = _lbfgs_native.NativeLbfgsRun.round
+
+    def counted(run, max_evals=1):
+        calls.append(max_evals)
+        return original(run, max_evals)
+
+    monkeypatch.setattr(_lbfgs_native.NativeLbfgsRun, "round", counted)
+    ticks = []
+    monkeypatch.setattr(_lbfgs_rules, "NATIVE_CALL_SECONDS", 60.0)  # a call of any length is short
+    config, folds = _config("classification", max_iter=30, backend=backend), [(np.arange(len(X)), None)]
+    sized = train_population(_spec(), config, X, y, folds)
+    assert calls == [_lbfgs_rules.MAX_NATIVE_EVALS]
+    del calls[:]
+    watched = train_population(_spec(), config, X, y, folds, epoch_callback=lambda *a: ticks.append(a))
+    assert set(calls) == {1} and len(calls) == len(ticks) > 30
+    for got, want in zip(watched.coefs[0], sized.coefs[0]):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -19,7 +19,7 @@ import numpy as np
 from .._interrupts import deferred_interrupts, halt_reason
 from .._minibatch._epoch import past
 from . import _fused as _lbfgs
-from ._rules import NATIVE_EVALS_PER_CALL
+from ._rules import native_evals
 
 
 class LbfgsTask:
@@ -104,13 +104,18 @@ class LbfgsTask:
     def _advance(self, run, tick):
         callback = self.options.epoch_callback
         # natively, one kernel call runs each model for several evaluations
-        # in a row (one, when a callback wants to see every fused evaluation)
-        evals = 1 if callback is not None else NATIVE_EVALS_PER_CALL
+        # in a row, as many as take about NATIVE_CALL_SECONDS at the last
+        # call's rate (one, when a callback wants to see every fused
+        # evaluation)
+        native = run.evaluate.backend == "native"
+        evals = 1
         if not self.begun:
             # evaluating the initial weights trains nothing: a Ctrl-C
             # there propagates
             with deferred_interrupts():
+                start = time.perf_counter()
                 run.start()
+                evals = native_evals(1, time.perf_counter() - start)
                 self.begun = True
         while run.active.any():
             if self.rounds > 0 and past(self.options.deadline):
@@ -119,8 +124,10 @@ class LbfgsTask:
             done = []
             try:
                 with deferred_interrupts():
-                    if run.evaluate.backend == "native":
+                    if native and callback is None:
+                        start = time.perf_counter()
                         run.round(evals)
+                        evals = native_evals(evals, time.perf_counter() - start)
                     else:
                         run.round()
                     self._report(run, callback)
