@@ -374,13 +374,16 @@ def test_native_run_is_the_same_however_its_evaluations_are_split_into_calls(iri
 
 def test_native_evaluations_per_call_fill_the_call_target():
     """A native call runs as many evaluations of each model as took about
-    NATIVE_CALL_SECONDS at the last call's rate, at least one, at most
-    MAX_NATIVE_EVALS."""
-    target = _lbfgs_rules.NATIVE_CALL_SECONDS
+    CALL_SECONDS at the last call's rate, or fewer where the deadline is
+    nearer; at least one, at most MAX_NATIVE_EVALS."""
+    target = _lbfgs_rules.CALL_SECONDS
     assert _lbfgs_rules.native_evals(25, target / 4) == 100
     assert _lbfgs_rules.native_evals(100, target * 10) == 10
     assert _lbfgs_rules.native_evals(1, target * 50) == 1
     assert _lbfgs_rules.native_evals(1, 0.0) == _lbfgs_rules.MAX_NATIVE_EVALS
+    assert _lbfgs_rules.native_evals(25, target / 4, seconds_left=target / 2) == 50
+    assert _lbfgs_rules.native_evals(25, target / 4, seconds_left=10 * target) == 100
+    assert _lbfgs_rules.native_evals(25, target / 4, seconds_left=-1.0) == 1
 
 
 @pytest.mark.parametrize("backend", NATIVE_BACKENDS)
@@ -400,7 +403,7 @@ def test_native_calls_grow_to_their_target_unless_a_callback_watches(iris, monke
 
     monkeypatch.setattr(_lbfgs_native.NativeLbfgsRun, "round", counted)
     ticks = []
-    monkeypatch.setattr(_lbfgs_rules, "NATIVE_CALL_SECONDS", 60.0)  # a call of any length is short
+    monkeypatch.setattr(_lbfgs_rules, "CALL_SECONDS", 60.0)  # a call of any length is short
     config, folds = _config("classification", max_iter=30, backend=backend), [(np.arange(len(X)), None)]
     sized = train_population(_spec(), config, X, y, folds)
     assert calls == [_lbfgs_rules.MAX_NATIVE_EVALS]

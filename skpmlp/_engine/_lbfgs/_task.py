@@ -104,9 +104,8 @@ class LbfgsTask:
     def _advance(self, run, tick):
         callback = self.options.epoch_callback
         # natively, one kernel call runs each model for several evaluations
-        # in a row, as many as take about NATIVE_CALL_SECONDS at the last
-        # call's rate (one, when a callback wants to see every fused
-        # evaluation)
+        # in a row, sized from the last call's time (native_evals; one,
+        # when a callback wants to see every fused evaluation)
         native = run.evaluate.backend == "native"
         evals = 1
         if not self.begun:
@@ -115,7 +114,7 @@ class LbfgsTask:
             with deferred_interrupts():
                 start = time.perf_counter()
                 run.start()
-                evals = native_evals(1, time.perf_counter() - start)
+                evals = self._next_evals(1, time.perf_counter() - start)
                 self.begun = True
         while run.active.any():
             if self.rounds > 0 and past(self.options.deadline):
@@ -127,7 +126,7 @@ class LbfgsTask:
                     if native and callback is None:
                         start = time.perf_counter()
                         run.round(evals)
-                        evals = native_evals(evals, time.perf_counter() - start)
+                        evals = self._next_evals(evals, time.perf_counter() - start)
                     else:
                         run.round()
                     self._report(run, callback)
@@ -141,6 +140,11 @@ class LbfgsTask:
                 return "halted"
         self.finished = True
         return "finished"
+
+    def _next_evals(self, evals, seconds):
+        """:func:`~._rules.native_evals` before the run's deadline."""
+        deadline = self.options.deadline
+        return native_evals(evals, seconds, None if deadline is None else deadline - time.time())
 
     def _report(self, run, callback):
         """``epoch_callback`` after a round: every replica's loss and
