@@ -294,13 +294,6 @@ bool search_iterate(double* st, double f, double g) {
 }
 
 // ------------------------------------------------------------------ model
-// A model's real parameters: (n_in + 1) n_out a layer.
-long n_parameters(const int64_t* m) {
-    long n = 0;
-    for (int l = 0; l <= int(m[M_DEPTH]); ++l) n += (m[M_SIZES + l] + 1) * m[M_SIZES + l + 1];
-    return n;
-}
-
 // One model's parameters: runs of n_out entries, contiguous in the packed
 // vectors, strided in the flat buffers. `packed_meta` is the model's meta
 // row with its layers where the packed vectors hold them (each W (n_in,
@@ -415,13 +408,16 @@ template <class T> struct Model {
     T *x, *g, *d, *S, *Y;
     T *xt, *gt;  // the trial point and its gradient (the thread's buffers, packed)
 
+    // `trial` and `trial_grad`: the thread's buffers, grown to the model's size
     Model(const Settings& c, const Buffers<T>& b, const int64_t* meta_row, const double* hyper_row, double* state,
-          long packed, T* trial, T* trial_grad)
+          long packed, std::vector<T>& trial, std::vector<T>& trial_grad)
         : cfg(c), B(b), hyper(hyper_row), runs(meta_row), slot(int(meta_row[M_SLOT])), n(runs.n),
           stride(pack_stride<T>(runs.n)),
-          st(state), xt(trial), gt(trial_grad) {
+          st(state) {
         x = B.x + packed, g = B.g + packed, d = B.d + packed;
         S = B.S + HISTORY * packed, Y = B.Y + HISTORY * packed;
+        if (long(trial.size()) < n) trial.resize(n), trial_grad.resize(n);
+        xt = trial.data(), gt = trial_grad.data();
     }
 
     // xt = x + stp d ("x + d" at a unit step, as the torch path)
@@ -667,10 +663,8 @@ int run(int op, int n_rows, const int64_t* rows, const int64_t* meta, double* st
     std::atomic<int> error{0};
     skp::for_each_item_on_threads<Trial>(n_rows, n_threads, [&](int i, Trial& trial) {
         const long row = rows[i];
-        const long n = n_parameters(meta + row * META);
-        if (long(trial.xt.size()) < n) trial.xt.resize(n), trial.gt.resize(n);
         const Model<T> m(cfg, B, meta + row * META, D.hyper + row * HYPER, state + row * STATE, B.packed[row],
-                         trial.xt.data(), trial.gt.data());
+                         trial.xt, trial.gt);
         if (op == 1) {
             m.restore();
             return;

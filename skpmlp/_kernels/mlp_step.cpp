@@ -2177,6 +2177,14 @@ bool depths_valid(int n_models, const int64_t* meta) {
     return true;
 }
 
+// An entry's error code for its models and batch width (rows along the
+// vector lanes): 1 where a model's depth is out of range, 2 where the
+// width is not whole vectors; 0 where they can run.
+template <class T> int unrunnable(int n_models, const int64_t* meta, long width) {
+    if (!depths_valid(n_models, meta)) return 1;
+    return width % VT<T>::L != 0 ? 2 : 0;
+}
+
 // While it lives, the thread's float arithmetic flushes subnormal values to
 // zero, inputs and results (x86's MXCSR FTZ and DAZ, aarch64's FPCR FZ); it
 // restores the thread's mode when it goes. Each training thread holds one
@@ -2232,8 +2240,7 @@ template <class T, class Guard = NoGuard, class F> void for_each_item(int n_item
 
 template <class T>
 int run(int mode, int n_models, const int64_t* meta, const double* hyper, const Problem<T>& P, int n_threads) {
-    if (!depths_valid(n_models, meta)) return 1;
-    if (P.bp % VT<T>::L != 0) return 2;
+    if (const int code = unrunnable<T>(n_models, meta, P.bp)) return code;
     if (P.epochs != nullptr && P.epochs->n_groups > 0) {
         for_each_item<T, SubnormalsFlushed<T>>(int(P.epochs->n_groups), n_threads, [&](int g, Scratch<T>& s) {
             run_group<T>(g, meta, hyper, P, s);
@@ -2252,8 +2259,7 @@ int run(int mode, int n_models, const int64_t* meta, const double* hyper, const 
 template <class T>
 int forward_models(int n_models, const int64_t* meta, int n_blocks, int block, const T* X, int n_rows,
                    const T* params, T* out, int n_threads) {
-    if (!depths_valid(n_models, meta)) return 1;
-    if (block % VT<T>::L != 0) return 2;
+    if (const int code = unrunnable<T>(n_models, meta, block)) return code;
     const double no_hyper[HYPER] = {};
     for_each_item<T>(n_models, n_threads, [&](int i, Scratch<T>& s) {
         const Model m(meta + long(i) * META, no_hyper);
@@ -2310,8 +2316,7 @@ SKP_ENTRY(skp_run_f64, double)
                         int n_outputs, int loss, const T* Xb, const T* Yb, const T* Wb,                  \
                         const double* counts, const double* weight_sums, const uint8_t* stepping,        \
                         const double* step0, T* params, T* grads, T* loss_sums, void* scratch) {         \
-        if (!depths_valid(1, meta)) return 1;                                                            \
-        if (bp % VT<T>::L != 0) return 2;                                                                \
+        if (const int code = unrunnable<T>(1, meta, bp)) return code;                                    \
         Problem<T> P{1, n_folds, bp, n_features, n_outputs, loss, Xb, Yb, Wb, counts, weight_sums,        \
                      step0, stepping, params, grads, nullptr, nullptr, loss_sums, nullptr, 0};           \
         const SubnormalsFlushed<T> flushed;                                                              \
