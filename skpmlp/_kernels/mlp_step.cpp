@@ -944,7 +944,7 @@ SKP_INLINE void tile_outer(int nv, const T* __restrict a, const T* __restrict d,
     for (int i = 0; i < MR * NC + NB; ++i) acc[i] = V{};
     for (int v = 0; v < nv; ++v) {
         V x[MR];
-        for (int r = 0; r < MR; ++r) x[r] = vload(a + r * ld + v * L);
+        for (int r = 0; r < MR; ++r) x[r] = vload_kept(a + r * ld + v * L);
         for (int c = 0; c < NC; ++c) {
             const V y = vload(d + c * ld + v * L);
             if constexpr (BIAS) acc[MR * NC + c] += y;
