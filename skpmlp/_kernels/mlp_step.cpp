@@ -499,7 +499,9 @@ inline void tile_mm(int n_t, const T* __restrict coef, long rs, long ts, const T
         for (int u = 0; u < NVB; ++u) acc[r][u] = vsplat<T>(bias ? bias[r] : T(0));
     for (int t = 0; t < n_t; ++t) {
         V x[NVB];
-        for (int u = 0; u < NVB; ++u) x[u] = vload(in + t * ld + u * L);
+        // kept: see vload_kept; the broadcast coefficients are not (a
+        // broadcast from a register takes the shuffle port, see vsplat)
+        for (int u = 0; u < NVB; ++u) x[u] = vload_kept(in + t * ld + u * L);
         for (int r = 0; r < MR; ++r) {
             const V c = vsplat<T>(coef[r * rs + t * ts]);
             for (int u = 0; u < NVB; ++u) acc[r][u] += c * x[u];

@@ -126,14 +126,16 @@ template <class T> inline typename VT<T>::V vload(const T* p) {
 template <class T> inline void vstore(T* p, typename VT<T>::V v) { std::memcpy(p, &v, sizeof(v)); }
 // A vector loaded once and used by several multiply-adds, kept in a
 // register for them: GCC folds the load into each multiply-add as its
-// memory operand, loading the vector again for every one. In a weight
-// gradient tile (tile_outer, 5 x 4) that was 24 loads for 20 multiply-adds
-// where 9 would do, and the tile ran at half the FMA rate (AMD Zen 5,
-// AVX-512: 45-53 GFLOP/s of the 117 in float64, 91-105 of 235 in float32;
-// 91-113 and 141-205 kept). The empty asm claims to change the vector,
-// which no folded load could do. Only with 32 registers: with 16 (AVX2,
-// SSE) the kept vectors crowd out accumulators, and the same tile ran
-// slower (0.65x AVX2 float32 on 4 inputs).
+// memory operand, loading the vector again for every one. A weight
+// gradient tile (tile_outer, 5 x 4) made 24 loads for 20 multiply-adds
+// where 9 do, and ran at half the FMA rate (AMD Zen 5, AVX-512: 45-53
+// GFLOP/s in float64, 91-105 in float32; kept, 87-113 and 141-205), as did
+// a matmul tile of few rows (an output layer of 3 or 4 units: 45-47 ->
+// 84-103 in float64, 95-97 -> 200-225 in float32). The empty asm claims to
+// change the vector, which no folded load could. Only with 32 registers:
+// with 16 (AVX2, SSE) the kept vectors crowd out accumulators (the gradient
+// tile at 0.65x on AVX2, float32, 4 inputs). -DSKP_FOLD_LOADS: the folded
+// loads, for timing (benchmarks/tiles.py --variants "" SKP_FOLD_LOADS).
 #if defined(__AVX512F__) && !defined(SKP_FOLD_LOADS)
 template <class V> inline void keep_in_register(V& v) { __asm__("" : "+v"(v)); }
 #else
