@@ -76,6 +76,74 @@ int main() {{
 """
 
 
+# GB/s at which one thread reads two vectors of `values` T each (argv[1])
+# through a dot product: as many independent chains of the kernel's vector
+# type as its registers hold less four, each vector read once a pass, the
+# best of many passes. Sized to stay in L2 (see read_rate), this is the
+# rate at which the L-BFGS kernel can stream a model's curvature pairs.
+READ_HARNESS = r"""
+#include "{source}"
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+typedef {ctype} T;
+typedef VT<T>::V V;
+constexpr int N = VREGS - 4;
+constexpr int L = VT<T>::L;
+
+// noipa: a pure function of unchanged vectors, its passes would be folded
+__attribute__((noipa)) T dot(const T* a, const T* b, long n) {{
+    V acc[N] = {{}};
+    for (long e = 0; e + N * L <= n; e += N * L)
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) acc[i] += vload(a + e + i * L) * vload(b + e + i * L);
+    T sum = 0;
+    for (int i = 0; i < N; ++i) sum += vsum<T>(acc[i]);
+    return sum;
+}}
+
+int main(int argc, char** argv) {{
+    const long n = std::atol(argv[1]) / (N * L) * (N * L);
+    std::vector<T> a(n, T(1e-3)), b(n, T(2e-3));
+    const long passes = 200000000 / n + 1;
+    double best = 1e30;
+    T check = 0;
+    for (int run = 0; run < 20; ++run) {{
+        const auto start = std::chrono::steady_clock::now();
+        for (long p = 0; p < passes; ++p) check += dot(a.data(), b.data(), n);
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }}
+    std::printf("%.3f %g\n", 2.0 * n * sizeof(T) * passes / best * 1e-9, double(check));
+}}
+"""
+
+
+def l2_bytes(default=512 * 1024):
+    """One core's L2 cache in bytes (Linux's sysfs), or ``default``."""
+    try:
+        text = Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
+    except OSError:
+        return default
+    units = {"K": 1024, "M": 1024**2}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def read_rate(target="native", dtype="float64", total_bytes=None, rounds=3):
+    """GB/s at which one thread streams two vectors of ``dtype`` from L2
+    (:data:`READ_HARNESS`, compiled for ``target``): the vectors together
+    half of the core's L2 by default (more than L1 holds, with room left
+    for what else L2 keeps), the best of ``rounds`` runs."""
+    total_bytes = total_bytes or l2_bytes() // 2
+    values = total_bytes // 2 // (4 if dtype == "float32" else 8)
+    with tempfile.TemporaryDirectory() as workdir:
+        source = READ_HARNESS.format(source=KERNEL.resolve(), ctype=CTYPES[dtype])
+        binary = compile_harness(source, target, workdir, "read")
+        return max(float(subprocess.run([str(binary), str(values)], check=True, capture_output=True,
+                                        text=True).stdout.split()[0]) for _ in range(rounds))
+
+
 #: the harness's C++ type of each dtype
 CTYPES = {"float32": "float", "float64": "double"}
 

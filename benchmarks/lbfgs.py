@@ -48,8 +48,12 @@ two-loop recursion streams every curvature pair a model holds twice (its
 s and y, 10 pairs of the model's parameters, float64), which for the
 small sets' models costs about as much as their evaluation. ``pairs
 GB/s`` is the rate one core streams data from its L2 cache, where a
-model's pairs stay from one iteration to the next (a numpy float64 dot
-of two 512 KB vectors, one thread), ``b+pairs s`` the bound plus every pair the
+model's pairs stay from one iteration to the next (``arithmetic_peak.py``'s
+``read_rate``: a float64 dot of two vectors filling half of one core's
+L2, in independent chains of the native build's vectors, one thread; a
+numpy dot of two 512 KB vectors, timed before, read 95-113 GB/s on AMD
+Zen 5 where this reads 200-230: numpy's loop and, with 1 MB in all, L3),
+``b+pairs s`` the bound plus every pair the
 models' iterations read at that rate on every core, ``of b+pairs`` the
 fused run's CPU time against it, and the second ``max speedup``
 GridSearchCV's seconds over it. Nor are the products all an evaluation
@@ -106,7 +110,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import vector_math  # noqa: E402
 from _harness import machine_limits, network_outputs, training_flops, warm_gridsearch  # noqa: E402
-from arithmetic_peak import peaks  # noqa: E402
+from arithmetic_peak import peaks, read_rate  # noqa: E402
 from vs_gridsearch import (  # noqa: E402
     DATASETS,
     TRANSCENDENTAL,
@@ -224,22 +228,6 @@ def _machine_matmul_gflops():
         return machine_limits(dtype=torch.float64)["matmul_gflops"]
     finally:
         torch.set_num_threads(previous)
-
-
-def _history_read_gbs(n_values=2**16, repeats=20):
-    """GB/s of a float64 dot product of two vectors of ``n_values`` each
-    (numpy's BLAS, one thread: ``OMP_NUM_THREADS=1``), the best of
-    ``repeats``: the rate at which a core streams data from its L2 cache
-    (1 MB in all by default: more than L1 holds, less than L2; a model's
-    pairs, tens to hundreds of KB, would time numpy's call instead)."""
-    a, b = np.random.default_rng(0).standard_normal((2, int(n_values)))
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(20):
-            a @ b
-        best = min(best, (time.perf_counter() - start) / 20)
-    return 2 * a.nbytes / best / 1e9
 
 
 def _history_bytes(n_iter, n_params):
@@ -381,7 +369,7 @@ def main(argv=None):
     if args.limits:
         peak = _machine_matmul_gflops()
         fma_peak = peaks(["native"], dtype="float64")["native"]
-        pairs_rate = _history_read_gbs(repeats=50)
+        pairs_rate = read_rate("native", "float64")
         per_value = vector_math.activation_seconds(TRANSCENDENTAL, "float64")
         print(f"machine float64 matmul limit: {peak:.1f} GFLOP/s a thread (FMA peak {fma_peak:.1f}), "
               f"{os.cpu_count()} cores; "
