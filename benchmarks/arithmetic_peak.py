@@ -138,8 +138,7 @@ def read_rate(target="native", dtype="float64", total_bytes=None, rounds=3):
     total_bytes = total_bytes or l2_bytes() // 2
     values = total_bytes // 2 // (4 if dtype == "float32" else 8)
     with tempfile.TemporaryDirectory() as workdir:
-        source = READ_HARNESS.format(source=KERNEL.resolve(), ctype=CTYPES[dtype])
-        binary = compile_harness(source, target, workdir, "read")
+        binary = build(target, workdir, "read", dtype, READ_HARNESS)
         return max(float(subprocess.run([str(binary), str(values)], check=True, capture_output=True,
                                         text=True).stdout.split()[0]) for _ in range(rounds))
 
@@ -148,9 +147,10 @@ def read_rate(target="native", dtype="float64", total_bytes=None, rounds=3):
 CTYPES = {"float32": "float", "float64": "double"}
 
 
-def build(target, workdir, name="peak", dtype="float32"):
-    """The peak harness of ``dtype`` compiled for ``target``: its path."""
-    return compile_harness(HARNESS.format(source=KERNEL.resolve(), ctype=CTYPES[dtype]), target, workdir, name)
+def build(target, workdir, name="peak", dtype="float32", harness=HARNESS):
+    """``harness`` (the peak harness by default) of ``dtype`` compiled for
+    ``target``: its path."""
+    return compile_harness(harness.format(source=KERNEL.resolve(), ctype=CTYPES[dtype]), target, workdir, name)
 
 
 def run(binary):

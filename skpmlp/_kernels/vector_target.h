@@ -136,14 +136,11 @@ template <class T> inline void vstore(T* p, typename VT<T>::V v) { std::memcpy(p
 // with 16 (AVX2, SSE) the kept vectors crowd out accumulators (the gradient
 // tile at 0.65x on AVX2, float32, 4 inputs). -DSKP_FOLD_LOADS: the folded
 // loads, for timing (benchmarks/tiles.py --variants "" SKP_FOLD_LOADS).
-#if defined(__AVX512F__) && !defined(SKP_FOLD_LOADS)
-template <class V> inline void keep_in_register(V& v) { __asm__("" : "+v"(v)); }
-#else
-template <class V> inline void keep_in_register(V&) {}
-#endif
 template <class T> inline typename VT<T>::V vload_kept(const T* p) {
-    typename VT<T>::V v = vload(p);
-    keep_in_register(v);
+    typename VT<T>::V v = vload<T>(p);
+#if defined(__AVX512F__) && !defined(SKP_FOLD_LOADS)
+    __asm__("" : "+v"(v));
+#endif
     return v;
 }
 // Every lane x: x - 0, which is x for every x, so the compiler drops the
